@@ -1,0 +1,22 @@
+// Package dedupe is webhookd's dedupe store: it records, for every
+// provider:event key, whether a delivery is IN_FLIGHT (claimed, under a
+// lease), COMPLETED or FAILED (with the downstream's stored answer), in an
+// LMDB environment embedded in the process.
+//
+// State machine (one atomic write transaction per transition):
+//
+//	absent ──Claim──▶ IN_FLIGHT ──Complete──▶ COMPLETED
+//	                     │  ▲      ──Fail─────▶ FAILED
+//	                     │  └─Claim after the lease has passed (takeover)
+//	                     └──Release──▶ absent
+//
+// A lease carries an owner token. Complete, Fail and Release succeed only for
+// the token that currently owns the key, so an attempt whose lease was taken
+// over cannot overwrite the new owner's record (ErrLeaseLost).
+//
+// This package owns every byte that goes into LMDB: the DBI names, the key
+// layout (keys.go) and the record encoding (record.go). Nothing else in
+// webhookd imports lmdb-go. Commits are durable (synced) unless
+// Options.NoSync says otherwise; writes go through a single writer
+// goroutine that coalesces concurrent callers into one commit (writer.go).
+package dedupe

@@ -1,0 +1,27 @@
+package dedupe
+
+import "errors"
+
+// Sentinel errors. The receiver maps them to HTTP statuses.
+var (
+	// ErrInFlight means another attempt holds the key under an unexpired
+	// lease; the accompanying Record says until when.
+	ErrInFlight = errors.New("dedupe: event is in flight")
+	// ErrFingerprintMismatch means the key exists but was first claimed
+	// with a different payload fingerprint.
+	ErrFingerprintMismatch = errors.New("dedupe: payload differs from the first delivery of this event")
+	// ErrLeaseLost means the caller's lease was taken over (or the key
+	// released or deleted) before it finished; its result is not recorded.
+	ErrLeaseLost = errors.New("dedupe: lease lost to another attempt")
+	// ErrNotFound means the key has no record.
+	ErrNotFound = errors.New("dedupe: key not found")
+	// ErrInvalidKey means the key is empty or longer than MaxKeyLen.
+	ErrInvalidKey = errors.New("dedupe: invalid key")
+	// ErrUnavailable means the store could not durably write (disk full,
+	// I/O error). Nothing was changed; the caller should answer 503.
+	ErrUnavailable = errors.New("dedupe: store unavailable")
+	// ErrClosed means the store has been closed.
+	ErrClosed = errors.New("dedupe: store closed")
+	// ErrCorrupt means a stored record could not be decoded.
+	ErrCorrupt = errors.New("dedupe: corrupt record")
+)

@@ -1,0 +1,423 @@
+package dedupe
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/stretchr/testify/require"
+)
+
+// clock is a settable test clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func newClock() *clock { return &clock{now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.now = c.now.Add(d)
+	c.mu.Unlock()
+}
+
+func openTest(t *testing.T, dir string, c *clock, mut ...func(*Options)) *Store {
+	t.Helper()
+	o := Options{Lease: time.Minute, Retention: time.Hour, AbandonAfter: time.Hour, Now: c.Now, PruneInterval: -1}
+	for _, m := range mut {
+		m(&o)
+	}
+	s, err := Open(dir, o)
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+var ctx = context.Background()
+
+func TestStateMachine(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c)
+	const key = "stripe:evt_1"
+
+	lease, rec, err := s.Claim(ctx, key, "fp1")
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	require.Equal(t, key, lease.Key)
+	require.NotZero(t, lease.Token)
+	require.Equal(t, c.Now().Add(time.Minute), lease.Until)
+
+	// A concurrent duplicate is told who holds it and until when.
+	_, rec, err = s.Claim(ctx, key, "fp1")
+	require.ErrorIs(t, err, ErrInFlight)
+	require.Equal(t, lease.Until, rec.LeaseUntil)
+
+	// A different payload under the same key is refused before anything else.
+	_, _, err = s.Claim(ctx, key, "fp2")
+	require.ErrorIs(t, err, ErrFingerprintMismatch)
+
+	resp := Response{Status: 201, ContentType: "application/json", Body: []byte(`{"ok":true}`)}
+	require.NoError(t, s.Complete(ctx, lease, resp))
+	require.ErrorIs(t, s.Complete(ctx, lease, resp), ErrLeaseLost, "a finished lease cannot finish twice")
+
+	_, rec, err = s.Claim(ctx, key, "fp1")
+	require.NoError(t, err)
+	require.Equal(t, Completed, rec.State)
+	require.Equal(t, resp, rec.Response)
+
+	_, _, err = s.Claim(ctx, key, "fp2")
+	require.ErrorIs(t, err, ErrFingerprintMismatch)
+
+	got, err := s.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, Completed, got.State)
+	require.Equal(t, uint32(1), got.Attempts)
+	require.Equal(t, c.Now().Add(time.Hour), got.ExpiresAt)
+}
+
+func TestFailAndRelease(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c)
+
+	l, _, err := s.Claim(ctx, "x:failed", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Fail(ctx, l, Response{Status: 422, Body: []byte("no")}))
+	_, rec, err := s.Claim(ctx, "x:failed", "fp")
+	require.NoError(t, err)
+	require.Equal(t, Failed, rec.State)
+	require.Equal(t, 422, rec.Response.Status)
+
+	l, _, err = s.Claim(ctx, "x:released", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Release(ctx, l))
+	_, err = s.Get(ctx, "x:released")
+	require.ErrorIs(t, err, ErrNotFound)
+	l2, rec, err := s.Claim(ctx, "x:released", "other-fp")
+	require.NoError(t, err, "a released key is free, whatever the payload")
+	require.Nil(t, rec)
+	require.NotEqual(t, l.Token, l2.Token)
+	require.ErrorIs(t, s.Release(ctx, l), ErrLeaseLost)
+}
+
+func TestLeaseTakeoverAndLateFinisher(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c)
+	const key = "stripe:evt_takeover"
+
+	first, _, err := s.Claim(ctx, key, "fp")
+	require.NoError(t, err)
+	c.Advance(59 * time.Second)
+	_, _, err = s.Claim(ctx, key, "fp")
+	require.ErrorIs(t, err, ErrInFlight)
+
+	c.Advance(2 * time.Second)
+	second, rec, err := s.Claim(ctx, key, "fp")
+	require.NoError(t, err)
+	require.Nil(t, rec)
+	require.NotEqual(t, first.Token, second.Token)
+
+	// The crashed-and-revived first attempt cannot overwrite the new owner.
+	require.ErrorIs(t, s.Complete(ctx, first, Response{Status: 200}), ErrLeaseLost)
+	require.ErrorIs(t, s.Fail(ctx, first, Response{Status: 400}), ErrLeaseLost)
+	require.ErrorIs(t, s.Release(ctx, first), ErrLeaseLost)
+	got, err := s.Get(ctx, key)
+	require.NoError(t, err)
+	require.Equal(t, InFlight, got.State)
+	require.Equal(t, second.Token, got.Token)
+	require.Equal(t, uint32(2), got.Attempts)
+
+	require.NoError(t, s.Complete(ctx, second, Response{Status: 200}))
+}
+
+func TestDurableAcrossReopen(t *testing.T) {
+	c := newClock()
+	dir := t.TempDir()
+	s := openTest(t, dir, c)
+	l, _, err := s.Claim(ctx, "stripe:done", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, l, Response{Status: 200, Body: []byte("ok")}))
+	crashed, _, err := s.Claim(ctx, "stripe:crashed", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+
+	s = openTest(t, dir, c)
+	_, rec, err := s.Claim(ctx, "stripe:done", "fp")
+	require.NoError(t, err)
+	require.Equal(t, []byte("ok"), rec.Response.Body)
+	_, _, err = s.Claim(ctx, "stripe:crashed", "fp")
+	require.ErrorIs(t, err, ErrInFlight, "a crashed attempt's lease survives the restart")
+	c.Advance(time.Minute)
+	l, _, err = s.Claim(ctx, "stripe:crashed", "fp")
+	require.NoError(t, err)
+	require.NotEqual(t, crashed.Token, l.Token)
+}
+
+func TestConcurrentClaimsOneWinner(t *testing.T) {
+	for _, batch := range []int{1, DefaultMaxBatch} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+			s := openTest(t, t.TempDir(), newClock(), func(o *Options) { o.MaxBatch = batch })
+			var wins, inflight atomic.Int32
+			var wg sync.WaitGroup
+			for i := 0; i < 50; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					_, _, err := s.Claim(ctx, "stripe:storm", "fp")
+					switch {
+					case err == nil:
+						wins.Add(1)
+					case errors.Is(err, ErrInFlight):
+						inflight.Add(1)
+					default:
+						t.Errorf("claim: %v", err)
+					}
+				}()
+			}
+			wg.Wait()
+			require.EqualValues(t, 1, wins.Load())
+			require.EqualValues(t, 49, inflight.Load())
+		})
+	}
+}
+
+func TestGroupCommitIsolatesFailures(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock())
+	// Many concurrent writers, half of them doomed (stale tokens): every
+	// valid write must land, every doomed one must fail alone.
+	const n = 64
+	leases := make([]Lease, n)
+	for i := range leases {
+		l, _, err := s.Claim(ctx, fmt.Sprintf("k:%03d", i), "fp")
+		require.NoError(t, err)
+		leases[i] = l
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range leases {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			l := leases[i]
+			if i%2 == 1 {
+				l.Token++ // not the owner
+			}
+			errs[i] = s.Complete(ctx, l, Response{Status: 200})
+		}(i)
+	}
+	wg.Wait()
+	for i, err := range errs {
+		rec, gerr := s.Get(ctx, leases[i].Key)
+		require.NoError(t, gerr)
+		if i%2 == 1 {
+			require.ErrorIs(t, err, ErrLeaseLost)
+			require.Equal(t, InFlight, rec.State)
+		} else {
+			require.NoError(t, err)
+			require.Equal(t, Completed, rec.State)
+		}
+	}
+}
+
+func TestKeysAndBodies(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock())
+	for _, key := range []string{"", string(bytes.Repeat([]byte("k"), MaxKeyLen+1))} {
+		_, _, err := s.Claim(ctx, key, "fp")
+		require.ErrorIs(t, err, ErrInvalidKey)
+	}
+	long := string(bytes.Repeat([]byte("k"), MaxKeyLen))
+	l, _, err := s.Claim(ctx, long, "fp")
+	require.NoError(t, err)
+	big := bytes.Repeat([]byte("b"), MaxStoredBody+100)
+	require.NoError(t, s.Complete(ctx, l, Response{Status: 200, Body: big}))
+	rec, err := s.Get(ctx, long)
+	require.NoError(t, err)
+	require.Len(t, rec.Response.Body, MaxStoredBody)
+}
+
+func TestListAndDelete(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock())
+	for _, k := range []string{"stripe:a", "stripe:b", "xendit:a", "midtrans:a"} {
+		l, _, err := s.Claim(ctx, k, "fp")
+		require.NoError(t, err)
+		if k != "stripe:b" {
+			require.NoError(t, s.Complete(ctx, l, Response{Status: 200}))
+		}
+	}
+	keys := func(recs []Record) (out []string) {
+		for _, r := range recs {
+			out = append(out, r.Key)
+		}
+		return out
+	}
+	tests := []struct {
+		opts ListOptions
+		want []string
+	}{
+		{ListOptions{}, []string{"midtrans:a", "stripe:a", "stripe:b", "xendit:a"}},
+		{ListOptions{Prefix: "stripe:"}, []string{"stripe:a", "stripe:b"}},
+		{ListOptions{State: InFlight}, []string{"stripe:b"}},
+		{ListOptions{Prefix: "stripe:", State: Completed}, []string{"stripe:a"}},
+		{ListOptions{Limit: 2}, []string{"midtrans:a", "stripe:a"}},
+		{ListOptions{After: "stripe:a", Limit: 2}, []string{"stripe:b", "xendit:a"}},
+		{ListOptions{Prefix: "nope:"}, nil},
+	}
+	for _, tt := range tests {
+		got, err := s.List(ctx, tt.opts)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, keys(got), "%+v", tt.opts)
+	}
+	require.NoError(t, s.Delete(ctx, "stripe:a"))
+	require.ErrorIs(t, s.Delete(ctx, "stripe:a"), ErrNotFound)
+	l, _, err := s.Claim(ctx, "stripe:a", "another")
+	require.NoError(t, err, "a deleted key is forwarded again")
+	require.NotZero(t, l.Token)
+	stats, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[State]int{InFlight: 2, Completed: 2}, stats)
+}
+
+func TestPruneRemovesExactlyTheExpired(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c, func(o *Options) { o.Retention = time.Hour; o.AbandonAfter = 30 * time.Minute })
+	complete := func(key string) {
+		l, _, err := s.Claim(ctx, key, "fp")
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(ctx, l, Response{Status: 200}))
+	}
+	complete("old:1")
+	complete("old:2")
+	_, _, err := s.Claim(ctx, "abandoned:1", "fp") // expires at lease (1m) + 30m
+	require.NoError(t, err)
+	c.Advance(40 * time.Minute)
+	complete("new:1")
+	_, _, err = s.Claim(ctx, "running:1", "fp")
+	require.NoError(t, err)
+	c.Advance(21 * time.Minute) // old:* are 61m old, abandoned:1 is 30m past its lease
+
+	n, err := s.Prune(ctx, 1)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "bounded batch")
+	n, err = s.Prune(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+
+	recs, err := s.List(ctx, ListOptions{})
+	require.NoError(t, err)
+	var left []string
+	for _, r := range recs {
+		left = append(left, r.Key)
+	}
+	require.Equal(t, []string{"new:1", "running:1"}, left)
+	require.Equal(t, 2, s.indexLen(t), "index entries go with their records")
+
+	c.Advance(2 * time.Hour)
+	n, err = s.Prune(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	require.Equal(t, 0, s.indexLen(t))
+}
+
+func TestMapGrowsWithoutLosingWrites(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock(), func(o *Options) { o.MapSize = 1 << 20; o.NoSync = true })
+	body := bytes.Repeat([]byte("x"), 32<<10)
+	var wg sync.WaitGroup
+	errs := make(chan error, 256)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 16; i++ {
+				key := fmt.Sprintf("grow:%d:%d", w, i)
+				l, _, err := s.Claim(ctx, key, "fp")
+				if err == nil {
+					err = s.Complete(ctx, l, Response{Status: 200, Body: body})
+				}
+				if err != nil {
+					errs <- fmt.Errorf("%s: %w", key, err)
+				}
+				// Readers run throughout the resizes.
+				if _, err := s.List(ctx, ListOptions{Limit: 3}); err != nil {
+					errs <- err
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+	require.Greater(t, s.MapSize(), int64(1<<20))
+	stats, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 128, stats[Completed])
+}
+
+func TestMapFullAtMaximumIsUnavailable(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock(), func(o *Options) { o.MapSize = 1 << 20; o.MaxMapSize = 1 << 20; o.NoSync = true })
+	body := bytes.Repeat([]byte("x"), 60<<10)
+	var sawFull bool
+	for i := 0; i < 64 && !sawFull; i++ {
+		l, _, err := s.Claim(ctx, fmt.Sprintf("full:%d", i), "fp")
+		if err == nil {
+			err = s.Complete(ctx, l, Response{Status: 200, Body: body})
+		}
+		if err != nil {
+			require.ErrorIs(t, err, ErrUnavailable)
+			sawFull = true
+		}
+	}
+	require.True(t, sawFull)
+	// Reads still work and earlier records are intact.
+	rec, err := s.Get(ctx, "full:0")
+	require.NoError(t, err)
+	require.Equal(t, body, rec.Response.Body)
+}
+
+func TestDecodeRejectsGarbage(t *testing.T) {
+	for _, buf := range [][]byte{nil, {1}, {9, 1, 2, 3}, append((&Record{State: Completed}).encode(nil)[:48], 0xff)} {
+		_, err := decodeRecord("k", buf)
+		require.ErrorIs(t, err, ErrCorrupt)
+	}
+	r := Record{Key: "k", State: Failed, Attempts: 3, CreatedAt: time.Unix(5, 0).UTC(), Fingerprint: "fp",
+		Response: Response{Status: 404, ContentType: "text/plain", Body: []byte("nope")}}
+	got, err := decodeRecord("k", r.encode(nil))
+	require.NoError(t, err)
+	require.Equal(t, r, got)
+}
+
+func TestClosedStore(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock())
+	require.NoError(t, s.Close())
+	_, _, err := s.Claim(ctx, "a:b", "fp")
+	require.ErrorIs(t, err, ErrClosed)
+	require.NoError(t, s.Close(), "Close is idempotent")
+}
+
+// indexLen counts expiry index entries.
+func (s *Store) indexLen(t *testing.T) int {
+	t.Helper()
+	var n int
+	require.NoError(t, s.view(func(txn *lmdb.Txn) error {
+		st, err := txn.Stat(s.expiry)
+		if err != nil {
+			return err
+		}
+		n = int(st.Entries)
+		return nil
+	}))
+	return n
+}

@@ -1,0 +1,75 @@
+// Package providers defines what a payment provider adapter is and keeps the
+// explicit registry of the adapters a receiver serves.
+//
+// An adapter turns a raw delivery (headers and body bytes, exactly as they
+// arrived) into a verified Event. It must never re-serialise the body before
+// verifying it, and it must never touch the dedupe store: the receiver only
+// claims an event key after Verify has succeeded.
+package providers
+
+import (
+	"context"
+	"errors"
+	"net/http"
+)
+
+// The receiver maps these two classes of adapter error to HTTP statuses.
+// Adapters define their own, more precise sentinel errors that wrap one of
+// them, so a caller can test either errors.Is(err, stripe.ErrTooOld) or
+// errors.Is(err, providers.ErrUnauthorized).
+var (
+	// ErrUnauthorized means the delivery's signature or token is missing,
+	// malformed, wrong or too old. The receiver answers 401.
+	ErrUnauthorized = errors.New("delivery not authenticated")
+	// ErrMalformed means the delivery is authentic but no event can be
+	// derived from it (not JSON, no event key). The receiver answers 400.
+	ErrMalformed = errors.New("malformed delivery")
+	// ErrMismatch means a Confirmer asked the provider and the provider
+	// reports something other than the delivery claims. The receiver answers
+	// 401 without forwarding.
+	ErrMismatch = errors.New("delivery contradicts the provider's own record")
+	// ErrUnavailable means a Confirmer could not reach the provider. The
+	// receiver answers 503 so that the provider retries.
+	ErrUnavailable = errors.New("provider API unavailable")
+)
+
+// Event is what an adapter derives from one verified delivery.
+type Event struct {
+	// Key identifies the event within its provider (CONTRACT.md "Event
+	// keys"); every retry of one event yields the same Key.
+	Key string
+	// Type is the value of the Webhook-Event-Type header sent downstream.
+	Type string
+	// Fingerprint is a digest of the parts of the payload that the provider
+	// keeps identical across its own retries of one event. Two deliveries
+	// with one Key and different Fingerprints are answered 422.
+	Fingerprint string
+}
+
+// Provider is an adapter for one payment provider.
+type Provider interface {
+	// Name is the provider's route segment and key prefix ("stripe").
+	Name() string
+	// Verify authenticates a delivery from its raw body and headers. Its
+	// errors wrap ErrUnauthorized.
+	Verify(header http.Header, body []byte) error
+	// Parse derives the event from a verified body. Its errors wrap
+	// ErrMalformed.
+	Parse(body []byte) (Event, error)
+}
+
+// Confirmer is implemented by adapters that can ask the provider whether a
+// verified delivery is true before it is forwarded (Midtrans's signature, for
+// one, does not cover the transaction status). Confirm errors wrap
+// ErrMismatch or ErrUnavailable.
+type Confirmer interface {
+	Confirm(ctx context.Context, ev Event, body []byte) error
+}
+
+// Signer is implemented by adapters that can sign a raw body the way their
+// provider does, so that `webhookd replay` can send fixtures. It returns the
+// body to send (Midtrans puts its signature inside the body) and the headers
+// to set.
+type Signer interface {
+	Sign(body []byte) ([]byte, http.Header, error)
+}
