@@ -1,0 +1,140 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/kelseyhightower/envconfig"
+)
+
+// envPrefix prefixes every variable: Addr is WEBHOOKD_ADDR.
+const envPrefix = "WEBHOOKD"
+
+// config is every WEBHOOKD_* variable (CONTRACT.md, "Configuration"). The
+// desc tags feed `webhookd help`.
+type config struct {
+	Addr                 string        `envconfig:"ADDR" default:":8080" desc:"listen address"`
+	DataDir              string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
+	DownstreamURL        string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
+	StripeSecrets        []string      `envconfig:"STRIPE_SECRETS" desc:"comma-separated whsec_... signing secrets; enables /webhooks/stripe"`
+	StripeTolerance      time.Duration `envconfig:"STRIPE_TOLERANCE" default:"5m" desc:"how old a Stripe-Signature timestamp may be"`
+	MidtransServerKey    string        `envconfig:"MIDTRANS_SERVER_KEY" desc:"Midtrans server key; enables /webhooks/midtrans"`
+	XenditCallbackTokens []string      `envconfig:"XENDIT_CALLBACK_TOKENS" desc:"comma-separated accepted x-callback-token values; enables /webhooks/xendit"`
+	Lease                time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Retention            time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
+	MaxBodyBytes         int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
+	DispatchTimeout      time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
+	DispatchRetries      int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
+	FailedPolicy         string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
+	Store                string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (postgres and tiered are not available yet)"`
+	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string (postgres and tiered stores)"`
+	MapSize              int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
+	MaxMapSize           int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
+	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
+	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
+}
+
+// loadConfig reads and checks the environment. Its errors are one line that
+// names the variable at fault.
+func loadConfig() (*config, error) {
+	var c config
+	if err := envconfig.Process(envPrefix, &c); err != nil {
+		var perr *envconfig.ParseError
+		if errors.As(err, &perr) {
+			return nil, fmt.Errorf("%s: cannot parse %q as %s", perr.KeyName, perr.Value, perr.TypeName)
+		}
+		return nil, err
+	}
+	c.StripeSecrets = trimList(c.StripeSecrets)
+	c.XenditCallbackTokens = trimList(c.XenditCallbackTokens)
+	return &c, c.check()
+}
+
+// check validates what serve needs beyond parsing.
+func (c *config) check() error {
+	v := func(name, format string, args ...any) error {
+		return fmt.Errorf("%s_%s: %s", envPrefix, name, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case c.Addr == "":
+		return v("ADDR", "must not be empty")
+	case c.DataDir == "":
+		return v("DATA_DIR", "must not be empty")
+	case c.StripeTolerance <= 0:
+		return v("STRIPE_TOLERANCE", "must be positive (0 would disable the replay check)")
+	case c.Lease <= 0:
+		return v("LEASE", "must be positive")
+	case c.Retention <= 0:
+		return v("RETENTION", "must be positive")
+	case c.MaxBodyBytes <= 0:
+		return v("MAX_BODY_BYTES", "must be positive")
+	case c.DispatchTimeout <= 0:
+		return v("DISPATCH_TIMEOUT", "must be positive")
+	case c.DispatchRetries < 0:
+		return v("DISPATCH_RETRIES", "must not be negative")
+	case c.Lease <= c.DispatchTimeout:
+		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice", c.Lease, c.DispatchTimeout)
+	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":
+		return v("FAILED_POLICY", "%q is not replay or retry", c.FailedPolicy)
+	case c.MapSize <= 0:
+		return v("MAP_SIZE", "must be positive")
+	case c.MaxMapSize < c.MapSize:
+		return v("MAX_MAP_SIZE", "must be at least WEBHOOKD_MAP_SIZE")
+	case c.LogFormat != "text" && c.LogFormat != "json":
+		return v("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	}
+	if _, err := parseLevel(c.LogLevel); err != nil {
+		return v("LOG_LEVEL", "%v", err)
+	}
+	switch c.Store {
+	case "lmdb":
+	case "postgres", "tiered":
+		return v("STORE", "%q is not available in this version of webhookd; use lmdb", c.Store)
+	default:
+		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
+	}
+	for _, s := range c.StripeSecrets {
+		if s == "" {
+			return v("STRIPE_SECRETS", "contains an empty secret")
+		}
+	}
+	for _, s := range c.XenditCallbackTokens {
+		if s == "" {
+			return v("XENDIT_CALLBACK_TOKENS", "contains an empty token")
+		}
+	}
+	return nil
+}
+
+// checkServe adds what only serve requires.
+func (c *config) checkServe() error {
+	if c.DownstreamURL == "" {
+		return fmt.Errorf("%s_DOWNSTREAM_URL: required: the core service URL events are forwarded to", envPrefix)
+	}
+	u, err := url.Parse(c.DownstreamURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("%s_DOWNSTREAM_URL: %q is not an absolute http(s) URL", envPrefix, c.DownstreamURL)
+	}
+	return nil
+}
+
+// trimList drops surrounding spaces from each element, so "a, b" works; an
+// element that is empty after that is kept, for check to report.
+func trimList(in []string) []string {
+	for i := range in {
+		in[i] = strings.TrimSpace(in[i])
+	}
+	return in
+}
+
+// usageVariables writes the table of variables for `webhookd help`.
+func usageVariables(tw *tabwriter.Writer) error {
+	const format = `{{range .}}  {{usage_key .}}	{{usage_default .}}	{{usage_description .}}
+{{end}}`
+	var c config
+	return envconfig.Usagef(envPrefix, &c, tw, format)
+}

@@ -1,0 +1,94 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestConfigErrorsNameTheVariable(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string // the error must start with this
+	}{
+		{map[string]string{}, "WEBHOOKD_DOWNSTREAM_URL: required"},
+		{map[string]string{"WEBHOOKD_DOWNSTREAM_URL": "localhost:9000"}, "WEBHOOKD_DOWNSTREAM_URL: "},
+		{map[string]string{"WEBHOOKD_LEASE": "soon"}, "WEBHOOKD_LEASE: cannot parse"},
+		{map[string]string{"WEBHOOKD_LEASE": "10s"}, "WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT"},
+		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "90s"}, "WEBHOOKD_LEASE: "},
+		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "0s"}, "WEBHOOKD_DISPATCH_TIMEOUT: must be positive"},
+		{map[string]string{"WEBHOOKD_DISPATCH_RETRIES": "-1"}, "WEBHOOKD_DISPATCH_RETRIES: "},
+		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "1MB"}, "WEBHOOKD_MAX_BODY_BYTES: cannot parse"},
+		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "0"}, "WEBHOOKD_MAX_BODY_BYTES: must be positive"},
+		{map[string]string{"WEBHOOKD_RETENTION": "-1h"}, "WEBHOOKD_RETENTION: "},
+		{map[string]string{"WEBHOOKD_STRIPE_TOLERANCE": "0s"}, "WEBHOOKD_STRIPE_TOLERANCE: "},
+		{map[string]string{"WEBHOOKD_FAILED_POLICY": "drop"}, "WEBHOOKD_FAILED_POLICY: "},
+		{map[string]string{"WEBHOOKD_STORE": "postgres"}, "WEBHOOKD_STORE: \"postgres\" is not available"},
+		{map[string]string{"WEBHOOKD_STORE": "redis"}, "WEBHOOKD_STORE: "},
+		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a,,whsec_b"}, "WEBHOOKD_STRIPE_SECRETS: "},
+		{map[string]string{"WEBHOOKD_LOG_FORMAT": "xml"}, "WEBHOOKD_LOG_FORMAT: "},
+		{map[string]string{"WEBHOOKD_LOG_LEVEL": "loud"}, "WEBHOOKD_LOG_LEVEL: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			clearEnv(t)
+			if _, ok := tt.env["WEBHOOKD_DOWNSTREAM_URL"]; !ok && len(tt.env) > 0 {
+				t.Setenv("WEBHOOKD_DOWNSTREAM_URL", "http://localhost:9000/")
+			}
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stderr bytes.Buffer
+			code := run(context.Background(), []string{"serve"}, &bytes.Buffer{}, &stderr)
+			require.NotZero(t, code)
+			line := strings.TrimPrefix(stderr.String(), "webhookd: configuration: ")
+			require.True(t, strings.HasPrefix(line, tt.want), "got %q", stderr.String())
+			require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line")
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_STRIPE_SECRETS", " whsec_a , whsec_b")
+	c, err := loadConfig()
+	require.NoError(t, err)
+	require.Equal(t, ":8080", c.Addr)
+	require.Equal(t, "./data", c.DataDir)
+	require.Equal(t, []string{"whsec_a", "whsec_b"}, c.StripeSecrets)
+	require.Equal(t, 60*time.Second, c.Lease)
+	require.Equal(t, int64(1048576), c.MaxBodyBytes)
+	require.Equal(t, 2, c.DispatchRetries)
+	require.Equal(t, "replay", c.FailedPolicy)
+	require.Equal(t, "lmdb", c.Store)
+}
+
+func TestHelpListsEveryVariable(t *testing.T) {
+	for _, args := range [][]string{{"help"}, {"-h"}, {"--help"}} {
+		var out bytes.Buffer
+		require.Zero(t, run(context.Background(), args, &out, &bytes.Buffer{}))
+		for _, v := range []string{"WEBHOOKD_ADDR", "WEBHOOKD_DATA_DIR", "WEBHOOKD_DOWNSTREAM_URL", "WEBHOOKD_STRIPE_SECRETS",
+			"WEBHOOKD_STRIPE_TOLERANCE", "WEBHOOKD_MIDTRANS_SERVER_KEY", "WEBHOOKD_XENDIT_CALLBACK_TOKENS", "WEBHOOKD_LEASE",
+			"WEBHOOKD_RETENTION", "WEBHOOKD_MAX_BODY_BYTES", "WEBHOOKD_DISPATCH_TIMEOUT", "WEBHOOKD_DISPATCH_RETRIES",
+			"WEBHOOKD_FAILED_POLICY", "WEBHOOKD_STORE", "WEBHOOKD_POSTGRES_DSN"} {
+			require.Contains(t, out.String(), v)
+		}
+		require.Contains(t, out.String(), "168h")
+	}
+	require.Equal(t, 2, run(context.Background(), []string{"frobnicate"}, &bytes.Buffer{}, &bytes.Buffer{}))
+}
+
+// clearEnv unsets every WEBHOOKD_ variable for the test.
+func clearEnv(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "WEBHOOKD_") {
+			t.Setenv(k, "")
+			os.Unsetenv(k)
+		}
+	}
+}

@@ -1,0 +1,91 @@
+// Command webhookd receives payment providers' webhook callbacks, verifies
+// them, dedupes them on an embedded LMDB store and forwards each event to the
+// core service at most once. See README.md.
+//
+// This package only parses configuration and wires the packages together.
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) int
+}
+
+func commands() []command {
+	return []command{
+		{"serve", "run the receiver until SIGINT/SIGTERM (the default)", runServe},
+		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
+	}
+}
+
+// run dispatches to a subcommand and returns the exit status.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	name := "serve"
+	if len(args) > 0 {
+		name, args = args[0], args[1:]
+	}
+	switch name {
+	case "-h", "--help", "-help":
+		return usage(stdout)
+	}
+	for _, c := range commands() {
+		if c.name == name {
+			return c.run(ctx, args, stdout, stderr)
+		}
+	}
+	fmt.Fprintf(stderr, "webhookd: unknown command %q (see webhookd help)\n", name)
+	return 2
+}
+
+func usage(w io.Writer) int {
+	fmt.Fprintln(w, "webhookd: verify, dedupe and forward payment-provider webhooks, at most once.")
+	fmt.Fprintln(w, "\nUsage:\n  webhookd [command] [arguments]\n\nCommands:")
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, c := range commands() {
+		fmt.Fprintf(tw, "  %s\t%s\n", c.name, c.summary)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "\nEnvironment variables (name, default, meaning):")
+	if err := usageVariables(tw); err != nil {
+		fmt.Fprintln(w, err)
+		return 1
+	}
+	tw.Flush()
+	return 0
+}
+
+func parseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	err := l.UnmarshalText([]byte(strings.ToUpper(s)))
+	return l, err
+}
+
+// newLogger builds the process logger from WEBHOOKD_LOG_FORMAT and _LEVEL.
+func newLogger(c *config, w io.Writer) *slog.Logger {
+	level, _ := parseLevel(c.LogLevel) // checked by config.check
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

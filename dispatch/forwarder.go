@@ -1,0 +1,398 @@
+package dispatch
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// MaxResponseBytes is how much of the core service's response body a Result
+// carries; the rest is discarded. The dedupe store keeps at most this much to
+// replay to the provider, so reading more would only cost memory.
+const MaxResponseBytes = 64 << 10
+
+// Defaults for the wait between attempts, used when Options leaves them zero.
+// They are short because the whole budget (WEBHOOKD_DISPATCH_TIMEOUT) is
+// seconds, and the provider is waiting on the other end of the connection.
+const (
+	DefaultRetryWaitMin = 100 * time.Millisecond
+	DefaultRetryWaitMax = 2 * time.Second
+)
+
+// defaultContentType is sent when the delivery had no Content-Type: every
+// provider webhookd supports posts JSON.
+const defaultContentType = "application/json"
+
+// userAgent identifies webhookd in the core service's access logs.
+const userAgent = "webhookd"
+
+// ErrInvalidOptions is wrapped by every error New returns, so that
+// configuration code can tell a bad setting from any other failure.
+var ErrInvalidOptions = errors.New("dispatch: invalid options")
+
+// Request is one delivery to forward. The receiver fills it from a verified
+// provider callback whose event key it has claimed.
+type Request struct {
+	// Provider is the provider's name, sent as Webhook-Provider.
+	Provider string
+	// IdempotencyKey is "provider:event-key", sent as Idempotency-Key so the
+	// core service can dedupe forwards of the same event too.
+	IdempotencyKey string
+	// EventKey is the provider's event key, sent as Webhook-Event-Id.
+	EventKey string
+	// EventType is sent as Webhook-Event-Type; it is omitted when empty.
+	EventType string
+	// ContentType is the provider's Content-Type; application/json when
+	// empty.
+	ContentType string
+	// Body is the provider's raw body. It is sent byte for byte and never
+	// modified, so it may be shared with the caller.
+	Body []byte
+}
+
+// Result is what became of one Forward call. Forward reports every failure
+// here rather than as a separate error, because a failure is an ordinary
+// Outcome the receiver has to answer for.
+type Result struct {
+	// Outcome is the classification of the last answer (see Classify).
+	Outcome Outcome
+	// Status is the last HTTP status the core service answered, or 0 if it
+	// never answered.
+	Status int
+	// ContentType is the Content-Type of the core service's last response.
+	ContentType string
+	// Body is the core service's last response body, cut to
+	// MaxResponseBytes.
+	Body []byte
+	// Attempts is how many requests were sent (or tried), retries included.
+	Attempts int
+	// Err explains an Unavailable outcome that was not a plain status:
+	// connection failure, timeout, body read error. It is nil otherwise.
+	Err error
+}
+
+// Options configures a Forwarder. URL and Timeout are required.
+type Options struct {
+	// URL is the core service endpoint (WEBHOOKD_DOWNSTREAM_URL); it must
+	// be an absolute http or https URL.
+	URL string
+	// Timeout is the total budget for one Forward, every attempt and every
+	// wait between attempts included (WEBHOOKD_DISPATCH_TIMEOUT). The
+	// provider is holding its connection open for this long.
+	Timeout time.Duration
+	// Retries is how many attempts may follow the first one, within Timeout
+	// (WEBHOOKD_DISPATCH_RETRIES).
+	Retries int
+	// Logger receives Debug records about attempts and retries; nil means no
+	// logging at all. Nothing is logged above Debug.
+	Logger *slog.Logger
+	// Transport replaces the default pooled transport; tests use it.
+	Transport http.RoundTripper
+	// RetryWaitMin and RetryWaitMax bound the exponential wait between
+	// attempts; zero means DefaultRetryWaitMin and DefaultRetryWaitMax. A
+	// Retry-After from the core service is honoured only while it fits in
+	// what is left of Timeout.
+	RetryWaitMin, RetryWaitMax time.Duration
+}
+
+// Forwarder sends deliveries to the core service. It is safe for concurrent
+// use, and should be shared so that connections to the core service are
+// reused.
+type Forwarder struct {
+	url       string
+	timeout   time.Duration
+	retries   int
+	waitMin   time.Duration
+	waitMax   time.Duration
+	log       *slog.Logger
+	client    *http.Client
+	transport http.RoundTripper
+}
+
+// New checks opts and returns a Forwarder. It does not contact the core
+// service: webhookd must start, and answer 503 to providers, while the core
+// service is down.
+func New(opts Options) (*Forwarder, error) {
+	if err := validURL(opts.URL); err != nil {
+		return nil, err
+	}
+	if opts.Timeout <= 0 {
+		return nil, fmt.Errorf("%w: timeout must be positive, got %s", ErrInvalidOptions, opts.Timeout)
+	}
+	if opts.Retries < 0 {
+		return nil, fmt.Errorf("%w: retries must not be negative, got %d", ErrInvalidOptions, opts.Retries)
+	}
+	if opts.RetryWaitMin < 0 || opts.RetryWaitMax < 0 {
+		return nil, fmt.Errorf("%w: retry waits must not be negative", ErrInvalidOptions)
+	}
+	waitMin, waitMax := opts.RetryWaitMin, opts.RetryWaitMax
+	if waitMin == 0 {
+		waitMin = DefaultRetryWaitMin
+	}
+	if waitMax == 0 {
+		waitMax = max(DefaultRetryWaitMax, waitMin)
+	}
+	if waitMin > waitMax {
+		return nil, fmt.Errorf("%w: retry wait min %s exceeds max %s", ErrInvalidOptions, waitMin, waitMax)
+	}
+
+	f := &Forwarder{
+		url:     opts.URL,
+		timeout: opts.Timeout,
+		retries: opts.Retries,
+		waitMin: waitMin,
+		waitMax: waitMax,
+		log:     opts.Logger,
+	}
+	rt := opts.Transport
+	if rt == nil {
+		rt = newTransport()
+	}
+	f.transport = rt
+	f.client = &http.Client{
+		Transport: keepPool{rt},
+		// A per-attempt bound as well as the context deadline, so that an
+		// attempt cannot outlive the budget even if a caller's context
+		// carries no deadline of its own.
+		Timeout: opts.Timeout,
+		// A redirect from the core service is a misconfigured URL; following
+		// it would POST the event somewhere nobody configured. The 3xx is
+		// returned as it is and classified Unavailable.
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+	return f, nil
+}
+
+func validURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error quotes the URL, which may hold a credential; say only
+		// what is wrong with it.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%w: downstream URL does not parse: %v", ErrInvalidOptions, err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return fmt.Errorf("%w: downstream URL must be absolute http or https, got scheme %q", ErrInvalidOptions, u.Scheme)
+	}
+	if u.Host == "" {
+		return fmt.Errorf("%w: downstream URL has no host", ErrInvalidOptions)
+	}
+	return nil
+}
+
+// newTransport returns a transport of our own rather than
+// http.DefaultTransport, so that nothing else in the process shares (or
+// tunes) the pool, and with an idle pool large enough that concurrent
+// deliveries reuse connections instead of opening new ones.
+func newTransport() *http.Transport {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	return &http.Transport{
+		Proxy:                 http.ProxyFromEnvironment,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   64,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// URL returns the core service endpoint the Forwarder posts to.
+func (f *Forwarder) URL() string { return f.url }
+
+// CloseIdleConnections closes pooled connections to the core service; call
+// it on shutdown.
+func (f *Forwarder) CloseIdleConnections() {
+	if ci, ok := f.transport.(interface{ CloseIdleConnections() }); ok {
+		ci.CloseIdleConnections()
+	}
+}
+
+// keepPool hides the transport's CloseIdleConnections from the http.Client
+// that retryablehttp drives. retryablehttp closes the client's idle
+// connections whenever one request gives up, which on a shared pool would
+// drop the warm connections of every other delivery in flight.
+type keepPool struct{ rt http.RoundTripper }
+
+func (k keepPool) RoundTrip(r *http.Request) (*http.Response, error) { return k.rt.RoundTrip(r) }
+
+// Forward POSTs req to the core service, retrying transient failures within
+// the Timeout budget (derived from ctx, so a caller's earlier deadline or
+// cancellation wins), and reports the last answer. It never returns early
+// with a half-read response: the response body is read (up to
+// MaxResponseBytes) and closed before Forward returns.
+func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
+	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	defer cancel()
+
+	// A []byte body lets retryablehttp replay it, unchanged, on every
+	// attempt.
+	rreq, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, f.url, req.Body)
+	if err != nil {
+		return Result{Outcome: Unavailable, Err: err}
+	}
+	setHeaders(rreq.Header, req)
+
+	c := f.newCall(ctx, req)
+	resp, err := c.client.Do(rreq)
+	res := Result{Attempts: c.attempts, Status: c.lastStatus}
+	if resp != nil {
+		res.Status = resp.StatusCode
+		res.ContentType = resp.Header.Get("Content-Type")
+		var readErr error
+		res.Body, readErr = readBody(resp.Body)
+		if err == nil {
+			err = readErr
+		}
+	}
+	res.Err = err
+	res.Outcome = Classify(res.Status, err)
+	return res
+}
+
+func setHeaders(h http.Header, req Request) {
+	ct := req.ContentType
+	if ct == "" {
+		ct = defaultContentType
+	}
+	h.Set("Content-Type", ct)
+	h.Set("User-Agent", userAgent)
+	// Empty values are left out rather than sent blank: a blank
+	// Idempotency-Key is worse than none to a core service that dedupes.
+	for name, v := range map[string]string{
+		"Idempotency-Key":    req.IdempotencyKey,
+		"Webhook-Provider":   req.Provider,
+		"Webhook-Event-Id":   req.EventKey,
+		"Webhook-Event-Type": req.EventType,
+	} {
+		if v != "" {
+			h.Set(name, v)
+		}
+	}
+}
+
+// readBody keeps the first MaxResponseBytes of body, discards a bounded
+// amount more so the connection can be reused, and closes it. Past that
+// bound, closing is cheaper than reading on.
+func readBody(body io.ReadCloser) ([]byte, error) {
+	defer body.Close()
+	b, err := io.ReadAll(io.LimitReader(body, MaxResponseBytes))
+	if err != nil {
+		return b, err
+	}
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, MaxResponseBytes))
+	return b, nil
+}
+
+// call is the state of one Forward: the retryablehttp client built for it
+// and what its hooks observed. A client per call (they are cheap; the
+// http.Client and its pool are shared) lets the hooks count this call's
+// attempts and see this call's deadline without any shared mutable state.
+type call struct {
+	client     *retryablehttp.Client
+	deadline   time.Time
+	attempts   int
+	lastStatus int
+	nextWait   time.Duration
+}
+
+func (f *Forwarder) newCall(ctx context.Context, req Request) *call {
+	c := &call{}
+	c.deadline, _ = ctx.Deadline()
+	c.client = &retryablehttp.Client{
+		HTTPClient:   f.client,
+		RetryWaitMin: f.waitMin,
+		RetryWaitMax: f.waitMax,
+		RetryMax:     f.retries,
+		// Passing the last response through, instead of retryablehttp's
+		// default of discarding it for an error, keeps the final status and
+		// body visible to Classify and to the provider.
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, retry int) {
+			c.attempts = retry + 1
+		},
+		CheckRetry: c.checkRetry,
+		// checkRetry has already computed the wait and checked it against
+		// the budget; retryablehttp only has to sleep it.
+		Backoff: func(time.Duration, time.Duration, int, *http.Response) time.Duration {
+			return c.nextWait
+		},
+	}
+	// retryablehttp's NewClient logs every request to stderr; a Client
+	// built here starts with a nil Logger, which logs nothing, and gets a
+	// Debug-only adapter when the caller supplied a logger.
+	if f.log != nil {
+		c.client.Logger = debugLogger{f.log.With(slog.String("idempotency_key", req.IdempotencyKey))}
+	}
+	return c
+}
+
+// checkRetry is the retryablehttp.CheckRetry for one call. It retries what
+// retryable allows, and only while the next attempt can start before the
+// budget runs out: a Retry-After that does not fit ends the retries at once
+// with the answer in hand, rather than sleeping until the deadline and
+// answering nothing.
+func (c *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	status := 0
+	if resp != nil {
+		status = resp.StatusCode
+		c.lastStatus = status
+	}
+	if Classify(status, err) != Unavailable {
+		// An answer is final even if the context ended just after it came.
+		return false, nil
+	}
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return false, ctxErr
+	}
+	if !retryable(status, err) || permanentTransportError(err) {
+		return false, nil
+	}
+	c.nextWait = retryablehttp.DefaultBackoff(c.client.RetryWaitMin, c.client.RetryWaitMax, c.attempts-1, resp)
+	if !c.deadline.IsZero() && time.Until(c.deadline) <= c.nextWait {
+		return false, nil
+	}
+	return true, nil
+}
+
+// permanentTransportError reports failures that another attempt cannot fix
+// within the budget: the core service's certificate is not trusted.
+func permanentTransportError(err error) bool {
+	if err == nil {
+		return false
+	}
+	var unknownAuthority x509.UnknownAuthorityError
+	var verification *tls.CertificateVerificationError
+	return errors.As(err, &unknownAuthority) || errors.As(err, &verification)
+}
+
+// debugLogger adapts slog to retryablehttp.LeveledLogger. Every record goes
+// out at Debug, whatever level retryablehttp chose: a failed attempt is
+// routine for a forwarder that retries, and the outcome that matters is
+// reported by the caller from the Result.
+type debugLogger struct{ l *slog.Logger }
+
+func (d debugLogger) Error(msg string, kv ...any) { d.l.Debug(msg, kv...) }
+func (d debugLogger) Warn(msg string, kv ...any)  { d.l.Debug(msg, kv...) }
+func (d debugLogger) Info(msg string, kv ...any)  { d.l.Debug(msg, kv...) }
+func (d debugLogger) Debug(msg string, kv ...any) { d.l.Debug(msg, kv...) }
+
+// Compile-time check that the adapter satisfies the interface retryablehttp
+// looks for; a mismatch would otherwise panic at the first request.
+var _ retryablehttp.LeveledLogger = debugLogger{}

@@ -1,0 +1,117 @@
+package stripe
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// Parse's errors. Each wraps providers.ErrMalformed.
+var (
+	// ErrNotJSON means the body is not a JSON object.
+	ErrNotJSON = fmt.Errorf("%w: stripe: body is not a JSON object", providers.ErrMalformed)
+	// ErrNoEventID means the event has no usable id: it is missing, not a
+	// string, empty, longer than MaxTokenBytes, or has characters other than
+	// printable ASCII without spaces.
+	ErrNoEventID = fmt.Errorf("%w: stripe: event has no usable id", providers.ErrMalformed)
+	// ErrInvalidEventType means the event's type is present but not a
+	// string, or not a token that can be sent as a header value.
+	ErrInvalidEventType = fmt.Errorf("%w: stripe: event type is invalid", providers.ErrMalformed)
+)
+
+// MaxTokenBytes is the longest event id or type Parse accepts. Stripe's are
+// a few dozen bytes; the limit keeps the dedupe key ("stripe:" + id) well
+// under LMDB's 511-byte key limit.
+const MaxTokenBytes = 255
+
+// fingerprintFields are the top-level event fields that Stripe keeps identical
+// across its retries of one event, in the order they are fingerprinted. Left
+// out on purpose: pending_webhooks (it counts down between attempts) and
+// request (descriptive, and not part of what the event says happened); the
+// signature and its timestamp are in the header, not the body.
+//
+// Changing this list, or the encoding in fingerprint, changes every stored
+// fingerprint: retries of events in flight across the deploy would get 422.
+var fingerprintFields = [...]string{
+	"id", "object", "type", "api_version", "account", "created", "livemode", "data",
+}
+
+// Parse derives the event from a verified body: Key is the event's id
+// (evt_...), Type its type, and Fingerprint a hex SHA-256 of
+// fingerprintFields. Its errors wrap providers.ErrMalformed.
+func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+	var fields map[string]json.RawMessage
+	// Unmarshal leaves the map nil for a "null" body.
+	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+		return providers.Event{}, ErrNotJSON
+	}
+
+	id, err := tokenField(fields, "id")
+	if err != nil || id == "" {
+		return providers.Event{}, ErrNoEventID
+	}
+	typ, err := tokenField(fields, "type")
+	if err != nil {
+		return providers.Event{}, ErrInvalidEventType
+	}
+	fp, err := fingerprint(fields)
+	if err != nil {
+		return providers.Event{}, ErrNotJSON
+	}
+	return providers.Event{Key: id, Type: typ, Fingerprint: fp}, nil
+}
+
+// tokenField returns the string field name, or "" when it is absent or null.
+// The value must be a short run of printable ASCII without spaces, because it
+// ends up in a store key and in a header sent downstream; anything else is an
+// error.
+func tokenField(fields map[string]json.RawMessage, name string) (string, error) {
+	raw, ok := fields[name]
+	if !ok {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", err
+	}
+	if len(s) > MaxTokenBytes {
+		return "", fmt.Errorf("%s longer than %d bytes", name, MaxTokenBytes)
+	}
+	for i := range len(s) {
+		if c := s[i]; c <= ' ' || c > '~' {
+			return "", fmt.Errorf("%s has a byte outside printable ASCII", name)
+		}
+	}
+	return s, nil
+}
+
+// fingerprint hashes the fingerprintFields that are present, encoded as one
+// JSON object with the keys in fingerprintFields order and each value
+// compacted. The encoding is unambiguous because every value is itself valid
+// JSON, and an absent field is left out rather than written as null. Compact
+// only removes insignificant white space, so a retry that Stripe serialises
+// identically fingerprints identically whatever its indentation.
+func fingerprint(fields map[string]json.RawMessage) (string, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, name := range fingerprintFields {
+		raw, ok := fields[name]
+		if !ok {
+			continue
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"` + name + `":`)
+		if err := json.Compact(&buf, raw); err != nil {
+			return "", err
+		}
+	}
+	buf.WriteByte('}')
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,70 @@
+package stripe_test
+
+import (
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/stripe"
+)
+
+func TestSignatureHeaderVectors(t *testing.T) {
+	tests := []struct {
+		secret string
+		want   string
+	}{
+		{vecSecret, "t=1700000000,v1=" + vecV1},
+		{vecSecretRolled, "t=1700000000,v1=" + vecV1Rolled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.secret, func(t *testing.T) {
+			require.Equal(t, tt.want, stripe.SignatureHeader(tt.secret, time.Unix(vecT, 0), []byte(vecBody)))
+		})
+	}
+}
+
+func TestSignVerifyRoundTrip(t *testing.T) {
+	now := time.Unix(1727000100, 0)
+	a := newAdapter(t, now, vecSecretRolled, vecSecret)
+	newOnly := newAdapter(t, now, vecSecretRolled)
+	oldOnly := newAdapter(t, now, vecSecret)
+	var signer providers.Signer = a
+
+	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	for _, path := range append(paths, "") {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			body := []byte(vecBody)
+			if path != "" {
+				body, err = os.ReadFile(path)
+				require.NoError(t, err)
+			}
+			orig := append([]byte(nil), body...)
+
+			sent, h, err := signer.Sign(body)
+			require.NoError(t, err)
+			require.Equal(t, orig, sent, "Sign must not change the body")
+			require.Equal(t, http.Header{stripe.HeaderName: {stripe.SignatureHeader(vecSecretRolled, now, body)}}, h)
+
+			require.NoError(t, a.Verify(h, sent))
+			require.NoError(t, newOnly.Verify(h, sent), "Sign uses the first secret")
+			require.ErrorIs(t, oldOnly.Verify(h, sent), stripe.ErrNoValidSignature)
+
+			tampered := append([]byte(nil), sent...)
+			tampered[len(tampered)/2] ^= 0x01
+			require.ErrorIs(t, a.Verify(h, tampered), stripe.ErrNoValidSignature)
+		})
+	}
+}
+
+func TestSignWithoutSecrets(t *testing.T) {
+	var a stripe.Adapter
+	_, _, err := a.Sign([]byte(vecBody))
+	require.Error(t, err)
+}

@@ -1,0 +1,326 @@
+package receiver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/providers"
+)
+
+// Store is what the receiver needs of the dedupe store (dedupe.Store, or any
+// other backend with the same semantics).
+type Store interface {
+	Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error)
+	Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
+	Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
+	Release(ctx context.Context, l dedupe.Lease) error
+}
+
+// Forwarder sends a claimed event downstream (dispatch.Forwarder).
+type Forwarder interface {
+	Forward(ctx context.Context, req dispatch.Request) dispatch.Result
+}
+
+// FailedPolicy says what a permanent downstream rejection leaves in the store.
+type FailedPolicy string
+
+// The policies of WEBHOOKD_FAILED_POLICY.
+const (
+	// PolicyReplay records the rejection as FAILED and replays it.
+	PolicyReplay FailedPolicy = "replay"
+	// PolicyRetry releases the key, so the next delivery is forwarded again.
+	PolicyRetry FailedPolicy = "retry"
+)
+
+// Delivery describes one finished request to a provider route, for logs and
+// metrics.
+type Delivery struct {
+	Provider string
+	Key      string // empty until the event is derived
+	Type     string
+	Outcome  string
+	Status   int
+	Duration time.Duration
+	// Dispatch is set when the event was forwarded.
+	Dispatch *dispatch.Result
+}
+
+// Config holds the receiver's dependencies and settings.
+type Config struct {
+	Providers *providers.Registry
+	Store     Store
+	Forwarder Forwarder
+	// Ready reports whether the store can be read and written (/readyz).
+	Ready func(ctx context.Context) error
+	// Metrics, if set, is served at /metrics.
+	Metrics http.Handler
+	// MaxBodyBytes bounds a delivery's body (413 beyond it).
+	MaxBodyBytes int64
+	FailedPolicy FailedPolicy
+	// RetryAfter is the Retry-After sent with 503 answers.
+	RetryAfter time.Duration
+	Logger     *slog.Logger
+	// OnDelivery, if set, is called once per provider request after it is
+	// answered.
+	OnDelivery func(Delivery)
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+}
+
+type handler struct {
+	Config
+}
+
+// New returns the receiver's HTTP handler with every route of routes.go.
+func New(cfg Config) (http.Handler, error) {
+	if cfg.Providers == nil || cfg.Store == nil || cfg.Forwarder == nil {
+		return nil, errors.New("receiver: Providers, Store and Forwarder are required")
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		return nil, errors.New("receiver: MaxBodyBytes must be positive")
+	}
+	switch cfg.FailedPolicy {
+	case "":
+		cfg.FailedPolicy = PolicyReplay
+	case PolicyReplay, PolicyRetry:
+	default:
+		return nil, errors.New("receiver: FailedPolicy must be replay or retry")
+	}
+	if cfg.RetryAfter <= 0 {
+		cfg.RetryAfter = 30 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	h := &handler{Config: cfg}
+	return h.routes(), nil
+}
+
+// delivery carries one request through the pipeline.
+type delivery struct {
+	Delivery
+	start time.Time
+}
+
+func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
+	d := &delivery{start: h.Now()}
+	d.Provider = chi.URLParam(r, "provider")
+	defer h.report(d)
+
+	p, ok := h.Providers.Lookup(d.Provider)
+	if !ok {
+		h.fail(w, d, ErrUnknownProvider, nil)
+		return
+	}
+	body, err := readBody(w, r, h.MaxBodyBytes)
+	if err != nil {
+		h.fail(w, d, err, nil)
+		return
+	}
+	if err := p.Verify(r.Header, body); err != nil {
+		h.fail(w, d, err, nil)
+		return
+	}
+	ev, err := p.Parse(body)
+	if err == nil {
+		err = checkEvent(ev)
+	}
+	if err != nil {
+		h.fail(w, d, err, nil)
+		return
+	}
+	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
+
+	// From here on the work must finish even if the provider hangs up:
+	// a claim left behind would block the event until its lease passes.
+	ctx := context.WithoutCancel(r.Context())
+	lease, rec, err := h.Store.Claim(ctx, d.Key, ev.Fingerprint)
+	switch {
+	case err != nil:
+		h.fail(w, d, err, rec)
+		return
+	case rec != nil:
+		d.Outcome = string(OutcomeReplayed)
+		h.answer(w, d, rec.Response, true)
+		return
+	}
+
+	if c, ok := p.(providers.Confirmer); ok {
+		if err := c.Confirm(ctx, ev, body); err != nil {
+			h.release(ctx, d, lease)
+			h.fail(w, d, err, nil)
+			return
+		}
+	}
+
+	res := h.Forwarder.Forward(ctx, dispatch.Request{
+		Provider:       d.Provider,
+		IdempotencyKey: d.Key,
+		EventKey:       ev.Key,
+		EventType:      ev.Type,
+		ContentType:    r.Header.Get("Content-Type"),
+		Body:           body,
+	})
+	d.Dispatch = &res
+	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
+	switch {
+	case res.Outcome == dispatch.Delivered:
+		d.Outcome = string(OutcomeForwarded)
+		h.record(ctx, d, h.Store.Complete(ctx, lease, resp))
+	case res.Outcome == dispatch.Rejected && h.FailedPolicy == PolicyReplay:
+		d.Outcome = string(OutcomeRejected)
+		h.record(ctx, d, h.Store.Fail(ctx, lease, resp))
+	case res.Outcome == dispatch.Rejected:
+		d.Outcome = string(OutcomeRejected)
+		h.release(ctx, d, lease)
+	default:
+		h.release(ctx, d, lease)
+		h.fail(w, d, ErrDownstreamUnavailable, nil)
+		return
+	}
+	// The downstream has acted on the event; its answer stands even if
+	// recording it failed (logged in record), since answering 503 now would
+	// only invite a second forward.
+	h.answer(w, d, resp, false)
+}
+
+// checkEvent refuses keys and types that would be cut by the store or
+// corrupt a forwarded header.
+func checkEvent(ev providers.Event) error {
+	if ev.Key == "" {
+		return ErrBadEvent
+	}
+	for _, s := range []string{ev.Key, ev.Type} {
+		for i := 0; i < len(s); i++ {
+			if c := s[i]; c < 0x20 || c == 0x7f {
+				return ErrBadEvent
+			}
+		}
+	}
+	return nil
+}
+
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	if r.ContentLength > limit {
+		return nil, ErrTooLarge
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return nil, ErrTooLarge
+	}
+	if err != nil {
+		return nil, errors.Join(providers.ErrMalformed, err)
+	}
+	return body, nil
+}
+
+func (h *handler) record(ctx context.Context, d *delivery, err error) {
+	if err != nil {
+		h.Logger.LogAttrs(ctx, slog.LevelError, "could not record the downstream's answer",
+			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
+	}
+}
+
+func (h *handler) release(ctx context.Context, d *delivery, l dedupe.Lease) {
+	if err := h.Store.Release(ctx, l); err != nil && !errors.Is(err, dedupe.ErrLeaseLost) {
+		// The claim stays until its lease passes; then the key is free.
+		h.Logger.LogAttrs(ctx, slog.LevelError, "could not release event key",
+			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
+	}
+}
+
+// answer writes a downstream response, fresh or replayed.
+func (h *handler) answer(w http.ResponseWriter, d *delivery, resp dedupe.Response, replayed bool) {
+	if resp.ContentType != "" {
+		w.Header().Set("Content-Type", resp.ContentType)
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	status := resp.Status
+	if status < 100 || status > 999 {
+		status = http.StatusOK
+	}
+	d.Status = status
+	w.WriteHeader(status)
+	_, _ = w.Write(resp.Body)
+}
+
+// fail answers err with the status classify gives it. rec, when the store
+// returned one, tells a 409 how long the lease runs.
+func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedupe.Record) {
+	status, out := classify(err)
+	d.Status, d.Outcome = status, string(out)
+	switch status {
+	case http.StatusConflict:
+		wait := h.RetryAfter
+		if rec != nil {
+			wait = rec.LeaseUntil.Sub(h.Now())
+		}
+		w.Header().Set("Retry-After", retryAfter(wait))
+	case http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", retryAfter(h.RetryAfter))
+	case http.StatusInternalServerError:
+		h.Logger.Error("delivery failed", "provider", d.Provider, "key", d.Key, "error", err.Error())
+	}
+	writeError(w, status, err)
+}
+
+func retryAfter(d time.Duration) string {
+	secs := int64(math.Ceil(d.Seconds()))
+	if secs < 1 {
+		secs = 1
+	}
+	return strconv.FormatInt(secs, 10)
+}
+
+// writeError answers with a small JSON error. Messages come from sentinel
+// errors, which never carry secrets, signatures or bodies; a 500 says
+// nothing more than its status.
+func writeError(w http.ResponseWriter, status int, err error) {
+	msg := http.StatusText(status)
+	if status != http.StatusInternalServerError && err != nil {
+		msg = err.Error()
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+func (h *handler) report(d *delivery) {
+	d.Duration = h.Now().Sub(d.start)
+	level := slog.LevelInfo
+	if d.Status >= 500 {
+		level = slog.LevelWarn
+	}
+	attrs := []slog.Attr{
+		slog.String("provider", d.Provider),
+		slog.String("key", d.Key),
+		slog.String("type", d.Type),
+		slog.String("outcome", d.Outcome),
+		slog.Int("status", d.Status),
+		slog.Duration("latency", d.Duration),
+	}
+	if d.Dispatch != nil {
+		attrs = append(attrs, slog.Int("attempts", d.Dispatch.Attempts), slog.Int("downstream_status", d.Dispatch.Status))
+	}
+	h.Logger.LogAttrs(context.Background(), level, "delivery", attrs...)
+	if h.OnDelivery != nil {
+		h.OnDelivery(d.Delivery)
+	}
+}

@@ -1,0 +1,44 @@
+package receiver
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/go-chi/chi/v5"
+	"github.com/go-chi/chi/v5/middleware"
+)
+
+// routes lists every route webhookd serves (CONTRACT.md, "Routes").
+func (h *handler) routes() http.Handler {
+	r := chi.NewRouter()
+	r.Use(middleware.Recoverer)
+	r.Post("/webhooks/{provider}", h.receive)
+	r.Get("/healthz", h.healthz)
+	r.Get("/readyz", h.readyz)
+	if h.Metrics != nil {
+		r.Method(http.MethodGet, "/metrics", h.Metrics)
+	}
+	return r
+}
+
+// healthz answers 200 while the process runs: liveness only.
+func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// readyz answers 200 only when the store can be read and written.
+func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
+	if h.Ready != nil {
+		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		defer cancel()
+		if err := h.Ready(ctx); err != nil {
+			h.Logger.Warn("not ready", "error", err.Error())
+			writeError(w, http.StatusServiceUnavailable, err)
+			return
+		}
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ready\n"))
+}
