@@ -75,6 +75,13 @@ type Config struct {
 	OnDelivery func(Delivery)
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
+	// Capture, if set, is called with every verified delivery's provider,
+	// event key (without the provider prefix) and raw body, right after the
+	// event is derived and before the key is claimed: duplicates are
+	// captured too, unverified bodies never. It runs on the request's
+	// goroutine, must not modify body, and cannot fail the delivery
+	// (capture.Writer.Hook logs its own failures).
+	Capture func(provider, eventKey string, body []byte)
 }
 
 type handler struct {
@@ -143,6 +150,9 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
+	if h.Capture != nil {
+		h.Capture(d.Provider, ev.Key, body)
+	}
 
 	// From here on the work must finish even if the provider hangs up:
 	// a claim left behind would block the event until its lease passes.

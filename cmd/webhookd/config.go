@@ -20,6 +20,7 @@ type config struct {
 	Addr                 string        `envconfig:"ADDR" default:":8080" desc:"listen address"`
 	DataDir              string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
 	DownstreamURL        string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
+	CaptureDir           string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
 	StripeSecrets        []string      `envconfig:"STRIPE_SECRETS" desc:"comma-separated whsec_... signing secrets; enables /webhooks/stripe"`
 	StripeTolerance      time.Duration `envconfig:"STRIPE_TOLERANCE" default:"5m" desc:"how old a Stripe-Signature timestamp may be"`
 	MidtransServerKey    string        `envconfig:"MIDTRANS_SERVER_KEY" desc:"Midtrans server key; enables /webhooks/midtrans"`

@@ -34,6 +34,9 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the receiver until SIGINT/SIGTERM (the default)", runServe},
+		{"replay", "send fixture files or folders to a receiver, signed as their provider signs (replay -h)", runReplay},
+		{"sink", "stand in for the core service: print each forwarded event, answer --status (sink -h)", runSink},
+		{"keys", "list | get KEY | delete KEY: read or edit the dedupe store, also while serve runs", runKeys},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
@@ -83,7 +84,17 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
+	var captureHook func(provider, eventKey string, body []byte)
+	if cfg.CaptureDir != "" {
+		cw, err := capture.New(cfg.CaptureDir, log)
+		if err != nil {
+			return fmt.Errorf("WEBHOOKD_CAPTURE_DIR: %w", err)
+		}
+		captureHook = cw.Hook()
+		log.Info("capturing verified deliveries", "dir", cw.Dir())
+	}
 	handler, err := receiver.New(receiver.Config{
+		Capture:      captureHook,
 		Providers:    reg,
 		Store:        store,
 		Forwarder:    fwd,

@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/webhookd/webhookd/dedupe"
+)
+
+const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPLETED|FAILED] [--limit N] [--json]
+       webhookd keys get [--json] KEY
+       webhookd keys delete [--force] KEY
+
+KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123).
+The store is the one at WEBHOOKD_DATA_DIR; serve may be running on it.`
+
+// keysPage is how many records one read transaction of `keys list` holds:
+// the listing streams, so a large store is neither held in memory nor
+// pinned by one long read transaction.
+const keysPage = 1000
+
+// runKeys is `webhookd keys`: it reads or edits the dedupe store at
+// WEBHOOKD_DATA_DIR, also while serve runs on it (LMDB serialises writers
+// across processes). Exit status: 0 on success, 1 for an unknown key or a
+// store error, 2 for a usage or configuration error.
+func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprintf(stderr, "Usage: %s\n", keysUsage)
+		return 2
+	}
+	sub, args := args[0], args[1:]
+	switch sub {
+	case "list":
+		return keysList(ctx, args, stdout, stderr)
+	case "get":
+		return keysGet(ctx, args, stdout, stderr)
+	case "delete":
+		return keysDelete(ctx, args, stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprintf(stdout, "Usage: %s\n", keysUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "webhookd keys: unknown subcommand %q (list, get or delete)\n", sub)
+	return 2
+}
+
+// openKeysStore opens the existing store named by WEBHOOKD_DATA_DIR,
+// creating nothing, with the pruner off: serve prunes, and a second pruner
+// would only contend for the writer lock.
+func openKeysStore(stderr io.Writer) (*dedupe.Store, int) {
+	cfg, err := loadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return nil, 2
+	}
+	s, err := dedupe.OpenExisting(cfg.DataDir, dedupe.Options{
+		Lease:         cfg.Lease,
+		Retention:     cfg.Retention,
+		MapSize:       cfg.MapSize,
+		MaxMapSize:    cfg.MaxMapSize,
+		PruneInterval: -1,
+	})
+	if errors.Is(err, dedupe.ErrNoStore) {
+		fmt.Fprintf(stderr, "webhookd keys: %s_DATA_DIR: %v; set it to the directory serve uses\n", envPrefix, err)
+		return nil, 2
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd keys: %v\n", err)
+		return nil, 1
+	}
+	return s, 0
+}
+
+func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("webhookd keys list", keysUsage, stderr)
+	provider := fs.String("provider", "", "only this provider's keys (stripe, midtrans, xendit)")
+	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, COMPLETED or FAILED")
+	limit := fs.Int("limit", 0, "at most N keys (0: all)")
+	asJSON := fs.Bool("json", false, "one JSON object per line (JSON Lines) instead of a table")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	opts := dedupe.ListOptions{}
+	switch {
+	case len(rest) > 0:
+		fmt.Fprintf(stderr, "webhookd keys list: unexpected arguments %q\n", rest)
+		return 2
+	case *limit < 0:
+		fmt.Fprintf(stderr, "webhookd keys list: --limit must not be negative\n")
+		return 2
+	case strings.Contains(*provider, ":"):
+		fmt.Fprintf(stderr, "webhookd keys list: --provider takes a provider name (stripe), not a key\n")
+		return 2
+	case *provider != "":
+		opts.Prefix = *provider + ":"
+	}
+	if *state != "" {
+		st, err := dedupe.ParseState(*state)
+		if err != nil {
+			fmt.Fprintf(stderr, "webhookd keys list: --state: %v\n", err)
+			return 2
+		}
+		opts.State = st
+	}
+	s, code := openKeysStore(stderr)
+	if s == nil {
+		return code
+	}
+	defer s.Close()
+
+	out := newRecordPrinter(stdout, *asJSON)
+	for shown := 0; *limit == 0 || shown < *limit; {
+		opts.Limit = keysPage
+		if *limit > 0 {
+			opts.Limit = min(keysPage, *limit-shown)
+		}
+		recs, err := s.List(ctx, opts)
+		if err != nil {
+			fmt.Fprintf(stderr, "webhookd keys list: %v\n", err)
+			return 1
+		}
+		for i := range recs {
+			out.row(&recs[i])
+		}
+		if err := out.flush(); err != nil {
+			fmt.Fprintf(stderr, "webhookd keys list: %v\n", err)
+			return 1
+		}
+		shown += len(recs)
+		if len(recs) < opts.Limit {
+			break
+		}
+		opts.After = recs[len(recs)-1].Key
+	}
+	return 0
+}
+
+func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("webhookd keys get", keysUsage, stderr)
+	asJSON := fs.Bool("json", false, "print the record as one JSON object")
+	key, code := keyArg(fs, args, stderr)
+	if key == "" {
+		return code
+	}
+	s, code := openKeysStore(stderr)
+	if s == nil {
+		return code
+	}
+	defer s.Close()
+	rec, err := s.Get(ctx, key)
+	if err != nil {
+		return keyError(stderr, "get", key, err)
+	}
+	if *asJSON {
+		if err := json.NewEncoder(stdout).Encode(newRecordView(&rec, true)); err != nil {
+			fmt.Fprintf(stderr, "webhookd keys get: %v\n", err)
+			return 1
+		}
+		return 0
+	}
+	writeRecord(stdout, &rec)
+	return 0
+}
+
+func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("webhookd keys delete", keysUsage, stderr)
+	force := fs.Bool("force", false, "delete even an IN_FLIGHT key whose lease has not passed")
+	key, code := keyArg(fs, args, stderr)
+	if key == "" {
+		return code
+	}
+	s, code := openKeysStore(stderr)
+	if s == nil {
+		return code
+	}
+	defer s.Close()
+	rec, err := s.Get(ctx, key)
+	if err != nil {
+		return keyError(stderr, "delete", key, err)
+	}
+	// Deleting a live claim lets the provider's next retry be forwarded
+	// while the first forward is still running: the event could reach the
+	// core service twice. Make the operator say so.
+	if rec.State == dedupe.InFlight && time.Now().Before(rec.LeaseUntil) && !*force {
+		fmt.Fprintf(stderr, "webhookd keys delete: %s is IN_FLIGHT: a delivery is being forwarded (lease until %s); deleting it now could forward the event twice. Wait for the lease, or pass --force\n",
+			key, rec.LeaseUntil.Local().Format(time.RFC3339))
+		return 1
+	}
+	if err := s.Delete(ctx, key); err != nil {
+		return keyError(stderr, "delete", key, err)
+	}
+	fmt.Fprintf(stdout, "deleted %s (was %s): the next delivery of this event will be forwarded again\n", key, rec.State)
+	return 0
+}
+
+// keyArg parses a get or delete command line: its flags and exactly one
+// KEY. It returns "" and the exit status when they are wrong.
+func keyArg(fs *flag.FlagSet, args []string, stderr io.Writer) (string, int) {
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return "", flagExit(err)
+	}
+	if len(rest) != 1 {
+		fs.Usage()
+		return "", 2
+	}
+	key := rest[0]
+	provider, event, ok := strings.Cut(key, ":")
+	if !ok || provider == "" || event == "" {
+		fmt.Fprintf(stderr, "webhookd keys: %q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)\n", key)
+		return "", 2
+	}
+	return key, 0
+}
+
+// keyError reports a failed get or delete; an unknown key is exit 1 with a
+// message that says where the store was looked for.
+func keyError(stderr io.Writer, cmd, key string, err error) int {
+	switch {
+	case errors.Is(err, dedupe.ErrNotFound):
+		fmt.Fprintf(stderr, "webhookd keys %s: no record for %s (never delivered, released after a failed forward, or pruned after %s_RETENTION)\n", cmd, key, envPrefix)
+	case errors.Is(err, dedupe.ErrInvalidKey):
+		fmt.Fprintf(stderr, "webhookd keys %s: %v\n", cmd, err)
+		return 2
+	default:
+		fmt.Fprintf(stderr, "webhookd keys %s: %s: %v\n", cmd, key, err)
+	}
+	return 1
+}
+
+// recordView is a record as `keys get --json` and `keys list --json` print
+// it. The lease token is left out: it is the store's business.
+type recordView struct {
+	Key         string     `json:"key"`
+	Provider    string     `json:"provider"`
+	EventKey    string     `json:"event_key"`
+	State       string     `json:"state"`
+	Attempts    uint32     `json:"attempts"`
+	LeaseUntil  *time.Time `json:"lease_until,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+	UpdatedAt   time.Time  `json:"updated_at"`
+	ExpiresAt   time.Time  `json:"expires_at"`
+	Fingerprint string     `json:"fingerprint"`
+	Status      int        `json:"status,omitempty"`
+	ContentType string     `json:"content_type,omitempty"`
+	BodyBytes   int        `json:"body_bytes"`
+	// Body is the stored answer body when it is UTF-8 text, BodyBase64
+	// when it is not (get only; list shows only its size).
+	Body       *string `json:"body,omitempty"`
+	BodyBase64 []byte  `json:"body_base64,omitempty"`
+}
+
+func newRecordView(r *dedupe.Record, withBody bool) recordView {
+	provider, event, _ := strings.Cut(r.Key, ":")
+	v := recordView{
+		Key: r.Key, Provider: provider, EventKey: event, State: r.State.String(),
+		Attempts: r.Attempts, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
+		Fingerprint: r.Fingerprint, BodyBytes: len(r.Response.Body),
+	}
+	if r.State == dedupe.InFlight {
+		t := r.LeaseUntil.UTC()
+		v.LeaseUntil = &t
+	} else {
+		v.Status, v.ContentType = r.Response.Status, r.Response.ContentType
+	}
+	if withBody && len(r.Response.Body) > 0 {
+		if utf8.Valid(r.Response.Body) {
+			b := string(r.Response.Body)
+			v.Body = &b
+		} else {
+			v.BodyBase64 = r.Response.Body
+		}
+	}
+	return v
+}
+
+// recordPrinter writes `keys list` rows, a table or JSON Lines.
+type recordPrinter struct {
+	asJSON bool
+	enc    *json.Encoder
+	tw     *tabwriter.Writer
+	header bool
+	err    error
+}
+
+func newRecordPrinter(w io.Writer, asJSON bool) *recordPrinter {
+	return &recordPrinter{asJSON: asJSON, enc: json.NewEncoder(w), tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)}
+}
+
+func (p *recordPrinter) row(r *dedupe.Record) {
+	if p.err != nil {
+		return
+	}
+	if p.asJSON {
+		p.err = p.enc.Encode(newRecordView(r, false))
+		return
+	}
+	if !p.header {
+		fmt.Fprintln(p.tw, "KEY\tSTATE\tATTEMPTS\tSTATUS\tUPDATED\tLEASE UNTIL / EXPIRES")
+		p.header = true
+	}
+	status, until := "-", "expires "+stamp(r.ExpiresAt)
+	if r.State == dedupe.InFlight {
+		until = "lease until " + stamp(r.LeaseUntil)
+	} else {
+		status = strconv.Itoa(r.Response.Status)
+	}
+	fmt.Fprintf(p.tw, "%s\t%s\t%d\t%s\t%s\t%s\n", printable(r.Key), r.State, r.Attempts, status, stamp(r.UpdatedAt), until)
+}
+
+// flush ends a page. Columns are aligned within a page.
+func (p *recordPrinter) flush() error {
+	if p.err != nil {
+		return p.err
+	}
+	return p.tw.Flush()
+}
+
+// writeRecord prints one record for `keys get`.
+func writeRecord(w io.Writer, r *dedupe.Record) {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	line := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
+	line("key", printable(r.Key))
+	line("state", r.State.String())
+	if r.State == dedupe.InFlight {
+		lease := "passed: the next delivery may take the key over"
+		if left := time.Until(r.LeaseUntil); left > 0 {
+			lease = left.Round(time.Second).String() + " left"
+		}
+		line("lease until", stamp(r.LeaseUntil)+" ("+lease+")")
+	}
+	line("attempts", strconv.FormatUint(uint64(r.Attempts), 10))
+	line("created", stamp(r.CreatedAt))
+	line("updated", stamp(r.UpdatedAt))
+	line("expires", stamp(r.ExpiresAt)+" (then pruned)")
+	line("fingerprint", r.Fingerprint)
+	if r.State != dedupe.InFlight {
+		line("status", strconv.Itoa(r.Response.Status))
+		line("content type", printable(r.Response.ContentType))
+		line("body", strconv.Itoa(len(r.Response.Body))+" bytes")
+	}
+	tw.Flush()
+	if r.State != dedupe.InFlight && len(r.Response.Body) > 0 {
+		body := string(r.Response.Body)
+		if !printableText(body) {
+			// Raw bytes could drive the terminal; quoted they cannot.
+			body = strconv.Quote(body)
+		}
+		fmt.Fprintln(w, strings.TrimRight(body, "\n"))
+	}
+}
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.Local().Format("2006-01-02 15:04:05.000 MST")
+}
+
+// printable quotes s when it holds anything but printable text, so a key
+// or header cannot garble the terminal.
+func printable(s string) string {
+	if printableText(s) && !strings.ContainsAny(s, "\n\t") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+// printableText reports whether s is UTF-8 text with no control characters
+// other than newlines and tabs.
+func printableText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\n' && r != '\t' && r != '\r' {
+			return false
+		}
+	}
+	return true
+}

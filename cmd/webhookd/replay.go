@@ -1,0 +1,143 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/replay"
+)
+
+const replayUsage = `webhookd replay [--url URL] [--provider NAME] [--repeat N] [--concurrency C] [--timeout D] PATH...
+
+PATH is a fixture file (a provider's raw request body) or a folder, whose
+*.json files are sent (not its subfolders). A fixture's provider is its
+folder's name unless --provider says otherwise; it is signed with the same
+WEBHOOKD_* secret serve verifies with. Exit status: 0 when every answer is
+2xx or 409, 1 otherwise (or a request failed), 2 for a usage or
+configuration error, found before anything is sent.
+`
+
+// runReplay is `webhookd replay`: it signs fixtures with the secrets serve
+// verifies them with (the same WEBHOOKD_* variables) and sends them to a
+// running receiver. Exit status: 0 when every answer is 2xx or 409, 1 when
+// any is not (or a request failed), 2 for a usage or configuration error,
+// which is found before anything is sent.
+func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("webhookd replay", replayUsage, stderr)
+	target := fs.String("url", "http://localhost:8080", "the receiver's base URL; a fixture of provider p goes to URL/webhooks/p")
+	provider := fs.String("provider", "", "sign and send every fixture as this provider (default: each file's folder name)")
+	repeat := fs.Int("repeat", 1, "send each fixture N times, as a provider's retries or a duplicate storm would")
+	conc := fs.Int("concurrency", 1, "requests in flight at once; the copies of one fixture go out together")
+	timeout := fs.Duration("timeout", replay.DefaultTimeout, "bound on each request, answer included")
+	paths, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	fail := func(code int, format string, a ...any) int {
+		fmt.Fprintf(stderr, "webhookd replay: "+format+"\n", a...)
+		return code
+	}
+	switch {
+	case len(paths) == 0:
+		fs.Usage()
+		return 2
+	case *repeat < 1:
+		return fail(2, "--repeat must be at least 1, got %d", *repeat)
+	case *conc < 1:
+		return fail(2, "--concurrency must be at least 1, got %d", *conc)
+	case *timeout <= 0:
+		return fail(2, "--timeout must be positive, got %s", *timeout)
+	}
+
+	fixtures, err := replay.Load(paths, *provider)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return 2
+	}
+	signers, err := replaySigners(cfg, fixtures)
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	rep, err := replay.Run(ctx, fixtures, replay.Options{
+		URL:         *target,
+		Signers:     signers,
+		Repeat:      *repeat,
+		Concurrency: *conc,
+		Timeout:     *timeout,
+	})
+	if err != nil {
+		return fail(2, "%v", err)
+	}
+	if err := rep.WriteSummary(stdout); err != nil {
+		return fail(1, "%v", err)
+	}
+	if !rep.OK() {
+		return 1
+	}
+	return 0
+}
+
+// replaySigners returns the signer of every provider the fixtures name,
+// built by buildRegistry from the same configuration serve uses, or an
+// error naming the variable to set.
+func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Signer, error) {
+	reg, err := buildRegistry(cfg)
+	if err != nil {
+		return nil, err
+	}
+	signers := map[string]providers.Signer{}
+	for _, f := range fixtures {
+		if _, done := signers[f.Provider]; done {
+			continue
+		}
+		variable, known := secretVariable(f.Provider)
+		if !known {
+			return nil, fmt.Errorf("%s: %q is not a provider (stripe, midtrans or xendit): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider)
+		}
+		p, ok := reg.Lookup(f.Provider)
+		switch {
+		case !ok && os.Getenv(variable) != "":
+			return nil, fmt.Errorf("%s: this build of webhookd has no %s adapter", f.Path, f.Provider)
+		case !ok:
+			return nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", variable, f.Provider, f.Path, secretNoun(variable))
+		}
+		s, ok := p.(providers.Signer)
+		if !ok {
+			return nil, fmt.Errorf("%s: the %s adapter cannot sign fixtures", f.Path, f.Provider)
+		}
+		signers[f.Provider] = s
+	}
+	return signers, nil
+}
+
+// secretVariable names the variable that configures provider's secret
+// (CONTRACT.md, "Configuration").
+func secretVariable(provider string) (string, bool) {
+	switch provider {
+	case "stripe":
+		return envPrefix + "_STRIPE_SECRETS", true
+	case "midtrans":
+		return envPrefix + "_MIDTRANS_SERVER_KEY", true
+	case "xendit":
+		return envPrefix + "_XENDIT_CALLBACK_TOKENS", true
+	}
+	return "", false
+}
+
+func secretNoun(variable string) string {
+	switch {
+	case strings.HasSuffix(variable, "_SECRETS"):
+		return "signing secret"
+	case strings.HasSuffix(variable, "_TOKENS"):
+		return "callback token"
+	}
+	return "server key"
+}

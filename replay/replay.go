@@ -1,0 +1,291 @@
+// Package replay sends fixture files (raw provider request bodies) to a
+// running webhookd, each signed the way its provider signs a delivery, and
+// summarises the answers: `webhookd replay`.
+//
+// It is a client of the receiver's HTTP routes and nothing else: it must
+// never open the dedupe store or call the core service, and never print a
+// secret, a signature or a body (a failing answer's "error" message is
+// shown, which the receiver builds from its sentinel errors).
+package replay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// DefaultTimeout bounds one request when Options.Timeout is zero: longer
+// than a receiver's default dispatch budget (10s with retries), so that a
+// slow core service shows as the receiver's 503 rather than as a timeout
+// here.
+const DefaultTimeout = 30 * time.Second
+
+// maxAnswerBytes is how much of an answer is read: enough for the
+// receiver's error message; the rest is discarded.
+const maxAnswerBytes = 64 << 10
+
+// ErrNoSigner is wrapped by Run's error when a fixture's provider has no
+// signer in Options.Signers.
+var ErrNoSigner = errors.New("replay: no signer for provider")
+
+// Options configure Run.
+type Options struct {
+	// URL is the receiver's base URL (http://localhost:8080); a fixture of
+	// provider p is posted to URL/webhooks/p.
+	URL string
+	// Signers signs each provider's fixtures, by provider name.
+	Signers map[string]providers.Signer
+	// Repeat sends each fixture this many times (1 if zero), as a provider
+	// retrying, or a storm of duplicates, would.
+	Repeat int
+	// Concurrency is how many requests are in flight at once (1 if zero).
+	// The copies of one fixture are queued next to each other, so with
+	// Concurrency > 1 they arrive together.
+	Concurrency int
+	// Timeout bounds each request, answer included (DefaultTimeout if
+	// zero).
+	Timeout time.Duration
+	// Client replaces the HTTP client built from Timeout; tests use it.
+	Client *http.Client
+}
+
+// Result is the answer to one request.
+type Result struct {
+	// Fixture indexes Report.Fixtures.
+	Fixture int
+	// Status is the HTTP status, 0 when the request failed in transport.
+	Status int
+	// Replayed is set when the receiver answered from its store
+	// (Idempotent-Replayed: true): the core service was not called.
+	Replayed bool
+	// Message is the "error" field of a JSON error answer, if any.
+	Message string
+	// Err is the transport error (connection refused, timeout).
+	Err error
+	// Latency is the time from sending to the end of the answer (or the
+	// failure).
+	Latency time.Duration
+}
+
+// OK reports whether the answer is one a user's CI accepts: a 2xx (fresh or
+// replayed) or a 409 (the same event is in flight, which a duplicate storm
+// is expected to produce).
+func (r Result) OK() bool {
+	return r.Err == nil && (r.Status >= 200 && r.Status < 300 || r.Status == http.StatusConflict)
+}
+
+// Report is what Run did.
+type Report struct {
+	Fixtures []Fixture
+	// Results holds one Result per request sent, in completion order.
+	Results []Result
+	// Planned is the number of requests Run meant to send
+	// (len(Fixtures) × Repeat); fewer were sent if it was interrupted.
+	Planned     int
+	Repeat      int
+	Concurrency int
+	Elapsed     time.Duration
+}
+
+// OK reports whether every planned request was sent and answered OK.
+func (r *Report) OK() bool {
+	if len(r.Results) != r.Planned {
+		return false
+	}
+	for _, res := range r.Results {
+		if !res.OK() {
+			return false
+		}
+	}
+	return true
+}
+
+// Check validates opts against fixtures without sending anything: the URL
+// is an absolute http(s) base URL, and every fixture's provider has a
+// signer that accepts its body. Run calls it first.
+func Check(fixtures []Fixture, opts Options) error {
+	if _, err := baseURL(opts.URL); err != nil {
+		return err
+	}
+	if opts.Repeat < 0 || opts.Concurrency < 0 || opts.Timeout < 0 {
+		return errors.New("replay: repeat, concurrency and timeout must not be negative")
+	}
+	for _, f := range fixtures {
+		s := opts.Signers[f.Provider]
+		if s == nil {
+			return fmt.Errorf("%w %q (fixture %s)", ErrNoSigner, f.Provider, f.Path)
+		}
+		if _, _, err := s.Sign(f.Body); err != nil {
+			return fmt.Errorf("replay: %s: cannot sign as %s: %w", f.Path, f.Provider, err)
+		}
+	}
+	return nil
+}
+
+// baseURL parses the receiver's base URL, without a trailing slash.
+func baseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", fmt.Errorf("replay: --url %q is not an absolute http(s) URL such as http://localhost:8080", raw)
+	}
+	if strings.Contains(u.Path, "/webhooks/") || strings.HasSuffix(u.Path, "/webhooks") {
+		return "", fmt.Errorf("replay: --url %q: give the receiver's base URL (http://host:port); replay adds /webhooks/<provider>", raw)
+	}
+	return strings.TrimRight(u.String(), "/"), nil
+}
+
+// Run sends every fixture Repeat times, Concurrency at a time, and reports
+// the answers. It returns an error, having sent nothing, when Check fails.
+// When ctx ends it stops sending and reports what was answered so far.
+func Run(ctx context.Context, fixtures []Fixture, opts Options) (*Report, error) {
+	if err := Check(fixtures, opts); err != nil {
+		return nil, err
+	}
+	base, _ := baseURL(opts.URL)
+	repeat, conc := max(opts.Repeat, 1), max(opts.Concurrency, 1)
+	client := opts.Client
+	if client == nil {
+		client = newClient(opts.Timeout, conc)
+	}
+	rep := &Report{Fixtures: fixtures, Planned: len(fixtures) * repeat, Repeat: repeat, Concurrency: conc}
+
+	jobs := make(chan int)
+	results := make(chan Result)
+	var wg sync.WaitGroup
+	for range conc {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range jobs {
+				f := fixtures[i]
+				results <- send(ctx, client, base, opts.Signers[f.Provider], i, f)
+			}
+		}()
+	}
+	go func() {
+		defer close(jobs)
+		// Fixture-major order: the copies of one fixture go out together.
+		for i := range fixtures {
+			for range repeat {
+				select {
+				case jobs <- i:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	go func() {
+		wg.Wait()
+		close(results)
+	}()
+
+	start := time.Now()
+	for res := range results {
+		rep.Results = append(rep.Results, res)
+	}
+	rep.Elapsed = time.Since(start)
+	return rep, nil
+}
+
+// newClient is the default client: bounded per request, a connection per
+// concurrent sender kept warm, and redirects not followed (a receiver does
+// not redirect; a 3xx means the URL is wrong, and counts as a failure).
+func newClient(timeout time.Duration, conc int) *http.Client {
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.MaxIdleConnsPerHost = conc
+	return &http.Client{
+		Timeout:   timeout,
+		Transport: tr,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// send signs f afresh (a new timestamp, as the provider's own retry would
+// carry) and posts it.
+func send(ctx context.Context, client *http.Client, base string, s providers.Signer, i int, f Fixture) (res Result) {
+	res.Fixture = i
+	start := time.Now()
+	defer func() { res.Latency = time.Since(start) }()
+	body, header, err := s.Sign(f.Body)
+	if err != nil {
+		res.Err = fmt.Errorf("sign: %w", err)
+		return res
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/webhooks/"+url.PathEscape(f.Provider), bytes.NewReader(body))
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	for k, v := range header {
+		req.Header[k] = v
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", "webhookd-replay")
+	resp, err := client.Do(req)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	defer resp.Body.Close()
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswerBytes))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxAnswerBytes))
+	res.Status = resp.StatusCode
+	res.Replayed = resp.Header.Get("Idempotent-Replayed") == "true"
+	if err != nil {
+		res.Err = fmt.Errorf("reading the answer: %w", err)
+		return res
+	}
+	if !res.OK() {
+		res.Message = errorMessage(answer)
+	}
+	return res
+}
+
+// errorMessage returns the "error" field of a JSON error answer, cut short
+// and stripped of control characters, or "". Only failing answers are
+// looked at: a 2xx body is the core service's and is not ours to print.
+func errorMessage(answer []byte) string {
+	var e struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(answer, &e) != nil {
+		return ""
+	}
+	msg := strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, e.Error)
+	if r := []rune(msg); len(r) > 200 {
+		msg = string(r[:200]) + "..."
+	}
+	return msg
+}
+
+// latencies returns the sorted latencies of rs.
+func latencies(rs []Result) []time.Duration {
+	out := make([]time.Duration, len(rs))
+	for i, r := range rs {
+		out[i] = r.Latency
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
