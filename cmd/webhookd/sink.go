@@ -17,6 +17,12 @@ const sinkUsage = "webhookd sink [--addr ADDR] [--status CODE]"
 // runSink is `webhookd sink`: a stand-in for the core service that prints
 // each forwarded event and answers --status, until SIGINT/SIGTERM.
 func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	return runSinkArgs(ctx, args, stdout, stderr, nil)
+}
+
+// runSinkArgs is runSink; ready, if not nil, receives the listening address
+// (tests use it).
+func runSinkArgs(ctx context.Context, args []string, stdout, stderr io.Writer, ready chan<- string) int {
 	fs := newFlagSet("webhookd sink", sinkUsage, stderr)
 	addr := fs.String("addr", ":9000", "listen address")
 	status := fs.Int("status", http.StatusOK, "status every request is answered with (503 rehearses a failing core service)")
@@ -33,7 +39,7 @@ func runSink(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhookd sink: --status: %v\n", err)
 		return 2
 	}
-	if err := runSinkServer(ctx, *addr, h, stderr, nil); err != nil {
+	if err := runSinkServer(ctx, *addr, h, stderr, ready); err != nil {
 		fmt.Fprintf(stderr, "webhookd sink: %v\n", err)
 		return 1
 	}
