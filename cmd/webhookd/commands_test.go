@@ -95,9 +95,9 @@ func TestReplayExitStatus(t *testing.T) {
 }
 
 func TestReplayRefusesBeforeSending(t *testing.T) {
-	srv, verified := stubReceiver(t, 200, false)
 	var requests atomic.Int32
-	srv.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) })
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
+	defer srv.Close()
 	fixtures := filepath.Join("testdata", "stripe")
 
 	run1 := func(env map[string]string, args ...string) (string, int) {
@@ -142,7 +142,6 @@ func TestReplayRefusesBeforeSending(t *testing.T) {
 	require.Equal(t, 2, code)
 	require.Contains(t, stderr, "WEBHOOKD_LEASE: cannot parse")
 	require.Zero(t, requests.Load(), "nothing was sent")
-	require.Zero(t, verified.Load())
 
 	// --provider sends the odd file as Stripe.
 	_, code = run1(map[string]string{"WEBHOOKD_STRIPE_SECRETS": testSecret}, "--provider", "stripe", odd)
