@@ -86,6 +86,8 @@ type harness struct {
 	srv    *httptest.Server
 	policy receiver.FailedPolicy
 	fwdTO  time.Duration
+	// extra adapters are registered next to Stripe's.
+	extra []providers.Provider
 }
 
 func newHarness(t *testing.T, mut ...func(*harness)) *harness {
@@ -109,6 +111,9 @@ func (h *harness) start() {
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
+	for _, p := range h.extra {
+		require.NoError(t, reg.Register(p))
+	}
 	fwd, err := dispatch.New(dispatch.Options{URL: h.down.URL, Timeout: h.fwdTO, Retries: 1,
 		RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 20 * time.Millisecond})
 	require.NoError(t, err)

@@ -24,6 +24,8 @@ type config struct {
 	StripeSecrets        []string      `envconfig:"STRIPE_SECRETS" desc:"comma-separated whsec_... signing secrets; enables /webhooks/stripe"`
 	StripeTolerance      time.Duration `envconfig:"STRIPE_TOLERANCE" default:"5m" desc:"how old a Stripe-Signature timestamp may be"`
 	MidtransServerKey    string        `envconfig:"MIDTRANS_SERVER_KEY" desc:"Midtrans server key; enables /webhooks/midtrans"`
+	MidtransVerifyStatus bool          `envconfig:"MIDTRANS_VERIFY_STATUS" default:"false" desc:"confirm each Midtrans notification with Midtrans's GET status API before forwarding it (the signature does not cover the status)"`
+	MidtransAPIURL       string        `envconfig:"MIDTRANS_API_URL" default:"https://api.midtrans.com" desc:"Midtrans API asked by WEBHOOKD_MIDTRANS_VERIFY_STATUS (sandbox: https://api.sandbox.midtrans.com)"`
 	XenditCallbackTokens []string      `envconfig:"XENDIT_CALLBACK_TOKENS" desc:"comma-separated accepted x-callback-token values; enables /webhooks/xendit"`
 	Lease                time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
 	Retention            time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
@@ -108,7 +110,7 @@ func (c *config) check() error {
 			return v("XENDIT_CALLBACK_TOKENS", "contains an empty token")
 		}
 	}
-	return nil
+	return c.checkMidtrans()
 }
 
 // checkServe adds what only serve requires.

@@ -14,7 +14,9 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/xendit"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -44,6 +46,28 @@ func buildRegistry(cfg *config) (*providers.Registry, error) {
 	var reg providers.Registry
 	if len(cfg.StripeSecrets) > 0 {
 		a, err := stripe.New(cfg.StripeSecrets, cfg.StripeTolerance)
+		if err != nil {
+			return nil, err
+		}
+		if err := reg.Register(a); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.MidtransServerKey != "" {
+		var opts []midtrans.Option
+		if cfg.MidtransVerifyStatus {
+			opts = append(opts, midtrans.WithStatusCheck(cfg.MidtransAPIURL))
+		}
+		a, err := midtrans.New(cfg.MidtransServerKey, opts...)
+		if err != nil {
+			return nil, err
+		}
+		if err := reg.Register(a); err != nil {
+			return nil, err
+		}
+	}
+	if len(cfg.XenditCallbackTokens) > 0 {
+		a, err := xendit.New(cfg.XenditCallbackTokens)
 		if err != nil {
 			return nil, err
 		}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+func TestMidtransConfigErrors(t *testing.T) {
+	const key = "SB-Mid-server-abcdef"
+	tests := []struct {
+		env  map[string]string
+		want string // the error must start with this
+	}{
+		{map[string]string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "maybe"}, "WEBHOOKD_MIDTRANS_VERIFY_STATUS: cannot parse"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"}, "WEBHOOKD_MIDTRANS_VERIFY_STATUS: needs WEBHOOKD_MIDTRANS_SERVER_KEY"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: "},
+		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "https://api.midtrans.com/?debug=1"}, "WEBHOOKD_MIDTRANS_API_URL: "},
+		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "http://api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: http://api.midtrans.com must use https"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
+			"WEBHOOKD_MIDTRANS_API_URL: the server key is a sandbox key"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true",
+			"WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com", "WEBHOOKD_LEASE": "12s"},
+			"WEBHOOKD_LEASE: 12s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus the Midtrans status check"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key + " "}, "WEBHOOKD_MIDTRANS_SERVER_KEY: has leading or trailing white space"},
+		{map[string]string{"WEBHOOKD_XENDIT_CALLBACK_TOKENS": "a,,b"}, "WEBHOOKD_XENDIT_CALLBACK_TOKENS: "},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			clearEnv(t)
+			t.Setenv("WEBHOOKD_DOWNSTREAM_URL", "http://localhost:9000/")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			var stderr bytes.Buffer
+			code := run(context.Background(), []string{"serve"}, &bytes.Buffer{}, &stderr)
+			require.NotZero(t, code)
+			line := strings.TrimPrefix(stderr.String(), "webhookd: configuration: ")
+			require.True(t, strings.HasPrefix(line, tt.want), "got %q", stderr.String())
+			require.Equal(t, 1, strings.Count(stderr.String(), "\n"), "one line")
+			require.NotContains(t, stderr.String(), "abcdef", "the server key is never quoted")
+		})
+	}
+}
+
+func TestMidtransConfigAccepts(t *testing.T) {
+	tests := []map[string]string{
+		{},
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "Mid-server-live", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "1",
+			"WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com/"},
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true",
+			"WEBHOOKD_MIDTRANS_API_URL": "http://127.0.0.1:8089"},
+		{"WEBHOOKD_MIDTRANS_API_URL": "http://localhost:8089/midtrans"},
+	}
+	for _, env := range tests {
+		clearEnv(t)
+		for k, v := range env {
+			t.Setenv(k, v)
+		}
+		c, err := loadConfig()
+		require.NoError(t, err, "%v", env)
+		_, err = buildRegistry(c)
+		require.NoError(t, err, "%v", env)
+	}
+}
+
+func TestMidtransConfigDefaults(t *testing.T) {
+	clearEnv(t)
+	c, err := loadConfig()
+	require.NoError(t, err)
+	require.False(t, c.MidtransVerifyStatus)
+	require.Equal(t, "https://api.midtrans.com", c.MidtransAPIURL)
+
+	var out bytes.Buffer
+	require.Zero(t, run(context.Background(), []string{"help"}, &out, &bytes.Buffer{}))
+	for _, v := range []string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS", "WEBHOOKD_MIDTRANS_API_URL", "https://api.midtrans.com"} {
+		require.Contains(t, out.String(), v)
+	}
+}
+
+func TestBuildRegistryProviders(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{}, []string{}},
+		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a"}, []string{"stripe"}},
+		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x"}, []string{"midtrans"}},
+		{map[string]string{"WEBHOOKD_XENDIT_CALLBACK_TOKENS": "tok_a, tok_b"}, []string{"xendit"}},
+		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a", "WEBHOOKD_MIDTRANS_SERVER_KEY": "Mid-server-x",
+			"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true", "WEBHOOKD_XENDIT_CALLBACK_TOKENS": "tok_a"},
+			[]string{"midtrans", "stripe", "xendit"}},
+	}
+	for _, tt := range tests {
+		clearEnv(t)
+		for k, v := range tt.env {
+			t.Setenv(k, v)
+		}
+		c, err := loadConfig()
+		require.NoError(t, err)
+		reg, err := buildRegistry(c)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, reg.Names(), "%v", tt.env)
+	}
+
+	// The status check is on only when asked for.
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_MIDTRANS_SERVER_KEY", "SB-Mid-server-x")
+	t.Setenv("WEBHOOKD_XENDIT_CALLBACK_TOKENS", " tok_a , tok_b ")
+	c, err := loadConfig()
+	require.NoError(t, err)
+	require.Equal(t, []string{"tok_a", "tok_b"}, c.XenditCallbackTokens)
+	reg, err := buildRegistry(c)
+	require.NoError(t, err)
+	p, ok := reg.Lookup("midtrans")
+	require.True(t, ok)
+	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)),
+		"without WEBHOOKD_MIDTRANS_VERIFY_STATUS nothing is asked")
+}

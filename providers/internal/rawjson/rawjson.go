@@ -1,0 +1,229 @@
+// Package rawjson reads the top-level members of one JSON object without
+// re-serialising anything: each member's value is kept as the exact bytes
+// that arrived, together with its offsets in the body. Adapters use it to
+// hash a field's raw text (Midtrans signs the raw strings of three fields),
+// to rewrite one value while leaving every other byte alone (Midtrans's
+// signature_key), and to fingerprint chosen members canonically.
+//
+// It refuses a body that names the same member twice instead of picking one
+// of the values: webhookd and the core service that receives the raw body
+// could resolve the duplicate differently, and then the event webhookd keyed
+// and the event the core acts on would not be the same.
+//
+// It must never log or return any part of the body in an error.
+package rawjson
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+)
+
+// Errors returned by Parse.
+var (
+	// ErrNotObject means the body is not exactly one JSON object (empty,
+	// invalid JSON, another kind of value, or trailing data after it).
+	ErrNotObject = errors.New("rawjson: not a single JSON object")
+	// ErrDuplicate means the object names one member more than once.
+	ErrDuplicate = errors.New("rawjson: member named more than once")
+)
+
+// Member is one top-level member of a parsed object.
+type Member struct {
+	// Value is the member's value exactly as it appears in the body
+	// (Value == body[Start:End]), without surrounding white space.
+	Value json.RawMessage
+	// Start and End are Value's offsets in the parsed body.
+	Start, End int
+}
+
+// IsNull reports whether the member's value is the JSON literal null.
+func (m Member) IsNull() bool { return string(m.Value) == "null" }
+
+// Object is a parsed JSON object: its top-level members by name.
+type Object struct {
+	members map[string]Member
+	// open is the offset just past the object's opening brace.
+	open int
+}
+
+// Parse reads body as exactly one JSON object (white space around it is
+// allowed) and returns its top-level members. Nested values are validated but
+// not split further; use Object.Object to read a nested object.
+func Parse(body []byte) (*Object, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return nil, ErrNotObject
+	}
+	o := &Object{members: make(map[string]Member), open: int(dec.InputOffset())}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, ErrNotObject
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, ErrNotObject
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, ErrNotObject
+		}
+		end := int(dec.InputOffset())
+		start := end - len(raw)
+		// The decoder reports the end of the value it returned; check that
+		// the offsets really frame the value's bytes, since Sign rewrites
+		// exactly this range.
+		if start < 0 || end > len(body) || !bytes.Equal(body[start:end], raw) {
+			return nil, ErrNotObject
+		}
+		if _, dup := o.members[name]; dup {
+			return nil, ErrDuplicate
+		}
+		o.members[name] = Member{Value: raw, Start: start, End: end}
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return nil, ErrNotObject
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, ErrNotObject
+	}
+	return o, nil
+}
+
+// Len is the number of members.
+func (o *Object) Len() int { return len(o.members) }
+
+// Open is the offset in the body just past the object's opening brace, where
+// a new first member can be inserted.
+func (o *Object) Open() int { return o.open }
+
+// Get returns the member called name.
+func (o *Object) Get(name string) (Member, bool) {
+	m, ok := o.members[name]
+	return m, ok
+}
+
+// Has reports whether the member called name is present and not null.
+func (o *Object) Has(name string) bool {
+	m, ok := o.members[name]
+	return ok && !m.IsNull()
+}
+
+// String returns the decoded value of the string member called name. ok is
+// false when the member is absent or null; err is set when it is present but
+// not a string.
+func (o *Object) String(name string) (s string, ok bool, err error) {
+	m, present := o.members[name]
+	if !present || m.IsNull() {
+		return "", false, nil
+	}
+	if len(m.Value) == 0 || m.Value[0] != '"' {
+		return "", false, fmt.Errorf("rawjson: member %q is not a string", name)
+	}
+	if err := json.Unmarshal(m.Value, &s); err != nil {
+		return "", false, fmt.Errorf("rawjson: member %q is not a string", name)
+	}
+	return s, true, nil
+}
+
+// Scalar returns the text of the member called name when it is a string (its
+// decoded value) or a number (its raw text, never reformatted: 100000.00
+// stays "100000.00"). ok is false when the member is absent or null; err is
+// set for any other kind of value.
+func (o *Object) Scalar(name string) (s string, ok bool, err error) {
+	m, present := o.members[name]
+	if !present || m.IsNull() {
+		return "", false, nil
+	}
+	if c := m.Value[0]; c == '-' || (c >= '0' && c <= '9') {
+		return string(m.Value), true, nil
+	}
+	return o.String(name)
+}
+
+// Object parses the member called name as a nested object. ok is false when
+// the member is absent or null; err is set when it is present but not an
+// object, or names a member twice.
+func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
+	m, present := o.members[name]
+	if !present || m.IsNull() {
+		return nil, false, nil
+	}
+	obj, err = Parse(m.Value)
+	if err != nil {
+		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, err)
+	}
+	return obj, true, nil
+}
+
+// Fingerprint returns the lowercase hex SHA-256 of the named members, in the
+// order given, encoded as one JSON object whose values are in canonical form
+// (see Canonical). Absent members are left out rather than written as null,
+// so "absent" and "null" fingerprint differently. With no names, every
+// member is included, in sorted name order.
+//
+// The encoding is unambiguous because each value is itself valid JSON and
+// each name is JSON-quoted.
+func (o *Object) Fingerprint(names ...string) (string, error) {
+	if len(names) == 0 {
+		names = make([]string, 0, len(o.members))
+		for n := range o.members {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+	}
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	first := true
+	for _, name := range names {
+		m, ok := o.members[name]
+		if !ok {
+			continue
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		quoted, err := json.Marshal(name)
+		if err != nil {
+			return "", err
+		}
+		buf.Write(quoted)
+		buf.WriteByte(':')
+		if err := Canonical(&buf, m.Value); err != nil {
+			return "", err
+		}
+	}
+	buf.WriteByte('}')
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// Canonical appends to buf a canonical encoding of the JSON value raw:
+// compact, object members sorted by name at every depth, string escapes
+// normalised, and numbers kept as their exact text. Two values that differ
+// only in white space, member order or escaping encode identically, so a
+// provider that re-serialises the same event on a retry fingerprints the
+// same.
+func Canonical(buf *bytes.Buffer, raw json.RawMessage) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	// encoding/json writes map keys in sorted order and json.Number as is.
+	out, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	buf.Write(out)
+	return nil
+}

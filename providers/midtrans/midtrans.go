@@ -1,0 +1,142 @@
+package midtrans
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// Name is the adapter's route segment and event key prefix.
+const Name = "midtrans"
+
+// DefaultAPIURL is Midtrans's production API, which Confirm asks by default.
+// The sandbox API is https://api.sandbox.midtrans.com.
+const DefaultAPIURL = "https://api.midtrans.com"
+
+// DefaultStatusTimeout bounds one call of the GET status API, connection
+// included. Midtrans gives a notification 15 seconds before it counts as
+// failed, and webhookd still has to forward it after confirming it.
+const DefaultStatusTimeout = 5 * time.Second
+
+// Adapter verifies, parses and optionally confirms Midtrans notifications.
+// Build one with New; an Adapter is safe for concurrent use. The zero value
+// verifies nothing: it rejects every delivery.
+type Adapter struct {
+	serverKey string
+
+	// statusAPI is the API base URL Confirm asks; nil disables Confirm.
+	statusAPI *url.URL
+	// rawAPI is WithStatusCheck's argument, checked by New.
+	rawAPI  string
+	check   bool
+	client  *http.Client
+	timeout time.Duration
+}
+
+var (
+	_ providers.Provider  = (*Adapter)(nil)
+	_ providers.Signer    = (*Adapter)(nil)
+	_ providers.Confirmer = (*Adapter)(nil)
+)
+
+// Option configures an Adapter built by New.
+type Option func(*Adapter)
+
+// WithStatusCheck enables Confirm: before a notification is forwarded, the
+// adapter asks the GET status API under apiURL (DefaultAPIURL, or the
+// sandbox API for a sandbox server key) and refuses the notification unless
+// Midtrans reports the same status. An empty apiURL means DefaultAPIURL.
+func WithStatusCheck(apiURL string) Option {
+	return func(a *Adapter) {
+		a.check = true
+		a.rawAPI = apiURL
+	}
+}
+
+// WithHTTPClient makes Confirm use c (its transport, for one) instead of a
+// client of its own. Redirects are still not followed, whatever c says: the
+// request carries the server key. A nil c is ignored.
+func WithHTTPClient(c *http.Client) Option {
+	return func(a *Adapter) {
+		if c != nil {
+			a.client = c
+		}
+	}
+}
+
+// WithStatusTimeout bounds each GET status call (DefaultStatusTimeout
+// otherwise). New refuses a timeout that is not positive.
+func WithStatusTimeout(d time.Duration) Option {
+	return func(a *Adapter) { a.timeout = d }
+}
+
+// New returns an Adapter that verifies notifications signed with serverKey.
+// Confirm stays a no-op unless WithStatusCheck is given.
+//
+// The key is used exactly as given. New refuses an empty key and one with
+// surrounding white space (almost always a copy-and-paste accident that would
+// fail every notification), a status API URL that is not an absolute http or
+// https URL without query, fragment or credentials, and a timeout that is
+// not positive.
+func New(serverKey string, opts ...Option) (*Adapter, error) {
+	switch {
+	case serverKey == "":
+		return nil, errors.New("midtrans: no server key configured")
+	case strings.TrimSpace(serverKey) != serverKey:
+		return nil, errors.New("midtrans: server key has leading or trailing white space")
+	}
+	a := &Adapter{serverKey: serverKey, timeout: DefaultStatusTimeout}
+	for _, opt := range opts {
+		opt(a)
+	}
+	if a.timeout <= 0 {
+		return nil, fmt.Errorf("midtrans: status timeout must be positive, got %s", a.timeout)
+	}
+	if !a.check {
+		return a, nil
+	}
+	raw := a.rawAPI
+	if raw == "" {
+		raw = DefaultAPIURL
+	}
+	u, err := ParseAPIURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	a.statusAPI = u
+	client := &http.Client{}
+	if a.client != nil {
+		c := *a.client
+		client = &c
+	}
+	// Never follow a redirect with the server key in the Authorization
+	// header; a 3xx counts as the API being unavailable.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a.client = client
+	return a, nil
+}
+
+// ParseAPIURL checks a Midtrans API base URL: absolute http or https, with a
+// host, and without query, fragment or user information. A trailing slash is
+// dropped. The configuration uses it to report a bad URL before start-up.
+func ParseAPIURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("midtrans: API URL %q is not an absolute http(s) URL", raw)
+	}
+	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
+		// Not quoted: the URL may carry a password.
+		return nil, errors.New("midtrans: API URL must not have credentials, a query or a fragment")
+	}
+	u.Path = strings.TrimRight(u.Path, "/")
+	u.RawPath = strings.TrimRight(u.RawPath, "/")
+	return u, nil
+}
+
+// Name returns "midtrans".
+func (a *Adapter) Name() string { return Name }

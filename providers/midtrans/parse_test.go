@@ -1,0 +1,207 @@
+package midtrans_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/midtrans"
+)
+
+const fixtures = "../../fixtures/midtrans"
+
+func readFixture(t testing.TB, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures, name))
+	require.NoError(t, err)
+	return b
+}
+
+func TestParseFixtures(t *testing.T) {
+	const (
+		va   = "6f1c2b7e-3a41-4d8e-9b1a-0c2d3e4f5a61"
+		card = "0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04"
+		qris = "c4a7e019-2d6b-4b8f-9e35-7f1a0d6c2b93"
+		gp   = "9d3f6a21-8c4e-4a7b-b2d0-61e5f7a8c3d2"
+	)
+	tests := []struct {
+		file     string
+		wantKey  string
+		wantType string
+	}{
+		{"bank_transfer_pending.json", va + ":pending:accept", "pending"},
+		{"bank_transfer_settlement.json", va + ":settlement:accept", "settlement"},
+		{"credit_card_capture_challenge.json", card + ":capture:challenge", "capture"},
+		{"credit_card_capture_accept.json", card + ":capture:accept", "capture"},
+		{"credit_card_settlement.json", card + ":settlement:accept", "settlement"},
+		{"qris_expire.json", qris + ":expire:accept", "expire"},
+		{"gopay_partial_refund_1.json", gp + ":partial_refund:accept:WH-REFUND-2044-01", "partial_refund"},
+		{"gopay_partial_refund_2.json", gp + ":partial_refund:accept:WH-REFUND-2044-02", "partial_refund"},
+	}
+	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	require.NoError(t, err)
+	require.Len(t, paths, len(tests), "every fixture has a row here")
+
+	a := newAdapter(t, testKey)
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			body := readFixture(t, tt.file)
+			// The fixtures are signed with the documented test key, so they
+			// verify as they are.
+			require.NoError(t, a.Verify(nil, body))
+			ev, err := a.Parse(body)
+			require.NoError(t, err)
+			require.Equal(t, tt.wantKey, ev.Key)
+			require.Equal(t, tt.wantType, ev.Type)
+			require.Regexp(t, `^[0-9a-f]{64}$`, ev.Fingerprint)
+		})
+	}
+}
+
+func TestParseKeys(t *testing.T) {
+	tests := []struct {
+		name     string
+		body     string
+		wantKey  string
+		wantType string
+		wantErr  error
+	}{
+		{name: "status only", body: `{"transaction_id":"t1","transaction_status":"pending"}`, wantKey: "t1:pending", wantType: "pending"},
+		{name: "with fraud_status", body: `{"transaction_id":"t1","transaction_status":"capture","fraud_status":"challenge"}`,
+			wantKey: "t1:capture:challenge", wantType: "capture"},
+		{name: "with refund_key", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"r-1"}`,
+			wantKey: "t1:refund:r-1", wantType: "refund"},
+		{name: "with both", body: `{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"r-2"}`,
+			wantKey: "t1:partial_refund:accept:r-2", wantType: "partial_refund"},
+		{name: "refund_key may contain a colon", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"a:b"}`,
+			wantKey: "t1:refund:a:b", wantType: "refund"},
+		{name: "null and empty optional fields count as absent",
+			body:    `{"transaction_id":"t1","transaction_status":"settlement","fraud_status":null,"refund_key":""}`,
+			wantKey: "t1:settlement", wantType: "settlement"},
+		{name: "order_id plays no part", body: `{"order_id":"o-1","transaction_id":"t1","transaction_status":"settlement"}`,
+			wantKey: "t1:settlement", wantType: "settlement"},
+		{name: "longest fields", wantType: strings.Repeat("s", midtrans.MaxFieldBytes),
+			body: `{"transaction_id":"` + strings.Repeat("t", midtrans.MaxFieldBytes) + `","transaction_status":"` + strings.Repeat("s", midtrans.MaxFieldBytes) +
+				`","fraud_status":"` + strings.Repeat("f", midtrans.MaxFieldBytes) + `","refund_key":"` + strings.Repeat("r", midtrans.MaxFieldBytes) + `"}`,
+			wantKey: strings.Repeat("t", midtrans.MaxFieldBytes) + ":" + strings.Repeat("s", midtrans.MaxFieldBytes) + ":" +
+				strings.Repeat("f", midtrans.MaxFieldBytes) + ":" + strings.Repeat("r", midtrans.MaxFieldBytes)},
+
+		{name: "not JSON", body: `transaction_id=t1`, wantErr: midtrans.ErrNotJSON},
+		{name: "JSON null", body: `null`, wantErr: midtrans.ErrNotJSON},
+		{name: "duplicate status", body: `{"transaction_id":"t1","transaction_status":"pending","transaction_status":"settlement"}`, wantErr: midtrans.ErrNotJSON},
+		{name: "no transaction_id", body: `{"transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "empty transaction_id", body: `{"transaction_id":"","transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "numeric transaction_id", body: `{"transaction_id":42,"transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "transaction_id with a colon", body: `{"transaction_id":"t1:settlement","transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "transaction_id with a space", body: `{"transaction_id":"t 1","transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "transaction_id with CRLF", body: `{"transaction_id":"t1\r\nX: y","transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "transaction_id too long", body: `{"transaction_id":"` + strings.Repeat("t", midtrans.MaxFieldBytes+1) + `","transaction_status":"pending"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "no transaction_status", body: `{"transaction_id":"t1"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "transaction_status null", body: `{"transaction_id":"t1","transaction_status":null}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "non-ASCII status", body: `{"transaction_id":"t1","transaction_status":"séttlement"}`, wantErr: midtrans.ErrNoEventKey},
+		{name: "fraud_status a number", body: `{"transaction_id":"t1","transaction_status":"capture","fraud_status":1}`, wantErr: midtrans.ErrInvalidField},
+		{name: "fraud_status with a colon", body: `{"transaction_id":"t1","transaction_status":"capture","fraud_status":"a:b"}`, wantErr: midtrans.ErrInvalidField},
+		{name: "refund_key with a space", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"r 1"}`, wantErr: midtrans.ErrInvalidField},
+		{name: "refund_key too long", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"` + strings.Repeat("r", midtrans.MaxFieldBytes+1) + `"}`, wantErr: midtrans.ErrInvalidField},
+	}
+	a := newAdapter(t, testKey)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ev, err := a.Parse([]byte(tt.body))
+			if tt.wantErr != nil {
+				require.ErrorIs(t, err, tt.wantErr)
+				require.ErrorIs(t, err, providers.ErrMalformed)
+				require.NotErrorIs(t, err, providers.ErrUnauthorized)
+				require.Zero(t, ev)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.wantKey, ev.Key)
+			require.Equal(t, tt.wantType, ev.Type)
+			require.LessOrEqual(t, len("midtrans:"+ev.Key), dedupe.MaxKeyLen, "the store must take the key")
+		})
+	}
+}
+
+// replaceOnce replaces old with new in b, requiring exactly one occurrence so
+// that a fixture edit cannot silently stop exercising the case.
+func replaceOnce(t *testing.T, b []byte, old, new string) []byte {
+	t.Helper()
+	require.Equal(t, 1, bytes.Count(b, []byte(old)), "occurrences of %q", old)
+	return bytes.Replace(b, []byte(old), []byte(new), 1)
+}
+
+func TestFingerprint(t *testing.T) {
+	orig := readFixture(t, "gopay_partial_refund_1.json")
+	tests := []struct {
+		name     string
+		edit     func(t *testing.T, b []byte) []byte
+		wantSame bool
+	}{
+		// What may differ between two notifications of one event.
+		{"signature_key changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"signature_key": "`, `"signature_key": "0`)
+		}, true},
+		{"status_message changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"midtrans payment notification"`, `"Success, transaction is found"`)
+		}, true},
+		{"times changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"settlement_time": "2026-03-10 19:02:48"`, `"settlement_time": "2026-03-10 19:02:49"`)
+		}, true},
+		{"a new field added", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"currency": "IDR"`, `"currency": "IDR", "issuer": "gopay"`)
+		}, true},
+		{"compacted", func(t *testing.T, b []byte) []byte {
+			var buf bytes.Buffer
+			require.NoError(t, json.Compact(&buf, b))
+			return buf.Bytes()
+		}, true},
+
+		// A different payload under the same key.
+		{"gross_amount changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"gross_amount": "310000.00"`, `"gross_amount": "310001.00"`)
+		}, false},
+		{"gross_amount as a number", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"gross_amount": "310000.00"`, `"gross_amount": 310000.00`)
+		}, false},
+		{"refund_amount changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"refund_amount": "60000.00"`, `"refund_amount": "70000.00"`)
+		}, false},
+		{"order_id changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"order_id": "WH-ORDER-2044"`, `"order_id": "WH-ORDER-2045"`)
+		}, false},
+		{"currency changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"currency": "IDR"`, `"currency": "USD"`)
+		}, false},
+		{"payment_type changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"payment_type": "gopay"`, `"payment_type": "qris"`)
+		}, false},
+		{"status_code changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"status_code": "200"`, `"status_code": "201"`)
+		}, false},
+	}
+	a := newAdapter(t, testKey)
+	want, err := a.Parse(orig)
+	require.NoError(t, err)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			edited := tt.edit(t, bytes.Clone(orig))
+			require.NotEqual(t, orig, edited)
+			got, err := a.Parse(edited)
+			require.NoError(t, err)
+			require.Equal(t, want.Key, got.Key)
+			if tt.wantSame {
+				require.Equal(t, want, got)
+				return
+			}
+			require.NotEqual(t, want.Fingerprint, got.Fingerprint)
+		})
+	}
+}

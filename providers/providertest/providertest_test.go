@@ -1,0 +1,170 @@
+package providertest_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
+	"github.com/webhookd/webhookd/signature"
+)
+
+// toy is a small HMAC-signed provider for testing the kit itself: header
+// X-Toy-Signature is "<unix>.<hex HMAC of unix.body>", the key is the body's
+// id, and its "attempt" counts up on each retry. Each flaw, when set,
+// breaks one property the kit must catch.
+type toy struct {
+	secret string
+	now    func() time.Time
+	flaw   string
+}
+
+func (p *toy) Name() string { return "toy" }
+
+func (p *toy) Sign(body []byte) ([]byte, http.Header, error) {
+	ts := strconv.FormatInt(p.now().Unix(), 10)
+	h := http.Header{}
+	h.Set("X-Toy-Signature", ts+"."+p.mac(ts, body))
+	return body, h, nil
+}
+
+// mac is the signature over ts and body, as flawed as the toy is.
+func (p *toy) mac(ts string, body []byte) string {
+	key := p.secret
+	if p.flaw == "ignores-secret" {
+		key = "fixed"
+	}
+	if p.flaw == "ignores-body" {
+		body = nil
+	}
+	return signature.HMACSHA256Hex([]byte(key), []byte(ts+"."), body)
+}
+
+func (p *toy) Verify(h http.Header, body []byte) error {
+	unauthorized := providers.ErrUnauthorized
+	if p.flaw == "wrong-error-class" {
+		unauthorized = providers.ErrMalformed
+	}
+	switch p.flaw {
+	case "accepts-anything":
+		return nil
+	case "accepts-unsigned":
+		if h.Get("X-Toy-Signature") == "" {
+			return nil
+		}
+	}
+	ts, sig, ok := strings.Cut(h.Get("X-Toy-Signature"), ".")
+	if !ok {
+		return unauthorized
+	}
+	if !signature.EqualString(p.mac(ts, body), sig) {
+		return unauthorized
+	}
+	return nil
+}
+
+func (p *toy) Parse(body []byte) (providers.Event, error) {
+	var v struct {
+		ID      string `json:"id"`
+		Kind    string `json:"kind"`
+		Amount  int    `json:"amount"`
+		Attempt int    `json:"attempt"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+		return providers.Event{}, providers.ErrMalformed
+	}
+	key := v.ID
+	switch p.flaw {
+	case "key-per-attempt":
+		key = fmt.Sprintf("%s:%d", v.ID, v.Attempt)
+	case "same-key":
+		key = "toy"
+	case "key-with-space":
+		key = v.ID + " x"
+	}
+	fp := fmt.Sprintf("%s|%s|%d", v.ID, v.Kind, v.Amount)
+	if p.flaw == "fingerprint-per-attempt" {
+		fp += fmt.Sprintf("|%d", v.Attempt)
+	}
+	return providers.Event{Key: key, Type: v.Kind, Fingerprint: fp}, nil
+}
+
+var attempt = regexp.MustCompile(`"attempt": ([0-9]+)`)
+
+func kit(flaw string) providertest.Kit {
+	return providertest.Kit{
+		New: func(secret string, now func() time.Time) (providers.Provider, error) {
+			return &toy{secret: secret, now: now, flaw: flaw}, nil
+		},
+		Secret:      "toy-secret-a",
+		OtherSecret: "toy-secret-b",
+		Fixtures:    "testdata/toy",
+		Retry: func(body []byte) []byte {
+			return attempt.ReplaceAllFunc(body, func(m []byte) []byte {
+				n, _ := strconv.Atoi(string(attempt.FindSubmatch(m)[1]))
+				return fmt.Appendf(nil, `"attempt": %d`, n+1)
+			})
+		},
+	}
+}
+
+// TestToy runs the kit on the toy adapter with the flaw named by
+// PROVIDERTEST_FLAW; TestKitCatchesFlaws runs it in a child process for each
+// flaw, since a failing kit fails the test that runs it.
+func TestToy(t *testing.T) {
+	flaw, ok := os.LookupEnv("PROVIDERTEST_FLAW")
+	if !ok {
+		flaw = ""
+	}
+	providertest.Run(t, kit(flaw))
+}
+
+func TestKitCatchesFlaws(t *testing.T) {
+	if _, child := os.LookupEnv("PROVIDERTEST_FLAW"); child {
+		t.Skip("child process")
+	}
+	tests := []struct {
+		flaw string
+		want string // in the failing child's output
+	}{
+		{"accepts-anything", "changed_signature_byte_is_refused"},
+		{"accepts-unsigned", "missing_signature_is_refused"},
+		{"ignores-body", "changed_signed_byte_is_refused"},
+		{"ignores-secret", "wrong_secret_is_refused"},
+		{"wrong-error-class", "delivery not authenticated"},
+		{"key-per-attempt", "same key, type and fingerprint"},
+		{"fingerprint-per-attempt", "same key, type and fingerprint"},
+		{"same-key", "distinct events need distinct keys"},
+		{"key-with-space", "printable ASCII without spaces"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.flaw, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestToy$", "-test.v")
+			cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW="+tt.flaw)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", tt.flaw, out)
+			require.Contains(t, string(out), tt.want)
+			require.True(t, bytes.Contains(out, []byte("--- FAIL: TestToy")), "output:\n%s", out)
+		})
+	}
+}
+
+func TestBumpPendingWebhooks(t *testing.T) {
+	require.Equal(t, `{"a":1,"pending_webhooks" : 3,"b":2}`, string(providertest.BumpPendingWebhooks([]byte(`{"a":1,"pending_webhooks" : 2,"b":2}`))))
+	require.Equal(t, `{"pending_webhooks":10}`, string(providertest.BumpPendingWebhooks([]byte(`{"pending_webhooks":9}`))))
+	require.Equal(t, `{"a":1}`, string(providertest.BumpPendingWebhooks([]byte(`{"a":1}`))))
+}

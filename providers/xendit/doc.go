@@ -1,0 +1,21 @@
+// Package xendit is the webhookd adapter for Xendit webhook callbacks
+// (invoices, virtual accounts, the Payments API, refunds).
+//
+// Xendit does not sign its callbacks. Each carries the account's static
+// "webhook verification token" in the x-callback-token header, so Verify can
+// only compare that header, in constant time, with every configured token
+// (more than one while a token is being replaced). The token proves the
+// sender knows the secret; it does not protect the body, has no timestamp
+// and so cannot stop a replay: the dedupe store is what makes a replayed
+// callback harmless.
+//
+// Xendit's payloads carry no single event id, so Parse derives the key from
+// the shape of the body (CONTRACT.md, "Event keys"): an envelope with event
+// and data is keyed by event and data.id (or data.payment_id and
+// data.capture_id), a flat body with a status by id and status (an invoice
+// that expires and is then paid gives two events), and anything else by
+// payment_id or id.
+//
+// The adapter never logs or returns a token or a body in an error, and never
+// touches the dedupe store.
+package xendit
