@@ -87,12 +87,12 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 	m.deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "webhookd_delivery_duration_seconds",
 		Help:    "Time from a provider request's arrival to its answer, forwarding included.",
-		Buckets: prometheus.ExponentialBuckets(0.001, 2.5, 12), // 1ms to ~60s
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"provider"})
 	m.dispatchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "webhookd_dispatch_duration_seconds",
 		Help:    "Time spent forwarding one delivery to the core service, retries included, by result (delivered, rejected, unavailable).",
-		Buckets: prometheus.ExponentialBuckets(0.005, 2, 14), // 5ms to ~41s
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
 	}, []string{"provider", "result"})
 	m.dispatchAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "webhookd_dispatch_attempts_total",
@@ -101,12 +101,13 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "webhookd_store_commit_duration_seconds",
 		Help:    "Time one dedupe store write transaction took, the sync to disk included.",
-		Buckets: prometheus.ExponentialBuckets(0.0001, 2.5, 12), // 100µs to ~6s
+		// From a page-cache commit to an fsync on a busy disk.
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
 	m.commitBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "webhookd_store_commit_batch_size",
 		Help:    "Writes coalesced into one dedupe store commit (group commit).",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512
+		Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512; dedupe.DefaultMaxBatch is 256
 	})
 	m.pruned = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "webhookd_store_pruned_records_total",
