@@ -99,8 +99,8 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		Help: "Requests sent to the core service, retries included.",
 	}, []string{"provider"})
 	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
-		Name:    "webhookd_store_commit_duration_seconds",
-		Help:    "Time one dedupe store write transaction took, the sync to disk included.",
+		Name: "webhookd_store_commit_duration_seconds",
+		Help: "Time one dedupe store write transaction took, the sync to disk included.",
 		// From a page-cache commit to an fsync on a busy disk.
 		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 	})
