@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -26,6 +27,13 @@ const UnknownProvider = "unknown"
 // scrapeTimeout bounds one scrape, the store count included.
 const scrapeTimeout = 10 * time.Second
 
+// DefaultRecordsMaxAge is how long a count of the store's records serves
+// later scrapes when Options.RecordsMaxAge is zero. Counting walks every
+// record (about 2 million a second: BenchmarkStats in package dedupe), so a
+// week of retention at a few events a second costs a second or more; a
+// state count half a minute old is still accurate enough to alert on.
+const DefaultRecordsMaxAge = 30 * time.Second
+
 // Options configure New.
 type Options struct {
 	// Providers are the configured provider names; they are the only
@@ -34,12 +42,19 @@ type Options struct {
 	// Logger receives errors met while gathering or writing metrics; nil
 	// discards them.
 	Logger *slog.Logger
+	// RecordsMaxAge is how long a count of records by state is reused by
+	// later scrapes: DefaultRecordsMaxAge if zero, a fresh count on every
+	// scrape if negative.
+	RecordsMaxAge time.Duration
+	// Now is the clock of RecordsMaxAge; time.Now if nil.
+	Now func() time.Time
 }
 
 // Metrics holds webhookd's collectors. Its methods are safe for concurrent
 // use.
 type Metrics struct {
 	reg       *prometheus.Registry
+	opts      Options
 	providers map[string]bool
 	outcomes  map[string]bool
 	handler   http.Handler
@@ -61,8 +76,15 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 	if reg == nil {
 		return nil, errors.New("metrics: a registry is required")
 	}
+	if opts.RecordsMaxAge == 0 {
+		opts.RecordsMaxAge = DefaultRecordsMaxAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
 	m := &Metrics{
 		reg:       reg,
+		opts:      opts,
 		providers: map[string]bool{},
 		outcomes:  map[string]bool{},
 		log:       opts.Logger,
@@ -208,9 +230,11 @@ type StoreStats interface {
 
 // WatchStore registers webhookd_store_records{state}, which counts the
 // store's records by state (in_flight, completed, failed) when Prometheus
-// scrapes. Call it once, after the store is open.
+// scrapes, at most once per Options.RecordsMaxAge. Call it once, after the
+// store is open.
 func (m *Metrics) WatchStore(s StoreStats) error {
-	if err := m.reg.Register(&recordsCollector{store: s}); err != nil {
+	c := &recordsCollector{store: s, maxAge: m.opts.RecordsMaxAge, now: m.opts.Now}
+	if err := m.reg.Register(c); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
@@ -224,8 +248,16 @@ func (m *Metrics) Handler() http.Handler { return m.handler }
 // gauges, so that records written by other processes (webhookd keys) and
 // records the pruner removed are counted without any bookkeeping on the
 // write path.
+//
+// A count is reused for maxAge, and concurrent scrapes share one count.
 type recordsCollector struct {
-	store StoreStats
+	store  StoreStats
+	maxAge time.Duration
+	now    func() time.Time
+
+	mu      sync.Mutex
+	counts  map[dedupe.State]int
+	counted time.Time
 }
 
 var recordsDesc = prometheus.NewDesc("webhookd_store_records",
@@ -237,9 +269,7 @@ var recordStates = []dedupe.State{dedupe.InFlight, dedupe.Completed, dedupe.Fail
 func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }
 
 func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
-	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
-	defer cancel()
-	counts, err := c.store.Stats(ctx)
+	counts, err := c.count()
 	if err != nil {
 		// The scrape reports the error (promhttp_metric_handler_errors_total
 		// and the log) and serves every other metric.
@@ -250,6 +280,23 @@ func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, st := range recordStates {
 		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(counts[st]), strings.ToLower(st.String()))
 	}
+}
+
+// count returns the counts of the last maxAge, or counts afresh.
+func (c *recordsCollector) count() (map[dedupe.State]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts != nil && c.maxAge > 0 && c.now().Sub(c.counted) < c.maxAge {
+		return c.counts, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	counts, err := c.store.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.counts, c.counted = counts, c.now()
+	return counts, nil
 }
 
 // errorLog adapts slog to promhttp.Logger.

@@ -76,7 +76,8 @@ func newStack(t *testing.T) *stack {
 	t.Cleanup(down.Close)
 
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg, metrics.Options{Providers: []string{"stripe"}})
+	// Counted on every scrape, so that the test sees the pruning at once.
+	m, err := metrics.New(reg, metrics.Options{Providers: []string{"stripe"}, RecordsMaxAge: -1})
 	require.NoError(t, err)
 	store, err := dedupe.Open(t.TempDir(), dedupe.Options{
 		Lease: time.Minute, Retention: time.Hour, Now: s.clock.Now, NoSync: true, PruneInterval: -1,
@@ -334,4 +335,57 @@ func TestNewRefusesSharedOrBadInput(t *testing.T) {
 	require.NoError(t, err)
 	_, err = metrics.New(reg, metrics.Options{Providers: []string{"stripe"}})
 	require.Error(t, err, "a second set on one registry collides")
+}
+
+// countingStats counts the Stats calls a scrape makes.
+type countingStats struct {
+	mu    sync.Mutex
+	calls int
+	n     int
+}
+
+func (c *countingStats) Stats(context.Context) (map[dedupe.State]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	return map[dedupe.State]int{dedupe.Completed: c.n}, nil
+}
+
+func TestRecordCountIsReusedForMaxAge(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.Options{RecordsMaxAge: 30 * time.Second, Now: clock})
+	require.NoError(t, err)
+	store := &countingStats{n: 5}
+	require.NoError(t, m.WatchStore(store))
+	completed := func() float64 {
+		families, err := reg.Gather()
+		require.NoError(t, err)
+		for _, mf := range families {
+			if mf.GetName() == "webhookd_store_records" {
+				for _, x := range mf.GetMetric() {
+					if x.GetLabel()[0].GetValue() == "completed" {
+						return x.GetGauge().GetValue()
+					}
+				}
+			}
+		}
+		t.Fatal("no webhookd_store_records{state=\"completed\"}")
+		return 0
+	}
+	require.Equal(t, 5.0, completed())
+	store.mu.Lock()
+	store.n = 9
+	store.mu.Unlock()
+	mu.Lock()
+	now = now.Add(29 * time.Second)
+	mu.Unlock()
+	require.Equal(t, 5.0, completed(), "within max age: the last count")
+	mu.Lock()
+	now = now.Add(2 * time.Second)
+	mu.Unlock()
+	require.Equal(t, 9.0, completed(), "past max age: a fresh count")
+	require.Equal(t, 2, store.calls)
 }
