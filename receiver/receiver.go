@@ -249,9 +249,10 @@ func (h *handler) callContext(req context.Context) (context.Context, context.Can
 	}
 }
 
-// orShutdown names the shutdown as the reason a call failed, when it is.
+// orShutdown names the shutdown as the reason a call could not complete,
+// when it is; an answer such as a Confirmer's mismatch stands.
 func (h *handler) orShutdown(err error) error {
-	if h.BaseContext.Err() != nil {
+	if status, _ := classify(err); status == http.StatusServiceUnavailable && h.BaseContext.Err() != nil {
 		return ErrShuttingDown
 	}
 	return err

@@ -308,7 +308,7 @@ func TestSecondSignalExitsAtOnce(t *testing.T) {
 	p.waitLog("shutting down: draining in-flight deliveries")
 	p.signal(syscall.SIGINT)
 	require.Equal(t, 128+int(syscall.SIGINT), p.exitCode(10*time.Second))
-	require.Contains(t, p.logs(), "second interrupt: exiting at once")
+	require.Contains(t, p.logs(), "second signal (interrupt): exiting at once")
 }
 
 func TestIdleServerStopsOnSIGINT(t *testing.T) {

@@ -29,7 +29,7 @@ func notifyContext(stderr io.Writer, exit func(int)) (context.Context, func()) {
 		}
 		select {
 		case sig := <-sigs:
-			fmt.Fprintf(stderr, "webhookd: second %s: exiting at once\n", sig)
+			fmt.Fprintf(stderr, "webhookd: second signal (%s): exiting at once\n", sig)
 			code := 1
 			if s, ok := sig.(syscall.Signal); ok {
 				code = 128 + int(s)
