@@ -191,13 +191,13 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 			h.release(storeCtx, d, lease)
 		}
 	}()
-	h.forward(w, r, d, p, ev, body, storeCtx, lease)
+	h.forward(storeCtx, w, r, d, p, ev, body, lease)
 	settled = true
 }
 
 // forward runs the claimed delivery to its end: confirm, forward, record,
 // answer. Every path completes, fails or releases the lease.
-func (h *handler) forward(w http.ResponseWriter, r *http.Request, d *delivery, p providers.Provider, ev providers.Event, body []byte, storeCtx context.Context, lease dedupe.Lease) {
+func (h *handler) forward(storeCtx context.Context, w http.ResponseWriter, r *http.Request, d *delivery, p providers.Provider, ev providers.Event, body []byte, lease dedupe.Lease) {
 	callCtx, cancel := h.callContext(r.Context())
 	defer cancel()
 	if c, ok := p.(providers.Confirmer); ok {

@@ -14,7 +14,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"sync"
 	"syscall"
 	"testing"
@@ -50,8 +49,12 @@ func binary(t *testing.T) string {
 		}
 		binPath = filepath.Join(dir, "webhookd")
 		goTool, err := exec.LookPath("go")
+		if err != nil && os.Getenv("GOROOT") != "" {
+			goTool, err = filepath.Join(os.Getenv("GOROOT"), "bin", "go"), nil
+		}
 		if err != nil {
-			goTool = filepath.Join(runtime.GOROOT(), "bin", "go")
+			buildErr = fmt.Errorf("no go command to build webhookd with: %w", err)
+			return
 		}
 		out, err := exec.Command(goTool, "build", "-o", binPath, ".").CombinedOutput()
 		if err != nil {
