@@ -59,6 +59,17 @@ type Options struct {
 	NoSync bool
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
+
+	// OnCommit, if set, is called by the writer after each write
+	// transaction with the number of writes it held and the time it took,
+	// the sync to disk included, whether it committed or not. It runs on the
+	// writer's goroutine, in the path of every write: it must be quick and
+	// must not call back into the Store.
+	OnCommit func(batch int, d time.Duration)
+	// OnPrune, if set, is called after each pruning transaction that
+	// deleted records, with how many it deleted. Like OnCommit it must not
+	// call back into the Store.
+	OnPrune func(n int)
 }
 
 func (o *Options) setDefaults() {

@@ -76,7 +76,11 @@ func (s *Store) writeLoop() {
 				break drain
 			}
 		}
+		start := time.Now()
 		s.commit(batch)
+		if s.opts.OnCommit != nil {
+			s.opts.OnCommit(len(batch), time.Since(start))
+		}
 		for i, o := range batch {
 			o.done <- o.err
 			batch[i] = nil
@@ -224,6 +228,9 @@ func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
 		}
 		return nil
 	})
+	if err == nil && n > 0 && s.opts.OnPrune != nil {
+		s.opts.OnPrune(n)
+	}
 	return n, err
 }
 

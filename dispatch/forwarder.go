@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/webhookd/webhookd/webhookverify"
 )
 
 // MaxResponseBytes is how much of the core service's response body a Result
@@ -78,7 +80,11 @@ type Result struct {
 	Attempts int
 	// Err explains an Unavailable outcome that was not a plain status:
 	// connection failure, timeout, body read error. It is nil otherwise.
+	// Its message never holds the core service URL's query or user
+	// information (see RedactURL), so it may be logged.
 	Err error
+	// Duration is how long Forward took, every attempt and wait included.
+	Duration time.Duration
 }
 
 // Options configures a Forwarder. URL and Timeout are required.
@@ -103,6 +109,15 @@ type Options struct {
 	// Retry-After from the core service is honoured only while it fits in
 	// what is left of Timeout.
 	RetryWaitMin, RetryWaitMax time.Duration
+	// SigningSecrets, when not empty, make every forwarded request carry a
+	// Standard Webhooks signature (webhook-id: the Idempotency-Key,
+	// webhook-timestamp, webhook-signature) with one v1 signature per secret,
+	// so that the core service can rotate (WEBHOOKD_DOWNSTREAM_SECRET). See
+	// package webhookverify for the format and the secret encoding; each
+	// key must be at least MinSigningKeyBytes long.
+	SigningSecrets []string
+	// Now is the clock that timestamps signatures; time.Now if nil.
+	Now func() time.Time
 }
 
 // Forwarder sends deliveries to the core service. It is safe for concurrent
@@ -117,6 +132,13 @@ type Forwarder struct {
 	log       *slog.Logger
 	client    *http.Client
 	transport http.RoundTripper
+	signer    *webhookverify.Signer
+	clock     func() time.Time
+
+	// redacted is url fit for logs; urlSpellings are the forms of url that
+	// errors may quote.
+	redacted     string
+	urlSpellings []string
 }
 
 // New checks opts and returns a Forwarder. It does not contact the core
@@ -147,12 +169,28 @@ func New(opts Options) (*Forwarder, error) {
 	}
 
 	f := &Forwarder{
-		url:     opts.URL,
-		timeout: opts.Timeout,
-		retries: opts.Retries,
-		waitMin: waitMin,
-		waitMax: waitMax,
-		log:     opts.Logger,
+		url:      opts.URL,
+		timeout:  opts.Timeout,
+		retries:  opts.Retries,
+		waitMin:  waitMin,
+		waitMax:  waitMax,
+		log:      opts.Logger,
+		clock:    opts.Now,
+		redacted: RedactURL(opts.URL),
+	}
+	f.urlSpellings = []string{opts.URL}
+	if u, err := url.Parse(opts.URL); err == nil && u.String() != opts.URL {
+		f.urlSpellings = append(f.urlSpellings, u.String())
+	}
+	if len(opts.SigningSecrets) > 0 {
+		signer, err := webhookverify.NewSigner(opts.SigningSecrets...)
+		if err != nil {
+			return nil, fmt.Errorf("%w: downstream signing %v", ErrInvalidOptions, err)
+		}
+		if n := signer.MinKeyBytes(); n < MinSigningKeyBytes {
+			return nil, fmt.Errorf("%w: a downstream signing key is %d bytes; at least %d are needed", ErrInvalidOptions, n, MinSigningKeyBytes)
+		}
+		f.signer = signer
 	}
 	rt := opts.Transport
 	if rt == nil {
@@ -213,8 +251,15 @@ func newTransport() *http.Transport {
 	}
 }
 
-// URL returns the core service endpoint the Forwarder posts to.
+// URL returns the core service endpoint the Forwarder posts to. Log
+// RedactedURL instead: this one may hold a credential.
 func (f *Forwarder) URL() string { return f.url }
+
+// RedactedURL returns URL without its query and user information, for logs.
+func (f *Forwarder) RedactedURL() string { return f.redacted }
+
+// Signed reports whether forwards carry a Standard Webhooks signature.
+func (f *Forwarder) Signed() bool { return f.signer != nil }
 
 // CloseIdleConnections closes pooled connections to the core service; call
 // it on shutdown.
@@ -238,6 +283,7 @@ func (k keepPool) RoundTrip(r *http.Request) (*http.Response, error) { return k.
 // with a half-read response: the response body is read (up to
 // MaxResponseBytes) and closed before Forward returns.
 func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
+	start := time.Now()
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 
@@ -245,9 +291,10 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	// attempt.
 	rreq, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, f.url, req.Body)
 	if err != nil {
-		return Result{Outcome: Unavailable, Err: err}
+		return Result{Outcome: Unavailable, Err: f.redactErr(err), Duration: time.Since(start)}
 	}
 	setHeaders(rreq.Header, req)
+	f.sign(rreq.Header, req)
 
 	c := f.newCall(ctx, req)
 	resp, err := c.client.Do(rreq)
@@ -261,8 +308,9 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 			err = readErr
 		}
 	}
-	res.Err = err
+	res.Err = f.redactErr(err)
 	res.Outcome = Classify(res.Status, err)
+	res.Duration = time.Since(start)
 	return res
 }
 
@@ -328,6 +376,8 @@ func (f *Forwarder) newCall(ctx context.Context, req Request) *call {
 			c.attempts = retry + 1
 		},
 		CheckRetry: c.checkRetry,
+		// Nil when unsigned: retryablehttp then leaves the request alone.
+		PrepareRetry: f.prepareRetry(req),
 		// checkRetry has already computed the wait and checked it against
 		// the budget; retryablehttp only has to sleep it.
 		Backoff: func(time.Duration, time.Duration, int, *http.Response) time.Duration {
@@ -338,7 +388,7 @@ func (f *Forwarder) newCall(ctx context.Context, req Request) *call {
 	// built here starts with a nil Logger, which logs nothing, and gets a
 	// Debug-only adapter when the caller supplied a logger.
 	if f.log != nil {
-		c.client.Logger = debugLogger{f.log.With(slog.String("idempotency_key", req.IdempotencyKey))}
+		c.client.Logger = debugLogger{l: f.log.With(slog.String("idempotency_key", req.IdempotencyKey)), redact: f.redact}
 	}
 	return c
 }
@@ -386,12 +436,38 @@ func permanentTransportError(err error) bool {
 // out at Debug, whatever level retryablehttp chose: a failed attempt is
 // routine for a forwarder that retries, and the outcome that matters is
 // reported by the caller from the Result.
-type debugLogger struct{ l *slog.Logger }
+//
+// retryablehttp puts the request URL in its records, with only a password
+// masked; redact takes the query out of every string and error value too.
+type debugLogger struct {
+	l      *slog.Logger
+	redact func(string) string
+}
 
-func (d debugLogger) Error(msg string, kv ...any) { d.l.Debug(msg, kv...) }
-func (d debugLogger) Warn(msg string, kv ...any)  { d.l.Debug(msg, kv...) }
-func (d debugLogger) Info(msg string, kv ...any)  { d.l.Debug(msg, kv...) }
-func (d debugLogger) Debug(msg string, kv ...any) { d.l.Debug(msg, kv...) }
+func (d debugLogger) Error(msg string, kv ...any) { d.log(msg, kv) }
+func (d debugLogger) Warn(msg string, kv ...any)  { d.log(msg, kv) }
+func (d debugLogger) Info(msg string, kv ...any)  { d.log(msg, kv) }
+func (d debugLogger) Debug(msg string, kv ...any) { d.log(msg, kv) }
+
+func (d debugLogger) log(msg string, kv []any) {
+	if !d.l.Enabled(context.Background(), slog.LevelDebug) {
+		return
+	}
+	clean := make([]any, len(kv))
+	for i, v := range kv {
+		switch v := v.(type) {
+		case string:
+			clean[i] = d.redact(v)
+		case error:
+			clean[i] = d.redact(v.Error())
+		case fmt.Stringer:
+			clean[i] = d.redact(v.String())
+		default:
+			clean[i] = v
+		}
+	}
+	d.l.Debug(msg, clean...)
+}
 
 // Compile-time check that the adapter satisfies the interface retryablehttp
 // looks for; a mismatch would otherwise panic at the first request.

@@ -20,6 +20,9 @@ var (
 	ErrBadEvent = errors.New("event key or type unusable")
 	// ErrDownstreamUnavailable: the core service could not take the event.
 	ErrDownstreamUnavailable = errors.New("downstream unavailable, retry later")
+	// ErrShuttingDown: the server is stopping and the delivery could not be
+	// forwarded before the grace period ran out; its key was released.
+	ErrShuttingDown = errors.New("webhookd is shutting down, retry later")
 )
 
 // outcome names what became of a delivery, for logs and metrics. The set is
@@ -40,6 +43,17 @@ const (
 	OutcomeNotFound     outcome = "not_found"
 	OutcomeError        outcome = "error"
 )
+
+// Outcomes lists every value Delivery.Outcome takes, so that metrics can
+// start each series at zero.
+func Outcomes() []string {
+	return []string{
+		string(OutcomeForwarded), string(OutcomeReplayed), string(OutcomeConflict),
+		string(OutcomeMismatch), string(OutcomeUnauthorized), string(OutcomeBadRequest),
+		string(OutcomeTooLarge), string(OutcomeUnavailable), string(OutcomeRejected),
+		string(OutcomeNotFound), string(OutcomeError),
+	}
+}
 
 // classify is the one mapping from the pipeline's errors to an HTTP status
 // (CONTRACT.md, "What a provider's delivery gets back"). Rows are checked in
@@ -66,5 +80,5 @@ var statusTable = []struct {
 	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest},
 	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch},
 	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict},
-	{[]error{ErrDownstreamUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, dedupe.ErrUnavailable, dedupe.ErrClosed, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable},
 }

@@ -45,11 +45,20 @@ const (
 // Delivery describes one finished request to a provider route, for logs and
 // metrics.
 type Delivery struct {
+	// Provider is the route's {provider} segment as requested: for an
+	// unknown provider it is whatever the client sent, so bound it before
+	// using it as a metric label.
 	Provider string
-	Key      string // empty until the event is derived
-	Type     string
-	Outcome  string
-	Status   int
+	// Key is the store key, provider:event-key; empty until the event is
+	// derived.
+	Key string
+	// Type is the event type, as forwarded in Webhook-Event-Type.
+	Type string
+	// Outcome is one of Outcomes().
+	Outcome string
+	// Status is the HTTP status the provider was answered.
+	Status int
+	// Duration runs from the request's arrival to its answer.
 	Duration time.Duration
 	// Dispatch is set when the event was forwarded.
 	Dispatch *dispatch.Result
@@ -57,9 +66,17 @@ type Delivery struct {
 
 // Config holds the receiver's dependencies and settings.
 type Config struct {
-	Providers *providers.Registry
-	Store     Store
-	Forwarder Forwarder
+	// BaseContext bounds the outbound calls of every delivery (Confirm and
+	// Forward). They are not cut short when a provider hangs up, since a
+	// claimed event must be settled either way, but they are when
+	// BaseContext is done: serve cancels it when the shutdown grace period
+	// runs out, and each delivery still forwarding then releases its key and
+	// answers 503, so the provider retries against another instance or
+	// after the restart. context.Background() if nil.
+	BaseContext context.Context
+	Providers   *providers.Registry
+	Store       Store
+	Forwarder   Forwarder
 	// Ready reports whether the store can be read and written (/readyz).
 	Ready func(ctx context.Context) error
 	// Metrics, if set, is served at /metrics.
@@ -112,6 +129,9 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.BaseContext == nil {
+		cfg.BaseContext = context.Background()
+	}
 	h := &handler{Config: cfg}
 	return h.routes(), nil
 }
@@ -154,10 +174,16 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.Capture(d.Provider, ev.Key, body)
 	}
 
-	// From here on the work must finish even if the provider hangs up:
-	// a claim left behind would block the event until its lease passes.
-	ctx := context.WithoutCancel(r.Context())
-	lease, rec, err := h.Store.Claim(ctx, d.Key, ev.Fingerprint)
+	if h.BaseContext.Err() != nil {
+		// Too late to start a forward that the shutdown would cut off.
+		h.fail(w, d, ErrShuttingDown, nil)
+		return
+	}
+	// From here on the store's writes must finish even if the provider
+	// hangs up: a claim left behind would block the event until its lease
+	// passes. They run on a context the request's end does not cancel.
+	storeCtx := context.WithoutCancel(r.Context())
+	lease, rec, err := h.Store.Claim(storeCtx, d.Key, ev.Fingerprint)
 	switch {
 	case err != nil:
 		h.fail(w, d, err, rec)
@@ -167,16 +193,32 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.answer(w, d, rec.Response, true)
 		return
 	}
+	settled := false
+	defer func() {
+		if !settled {
+			// Only a panic below gets here, since every other path settles
+			// the lease: free the key now rather than block the
+			// provider's retries for a whole lease.
+			h.release(storeCtx, d, lease)
+		}
+	}()
+	h.forward(storeCtx, w, r, d, p, ev, body, lease)
+	settled = true
+}
 
+// forward runs the claimed delivery to its end: confirm, forward, record,
+// answer. Every path completes, fails or releases the lease.
+func (h *handler) forward(storeCtx context.Context, w http.ResponseWriter, r *http.Request, d *delivery, p providers.Provider, ev providers.Event, body []byte, lease dedupe.Lease) {
+	callCtx, cancel := h.callContext(r.Context())
+	defer cancel()
 	if c, ok := p.(providers.Confirmer); ok {
-		if err := c.Confirm(ctx, ev, body); err != nil {
-			h.release(ctx, d, lease)
-			h.fail(w, d, err, nil)
+		if err := c.Confirm(callCtx, ev, body); err != nil {
+			h.release(storeCtx, d, lease)
+			h.fail(w, d, h.orShutdown(err), nil)
 			return
 		}
 	}
-
-	res := h.Forwarder.Forward(ctx, dispatch.Request{
+	res := h.Forwarder.Forward(callCtx, dispatch.Request{
 		Provider:       d.Provider,
 		IdempotencyKey: d.Key,
 		EventKey:       ev.Key,
@@ -189,22 +231,42 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case res.Outcome == dispatch.Delivered:
 		d.Outcome = string(OutcomeForwarded)
-		h.record(ctx, d, h.Store.Complete(ctx, lease, resp))
+		h.record(storeCtx, d, h.Store.Complete(storeCtx, lease, resp))
 	case res.Outcome == dispatch.Rejected && h.FailedPolicy == PolicyReplay:
 		d.Outcome = string(OutcomeRejected)
-		h.record(ctx, d, h.Store.Fail(ctx, lease, resp))
+		h.record(storeCtx, d, h.Store.Fail(storeCtx, lease, resp))
 	case res.Outcome == dispatch.Rejected:
 		d.Outcome = string(OutcomeRejected)
-		h.release(ctx, d, lease)
+		h.release(storeCtx, d, lease)
 	default:
-		h.release(ctx, d, lease)
-		h.fail(w, d, ErrDownstreamUnavailable, nil)
+		h.release(storeCtx, d, lease)
+		h.fail(w, d, h.orShutdown(ErrDownstreamUnavailable), nil)
 		return
 	}
 	// The downstream has acted on the event; its answer stands even if
 	// recording it failed (logged in record), since answering 503 now would
 	// only invite a second forward.
 	h.answer(w, d, resp, false)
+}
+
+// callContext returns the context of a delivery's outbound calls: it keeps
+// the request's values, outlives the request, and ends with BaseContext.
+func (h *handler) callContext(req context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(req))
+	stop := context.AfterFunc(h.BaseContext, cancel)
+	return ctx, func() {
+		stop()
+		cancel()
+	}
+}
+
+// orShutdown names the shutdown as the reason a call could not complete,
+// when it is; an answer such as a Confirmer's mismatch stands.
+func (h *handler) orShutdown(err error) error {
+	if status, _ := classify(err); status == http.StatusServiceUnavailable && h.BaseContext.Err() != nil {
+		return ErrShuttingDown
+	}
+	return err
 }
 
 // checkEvent refuses keys and types that would be cut by the store or
@@ -314,6 +376,10 @@ func writeError(w http.ResponseWriter, status int, err error) {
 
 func (h *handler) report(d *delivery) {
 	d.Duration = h.Now().Sub(d.start)
+	if d.Outcome == "" {
+		// The handler panicked; the recoverer answers 500.
+		d.Outcome, d.Status = string(OutcomeError), http.StatusInternalServerError
+	}
 	level := slog.LevelInfo
 	if d.Status >= 500 {
 		level = slog.LevelWarn
@@ -327,7 +393,12 @@ func (h *handler) report(d *delivery) {
 		slog.Duration("latency", d.Duration),
 	}
 	if d.Dispatch != nil {
-		attrs = append(attrs, slog.Int("attempts", d.Dispatch.Attempts), slog.Int("downstream_status", d.Dispatch.Status))
+		attrs = append(attrs, slog.Int("attempts", d.Dispatch.Attempts), slog.Int("downstream_status", d.Dispatch.Status),
+			slog.Duration("downstream_latency", d.Dispatch.Duration))
+		if d.Dispatch.Err != nil {
+			// dispatch redacts the URL's query and credentials from it.
+			attrs = append(attrs, slog.String("downstream_error", d.Dispatch.Err.Error()))
+		}
 	}
 	h.Logger.LogAttrs(context.Background(), level, "delivery", attrs...)
 	if h.OnDelivery != nil {

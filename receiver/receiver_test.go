@@ -88,6 +88,8 @@ type harness struct {
 	fwdTO  time.Duration
 	// extra adapters are registered next to Stripe's.
 	extra []providers.Provider
+	// config, if set, adjusts the receiver's Config before New.
+	config func(*receiver.Config)
 }
 
 func newHarness(t *testing.T, mut ...func(*harness)) *harness {
@@ -117,10 +119,14 @@ func (h *harness) start() {
 	fwd, err := dispatch.New(dispatch.Options{URL: h.down.URL, Timeout: h.fwdTO, Retries: 1,
 		RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 20 * time.Millisecond})
 	require.NoError(t, err)
-	handler, err := receiver.New(receiver.Config{
+	cfg := receiver.Config{
 		Providers: &reg, Store: store, Forwarder: fwd, Ready: store.Ping,
 		MaxBodyBytes: 4096, FailedPolicy: h.policy, Now: h.clock.Now,
-	})
+	}
+	if h.config != nil {
+		h.config(&cfg)
+	}
+	handler, err := receiver.New(cfg)
 	require.NoError(t, err)
 	h.srv = httptest.NewServer(handler)
 	t.Cleanup(h.stop)

@@ -6,13 +6,12 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
-	"github.com/go-chi/chi/v5/middleware"
 )
 
 // routes lists every route webhookd serves (CONTRACT.md, "Routes").
 func (h *handler) routes() http.Handler {
 	r := chi.NewRouter()
-	r.Use(middleware.Recoverer)
+	r.Use(h.recoverer)
 	r.Post("/webhooks/{provider}", h.receive)
 	r.Get("/healthz", h.healthz)
 	r.Get("/readyz", h.readyz)

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	"github.com/kelseyhightower/envconfig"
+
+	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/webhookverify"
 )
 
 // envPrefix prefixes every variable: Addr is WEBHOOKD_ADDR.
@@ -39,6 +42,8 @@ type config struct {
 	MaxMapSize           int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
 	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
 	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
+	DownstreamSecrets    []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
+	ShutdownGrace        time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 }
 
 // loadConfig reads and checks the environment. Its errors are one line that
@@ -54,6 +59,10 @@ func loadConfig() (*config, error) {
 	}
 	c.StripeSecrets = trimList(c.StripeSecrets)
 	c.XenditCallbackTokens = trimList(c.XenditCallbackTokens)
+	c.DownstreamSecrets = trimList(c.DownstreamSecrets)
+	if c.ShutdownGrace == 0 {
+		c.ShutdownGrace = c.DispatchTimeout
+	}
 	return &c, c.check()
 }
 
@@ -89,6 +98,18 @@ func (c *config) check() error {
 		return v("MAX_MAP_SIZE", "must be at least WEBHOOKD_MAP_SIZE")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return v("LOG_FORMAT", "%q is not text or json", c.LogFormat)
+	case c.ShutdownGrace < 0:
+		return v("SHUTDOWN_GRACE", "must not be negative")
+	}
+	if len(c.DownstreamSecrets) > 0 {
+		// The errors name the secret by position, never by value.
+		signer, err := webhookverify.NewSigner(c.DownstreamSecrets...)
+		if err != nil {
+			return v("DOWNSTREAM_SECRET", "%v", err)
+		}
+		if n := signer.MinKeyBytes(); n < dispatch.MinSigningKeyBytes {
+			return v("DOWNSTREAM_SECRET", "a key is %d bytes; at least %d are needed", n, dispatch.MinSigningKeyBytes)
+		}
 	}
 	if _, err := parseLevel(c.LogLevel); err != nil {
 		return v("LOG_LEVEL", "%v", err)
@@ -120,7 +141,8 @@ func (c *config) checkServe() error {
 	}
 	u, err := url.Parse(c.DownstreamURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("%s_DOWNSTREAM_URL: %q is not an absolute http(s) URL", envPrefix, c.DownstreamURL)
+		// Redacted: the URL may carry a token.
+		return fmt.Errorf("%s_DOWNSTREAM_URL: %q is not an absolute http(s) URL", envPrefix, dispatch.RedactURL(c.DownstreamURL))
 	}
 	return nil
 }

@@ -36,7 +36,11 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if binPath != "" { // built by shutdown_test.go
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
 }
 
 const testSecret = "whsec_e2e_secret"

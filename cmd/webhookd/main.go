@@ -11,14 +11,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := notifyContext(os.Stderr, os.Exit)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
@@ -37,6 +35,7 @@ func commands() []command {
 		{"replay", "send fixture files or folders to a receiver, signed as their provider signs (replay -h)", runReplay},
 		{"sink", "stand in for the core service: print each forwarded event, answer --status (sink -h)", runSink},
 		{"keys", "list | get KEY | delete KEY: read or edit the dedupe store, also while serve runs", runKeys},
+		{"healthcheck", "GET the running server's /healthz, exit 0 if it answers 200 (Docker HEALTHCHECK) [--url URL] [--timeout D]", runHealthcheck},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
 	}
 }

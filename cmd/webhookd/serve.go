@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -10,9 +9,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/webhookd/webhookd/capture"
+
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -88,22 +90,32 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if len(reg.Names()) == 0 {
 		log.Warn("no provider is configured: every /webhooks/ route answers 404; set WEBHOOKD_STRIPE_SECRETS, WEBHOOKD_MIDTRANS_SERVER_KEY or WEBHOOKD_XENDIT_CALLBACK_TOKENS")
 	}
+	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
+	if err != nil {
+		return err
+	}
 	store, err := dedupe.Open(cfg.DataDir, dedupe.Options{
 		Lease:      cfg.Lease,
 		Retention:  cfg.Retention,
 		MapSize:    cfg.MapSize,
 		MaxMapSize: cfg.MaxMapSize,
+		OnCommit:   met.ObserveCommit,
+		OnPrune:    met.ObservePrune,
 	})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
+	if err := met.WatchStore(store); err != nil {
+		return err
+	}
 
 	fwd, err := dispatch.New(dispatch.Options{
-		URL:     cfg.DownstreamURL,
-		Timeout: cfg.DispatchTimeout,
-		Retries: cfg.DispatchRetries,
-		Logger:  log,
+		URL:            cfg.DownstreamURL,
+		Timeout:        cfg.DispatchTimeout,
+		Retries:        cfg.DispatchRetries,
+		Logger:         log,
+		SigningSecrets: cfg.DownstreamSecrets,
 	})
 	if err != nil {
 		return err
@@ -117,15 +129,23 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		captureHook = cw.Hook()
 		log.Info("capturing verified deliveries", "dir", cw.Dir())
 	}
+	defer fwd.CloseIdleConnections()
+	// base bounds every delivery's forward; it is cancelled when the
+	// shutdown grace period runs out.
+	base, cancelBase := context.WithCancel(context.Background())
+	defer cancelBase()
 	handler, err := receiver.New(receiver.Config{
 		Capture:      captureHook,
+		BaseContext:  base,
 		Providers:    reg,
 		Store:        store,
 		Forwarder:    fwd,
 		Ready:        store.Ping,
+		Metrics:      met.Handler(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		FailedPolicy: receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:       log,
+		OnDelivery:   met.ObserveDelivery,
 	})
 	if err != nil {
 		return err
@@ -147,7 +167,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return fmt.Errorf("WEBHOOKD_ADDR: %w", err)
 	}
 	log.Info("webhookd listening", "addr", ln.Addr().String(), "providers", reg.Names(),
-		"store", cfg.Store, "data_dir", cfg.DataDir, "downstream", fwd.URL())
+		"store", cfg.Store, "data_dir", cfg.DataDir, "downstream", fwd.RedactedURL(), "signed", fwd.Signed())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -159,13 +179,30 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return err
 	case <-ctx.Done():
 	}
-	// Stop accepting; let in-flight deliveries finish their forward and
-	// record it. They are bounded by the dispatch timeout.
-	log.Info("shutting down: draining in-flight deliveries")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), cfg.DispatchTimeout+5*time.Second)
+	return shutdown(srv, cfg.ShutdownGrace, cancelBase, log)
+}
+
+// drainMargin is how long deliveries get, once their forwards are cut off,
+// to release their keys and answer 503: store writes, no network.
+const drainMargin = 5 * time.Second
+
+// shutdown stops accepting connections and waits for in-flight deliveries.
+// Each may keep forwarding for up to grace; then cancelBase cuts the rest
+// off, and they release their keys and answer the provider 503. It returns
+// nil once every delivery has been answered, which is an exit 0 even if
+// some were cut off: their providers will retry.
+func shutdown(srv *http.Server, grace time.Duration, cancelBase context.CancelFunc, log *slog.Logger) error {
+	log.Info("shutting down: draining in-flight deliveries", "grace", grace)
+	cutoff := time.AfterFunc(grace, func() {
+		log.Warn("shutdown grace period over: cancelling in-flight forwards; their keys are released and the providers answered 503")
+		cancelBase()
+	})
+	defer cutoff.Stop()
+	ctx, cancel := context.WithTimeout(context.Background(), grace+drainMargin)
 	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		return err
+	if err := srv.Shutdown(ctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("shutdown: deliveries still running %s after the grace period: %w", drainMargin, err)
 	}
 	log.Info("webhookd stopped")
 	return nil

@@ -1,0 +1,307 @@
+package metrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/receiver"
+)
+
+// UnknownProvider is the provider label of deliveries to a provider that is
+// not configured.
+const UnknownProvider = "unknown"
+
+// scrapeTimeout bounds one scrape, the store count included.
+const scrapeTimeout = 10 * time.Second
+
+// DefaultRecordsMaxAge is how long a count of the store's records serves
+// later scrapes when Options.RecordsMaxAge is zero. Counting walks every
+// record (about 2 million a second: BenchmarkStats in package dedupe), so a
+// week of retention at a few events a second costs a second or more; a
+// state count half a minute old is still accurate enough to alert on.
+const DefaultRecordsMaxAge = 30 * time.Second
+
+// Options configure New.
+type Options struct {
+	// Providers are the configured provider names; they are the only
+	// provider label values besides UnknownProvider.
+	Providers []string
+	// Logger receives errors met while gathering or writing metrics; nil
+	// discards them.
+	Logger *slog.Logger
+	// RecordsMaxAge is how long a count of records by state is reused by
+	// later scrapes: DefaultRecordsMaxAge if zero, a fresh count on every
+	// scrape if negative.
+	RecordsMaxAge time.Duration
+	// Now is the clock of RecordsMaxAge; time.Now if nil.
+	Now func() time.Time
+}
+
+// Metrics holds webhookd's collectors. Its methods are safe for concurrent
+// use.
+type Metrics struct {
+	reg       *prometheus.Registry
+	opts      Options
+	providers map[string]bool
+	outcomes  map[string]bool
+	handler   http.Handler
+	log       *slog.Logger
+
+	deliveries       *prometheus.CounterVec
+	deliveryDuration *prometheus.HistogramVec
+	dispatchDuration *prometheus.HistogramVec
+	dispatchAttempts *prometheus.CounterVec
+	commitDuration   prometheus.Histogram
+	commitBatch      prometheus.Histogram
+	pruned           prometheus.Counter
+}
+
+// New registers webhookd's metrics, and the Go runtime and process
+// collectors, on reg. reg must be a registry of the caller's own: New fails
+// if any of these names is already registered on it.
+func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
+	if reg == nil {
+		return nil, errors.New("metrics: a registry is required")
+	}
+	if opts.RecordsMaxAge == 0 {
+		opts.RecordsMaxAge = DefaultRecordsMaxAge
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	m := &Metrics{
+		reg:       reg,
+		opts:      opts,
+		providers: map[string]bool{},
+		outcomes:  map[string]bool{},
+		log:       opts.Logger,
+	}
+	if m.log == nil {
+		m.log = slog.New(slog.DiscardHandler)
+	}
+	for _, p := range opts.Providers {
+		if p == "" || p == UnknownProvider {
+			return nil, fmt.Errorf("metrics: %q cannot be a provider name", p)
+		}
+		m.providers[p] = true
+	}
+	for _, o := range receiver.Outcomes() {
+		m.outcomes[o] = true
+	}
+
+	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webhookd_deliveries_total",
+		Help: "Provider requests answered, by provider and outcome (forwarded, replayed, conflict, mismatch, unauthorized, bad_request, too_large, unavailable, rejected, not_found, error).",
+	}, []string{"provider", "outcome"})
+	m.deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "webhookd_delivery_duration_seconds",
+		Help:    "Time from a provider request's arrival to its answer, forwarding included.",
+		Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"provider"})
+	m.dispatchDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "webhookd_dispatch_duration_seconds",
+		Help:    "Time spent forwarding one delivery to the core service, retries included, by result (delivered, rejected, unavailable).",
+		Buckets: []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+	}, []string{"provider", "result"})
+	m.dispatchAttempts = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webhookd_dispatch_attempts_total",
+		Help: "Requests sent to the core service, retries included.",
+	}, []string{"provider"})
+	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name: "webhookd_store_commit_duration_seconds",
+		Help: "Time one dedupe store write transaction took, the sync to disk included.",
+		// From a page-cache commit to an fsync on a busy disk.
+		Buckets: []float64{.0001, .00025, .0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+	})
+	m.commitBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "webhookd_store_commit_batch_size",
+		Help:    "Writes coalesced into one dedupe store commit (group commit).",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512; dedupe.DefaultMaxBatch is 256
+	})
+	m.pruned = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "webhookd_store_pruned_records_total",
+		Help: "Expired records deleted from the dedupe store.",
+	})
+
+	for _, c := range []prometheus.Collector{
+		m.deliveries, m.deliveryDuration, m.dispatchDuration, m.dispatchAttempts,
+		m.commitDuration, m.commitBatch, m.pruned,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+	} {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
+		}
+	}
+	m.zero()
+
+	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+		ErrorLog: errorLog{m.log},
+		// A failing collector (the store count) must not hide the rest.
+		ErrorHandling:       promhttp.ContinueOnError,
+		Registry:            reg,
+		MaxRequestsInFlight: 4,
+		Timeout:             scrapeTimeout,
+	})
+	m.handler = promhttp.InstrumentMetricHandler(reg, h)
+	return m, nil
+}
+
+// zero creates every series that can exist, at zero, so that rates and
+// alerts work from the first scrape instead of from the first occurrence.
+func (m *Metrics) zero() {
+	names := append(m.providerNames(), UnknownProvider)
+	for _, p := range names {
+		for o := range m.outcomes {
+			m.deliveries.WithLabelValues(p, o)
+		}
+		m.deliveryDuration.WithLabelValues(p)
+	}
+	for _, p := range m.providerNames() {
+		for _, r := range []dispatch.Outcome{dispatch.Delivered, dispatch.Rejected, dispatch.Unavailable} {
+			m.dispatchDuration.WithLabelValues(p, r.String())
+		}
+		m.dispatchAttempts.WithLabelValues(p)
+	}
+}
+
+func (m *Metrics) providerNames() []string {
+	names := make([]string, 0, len(m.providers))
+	for p := range m.providers {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// provider bounds the provider label.
+func (m *Metrics) provider(name string) string {
+	if m.providers[name] {
+		return name
+	}
+	return UnknownProvider
+}
+
+// ObserveDelivery counts one answered provider request. It is the
+// receiver's Config.OnDelivery.
+func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
+	p := m.provider(d.Provider)
+	outcome := d.Outcome
+	if !m.outcomes[outcome] {
+		outcome = string(receiver.OutcomeError)
+	}
+	m.deliveries.WithLabelValues(p, outcome).Inc()
+	m.deliveryDuration.WithLabelValues(p).Observe(d.Duration.Seconds())
+	if d.Dispatch != nil {
+		m.dispatchDuration.WithLabelValues(p, d.Dispatch.Outcome.String()).Observe(d.Dispatch.Duration.Seconds())
+		m.dispatchAttempts.WithLabelValues(p).Add(float64(d.Dispatch.Attempts))
+	}
+}
+
+// ObserveCommit records one store commit. It is dedupe.Options.OnCommit.
+func (m *Metrics) ObserveCommit(batch int, d time.Duration) {
+	m.commitBatch.Observe(float64(batch))
+	m.commitDuration.Observe(d.Seconds())
+}
+
+// ObservePrune counts records the pruner deleted. It is
+// dedupe.Options.OnPrune.
+func (m *Metrics) ObservePrune(n int) {
+	m.pruned.Add(float64(n))
+}
+
+// StoreStats is what WatchStore needs of the dedupe store.
+type StoreStats interface {
+	Stats(ctx context.Context) (map[dedupe.State]int, error)
+}
+
+// WatchStore registers webhookd_store_records{state}, which counts the
+// store's records by state (in_flight, completed, failed) when Prometheus
+// scrapes, at most once per Options.RecordsMaxAge. Call it once, after the
+// store is open.
+func (m *Metrics) WatchStore(s StoreStats) error {
+	c := &recordsCollector{store: s, maxAge: m.opts.RecordsMaxAge, now: m.opts.Now}
+	if err := m.reg.Register(c); err != nil {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
+
+// Handler serves the registry in the Prometheus text format (or whatever
+// the scraper negotiates).
+func (m *Metrics) Handler() http.Handler { return m.handler }
+
+// recordsCollector reads the store at scrape time rather than keeping
+// gauges, so that records written by other processes (webhookd keys) and
+// records the pruner removed are counted without any bookkeeping on the
+// write path.
+//
+// A count is reused for maxAge, and concurrent scrapes share one count.
+type recordsCollector struct {
+	store  StoreStats
+	maxAge time.Duration
+	now    func() time.Time
+
+	mu      sync.Mutex
+	counts  map[dedupe.State]int
+	counted time.Time
+}
+
+var recordsDesc = prometheus.NewDesc("webhookd_store_records",
+	"Records in the dedupe store, by state (in_flight, completed, failed), counted at scrape time.",
+	[]string{"state"}, nil)
+
+var recordStates = []dedupe.State{dedupe.InFlight, dedupe.Completed, dedupe.Failed}
+
+func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }
+
+func (c *recordsCollector) Collect(ch chan<- prometheus.Metric) {
+	counts, err := c.count()
+	if err != nil {
+		// The scrape reports the error (promhttp_metric_handler_errors_total
+		// and the log) and serves every other metric.
+		ch <- prometheus.NewInvalidMetric(recordsDesc, fmt.Errorf("counting store records: %w", err))
+		return
+	}
+	// Only the known states: a corrupt state byte must not become a label.
+	for _, st := range recordStates {
+		ch <- prometheus.MustNewConstMetric(recordsDesc, prometheus.GaugeValue, float64(counts[st]), strings.ToLower(st.String()))
+	}
+}
+
+// count returns the counts of the last maxAge, or counts afresh.
+func (c *recordsCollector) count() (map[dedupe.State]int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.counts != nil && c.maxAge > 0 && c.now().Sub(c.counted) < c.maxAge {
+		return c.counts, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), scrapeTimeout)
+	defer cancel()
+	counts, err := c.store.Stats(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.counts, c.counted = counts, c.now()
+	return counts, nil
+}
+
+// errorLog adapts slog to promhttp.Logger.
+type errorLog struct{ l *slog.Logger }
+
+func (e errorLog) Println(v ...any) {
+	e.l.Warn("metrics", "error", strings.TrimSpace(fmt.Sprintln(v...)))
+}
