@@ -34,6 +34,7 @@ type command struct {
 func commands() []command {
 	return []command{
 		{"serve", "run the receiver until SIGINT/SIGTERM (the default)", runServe},
+		{"backup", "write a compacted, consistent copy of the store to a new directory: backup DEST", runBackup},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
 	}
 }

@@ -63,12 +63,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if len(reg.Names()) == 0 {
 		log.Warn("no provider is configured: every /webhooks/ route answers 404; set WEBHOOKD_STRIPE_SECRETS, WEBHOOKD_MIDTRANS_SERVER_KEY or WEBHOOKD_XENDIT_CALLBACK_TOKENS")
 	}
-	store, err := dedupe.Open(cfg.DataDir, dedupe.Options{
-		Lease:      cfg.Lease,
-		Retention:  cfg.Retention,
-		MapSize:    cfg.MapSize,
-		MaxMapSize: cfg.MaxMapSize,
-	})
+	store, err := dedupe.Open(cfg.DataDir, storeOptions(cfg, log))
 	if err != nil {
 		return err
 	}
