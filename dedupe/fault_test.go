@@ -228,6 +228,9 @@ func TestDiskFullIsUnavailableAndRecovers(t *testing.T) {
 		}
 	}
 	check(s)
+	if failedLease.Token == 0 {
+		require.ErrorIs(t, s.Ping(ctx), ErrUnavailable, "readiness fails with the claims")
+	}
 	// Replays keep being answered while the disk is full.
 	_, rec, err := s.Claim(ctx, acked[0], "fp")
 	require.NoError(t, err)
@@ -240,6 +243,7 @@ func TestDiskFullIsUnavailableAndRecovers(t *testing.T) {
 
 	// Space returns: the same event goes through, and so do new ones.
 	smalldisk.Resize(t, dir, 64<<20)
+	require.NoError(t, s.Ping(ctx))
 	l := failedLease
 	if l.Token == 0 {
 		l, _, err = s.Claim(ctx, failedKey, "fp")

@@ -130,7 +130,7 @@ type Store struct {
 	mapSize int64
 
 	ops       chan *op
-	queued    atomic.Int64 // callers in write, queueing or queued
+	queued    atomic.Int64 // callers in write that the writer has not received yet
 	quit      chan struct{}
 	writerWG  sync.WaitGroup
 	prunerWG  sync.WaitGroup
@@ -519,12 +519,27 @@ func (s *Store) Stats(ctx context.Context) (map[State]int, error) {
 	return counts, err
 }
 
+// pingKey is written and deleted by Ping. No store key can equal it:
+// checkKey takes any bytes, but the receiver refuses control characters.
+var pingKey = []byte("\x00ping")
+
 // Ping proves the store can be read and durably written, for readiness
-// probes: it runs an empty write through the writer queue.
+// probes. It writes a key into both DBIs and deletes it again in one
+// transaction: nothing changes, but the commit has as many pages to write
+// as the claim of a new key (a transaction that changes nothing commits
+// without touching the disk), so a disk too full or too broken to take a
+// claim fails Ping too.
 func (s *Store) Ping(ctx context.Context) error {
 	return s.write(ctx, func(txn *lmdb.Txn) error {
-		_, err := txn.Stat(s.records)
-		return err
+		for _, dbi := range []lmdb.DBI{s.records, s.expiry} {
+			if err := txn.Put(dbi, pingKey, nil, 0); err != nil {
+				return err
+			}
+			if err := txn.Del(dbi, pingKey, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 

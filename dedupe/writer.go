@@ -59,10 +59,9 @@ type op struct {
 // could leave the caller ignorant of a claim it made.
 func (s *Store) write(ctx context.Context, fn lmdb.TxnOp) error {
 	o := &op{fn: fn, done: make(chan error, 1)}
-	s.queued.Add(1)
+	s.queued.Add(1) // the writer takes it off when it receives o
 	select {
 	case s.ops <- o:
-		s.queued.Add(-1)
 	case <-s.quit:
 		s.queued.Add(-1)
 		return ErrClosed
@@ -97,6 +96,7 @@ func (s *Store) writeLoop() {
 				break drain
 			}
 		}
+		s.queued.Add(-int64(len(batch)))
 		s.commit(batch)
 		s.commits.Add(1)
 		s.writes.Add(uint64(len(batch)))
