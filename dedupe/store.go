@@ -139,6 +139,9 @@ type Store struct {
 	commits atomic.Uint64 // transactions the writer ran
 	writes  atomic.Uint64 // ops they held
 
+	// wkey and wval are scratch buffers for the writer goroutine's ops.
+	wkey, wval []byte
+
 	// commitHook, when set, runs after a batch's ops and before its
 	// commit; an error aborts the transaction as a failed commit would.
 	// Tests use it to prove what a failed commit answers and leaves
@@ -554,15 +557,21 @@ func (s *Store) get(txn *lmdb.Txn, key string) (Record, error) {
 	return decodeRecord(key, v)
 }
 
+// put, unindex and del run inside writer ops only, so they may share the
+// writer's scratch buffers; LMDB copies keys and values as it writes them.
 func (s *Store) put(txn *lmdb.Txn, rec *Record) error {
-	if err := txn.Put(s.records, []byte(rec.Key), rec.encode(nil), 0); err != nil {
+	s.wval = rec.encode(s.wval[:0])
+	s.wkey = append(s.wkey[:0], rec.Key...)
+	if err := txn.Put(s.records, s.wkey, s.wval, 0); err != nil {
 		return err
 	}
-	return txn.Put(s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil, 0)
+	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
+	return txn.Put(s.expiry, s.wkey, nil, 0)
 }
 
 func (s *Store) unindex(txn *lmdb.Txn, rec *Record) error {
-	err := txn.Del(s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil)
+	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
+	err := txn.Del(s.expiry, s.wkey, nil)
 	if lmdb.IsNotFound(err) {
 		return nil
 	}

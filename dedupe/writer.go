@@ -192,6 +192,9 @@ func isLogical(err error) bool {
 
 // isErrno is lmdb.IsErrno that also sees through wrapping.
 func isErrno(err error, errno lmdb.Errno) bool {
+	if err == nil {
+		return false
+	}
 	var oe *lmdb.OpError
 	if errors.As(err, &oe) {
 		return oe.Errno == errno
