@@ -64,13 +64,3 @@ func Fill(t testing.TB, dir string) string {
 		}
 	}
 }
-
-// Free returns the free bytes of the file system holding dir.
-func Free(t testing.TB, dir string) int64 {
-	t.Helper()
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(dir, &st); err != nil {
-		t.Fatal(err)
-	}
-	return int64(st.Bavail) * st.Bsize
-}
