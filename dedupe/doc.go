@@ -19,4 +19,13 @@
 // webhookd imports lmdb-go. Commits are durable (synced) unless
 // Options.NoSync says otherwise; writes go through a single writer
 // goroutine that coalesces concurrent callers into one commit (writer.go).
+//
+// Nothing lives forever: every record has an entry in a time-ordered expiry
+// index, and a background pruner deletes what has expired in bounded
+// batches (writer.go, Prune), so that under steady traffic LMDB reuses the
+// freed pages and the file stops growing. The map grows when full, and
+// Backup writes a compacted copy while writers run (backup.go).
+//
+// The store must never acknowledge a write before the commit that holds it
+// is on disk, and never leave one write half applied.
 package dedupe

@@ -24,4 +24,7 @@ var (
 	ErrClosed = errors.New("dedupe: store closed")
 	// ErrCorrupt means a stored record could not be decoded.
 	ErrCorrupt = errors.New("dedupe: corrupt record")
+	// ErrBackupDest means a backup's destination exists and is not an
+	// empty directory: a backup never overwrites anything.
+	ErrBackupDest = errors.New("dedupe: backup destination exists and is not an empty directory")
 )

@@ -6,9 +6,12 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/PowerDNS/lmdb-go/lmdb"
@@ -42,15 +45,19 @@ type Options struct {
 	MapSize int64
 	// MaxMapSize bounds map growth.
 	MaxMapSize int64
-	// MaxReaders is the number of LMDB reader slots: at least the number of
-	// goroutines that may read at once (the server's concurrency) plus the
-	// other processes (webhookd keys) that open the store.
+	// MaxReaders is the number of LMDB reader slots, shared by every
+	// process that opens the store. A Store lets at most three quarters of
+	// them be used by its own read transactions at once (more readers wait
+	// for a slot rather than fail), which leaves the rest to the other
+	// processes: webhookd keys and webhookd backup beside webhookd serve.
+	// The first process to open the environment sets the number; later
+	// ones use it.
 	MaxReaders int
 	// MaxBatch bounds how many writes one commit holds. 1 disables group
 	// commit: every write is its own durable transaction.
 	MaxBatch int
-	// PruneInterval is how often the background pruner runs; negative
-	// disables it.
+	// PruneInterval is how often the background pruner runs (it also
+	// frees reader slots left by dead processes); negative disables it.
 	PruneInterval time.Duration
 	// PruneBatch bounds the deletions of one pruning transaction, so that
 	// pruning never holds the writer long.
@@ -70,6 +77,9 @@ type Options struct {
 	// deleted records, with how many it deleted. Like OnCommit it must not
 	// call back into the Store.
 	OnPrune func(n int)
+	// Logger receives the pruner's and the map's rare events (a failed
+	// pruning pass, a grown map, reader slots cleared); nil discards them.
+	Logger *slog.Logger
 }
 
 func (o *Options) setDefaults() {
@@ -103,6 +113,9 @@ func (o *Options) setDefaults() {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
 }
 
 // Store is the LMDB-backed dedupe store. It is safe for concurrent use.
@@ -110,9 +123,15 @@ func (o *Options) setDefaults() {
 // webhookd serve): LMDB serialises their writers with a file lock.
 type Store struct {
 	opts    Options
+	logger  *slog.Logger
 	env     *lmdb.Env
 	records lmdb.DBI
 	expiry  lmdb.DBI
+
+	// readers bounds this process's open read transactions, so that a
+	// burst of deliveries waits for a reader slot instead of failing with
+	// MDB_READERS_FULL.
+	readers chan struct{}
 
 	// mu is held shared by every transaction and exclusively to resize the
 	// map or close the environment, which LMDB allows only while this
@@ -122,10 +141,23 @@ type Store struct {
 	mapSize int64
 
 	ops       chan *op
+	queued    atomic.Int64 // callers in write that the writer has not received yet
 	quit      chan struct{}
 	writerWG  sync.WaitGroup
 	prunerWG  sync.WaitGroup
 	closeOnce sync.Once
+
+	commits atomic.Uint64 // transactions the writer ran
+	writes  atomic.Uint64 // ops they held
+
+	// wkey and wval are scratch buffers for the writer goroutine's ops.
+	wkey, wval []byte
+
+	// commitHook, when set, runs after a batch's ops and before its
+	// commit; an error aborts the transaction as a failed commit would.
+	// Tests use it to prove what a failed commit answers and leaves
+	// behind, and that nobody is answered before the commit.
+	commitHook atomic.Pointer[func() error]
 }
 
 // Open opens (creating if needed) the store in dir.
@@ -134,6 +166,9 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
 		return nil, errors.New("dedupe: negative lease, retention or abandon period")
 	}
+	if opts.MapSize < 0 || opts.MaxReaders < 0 {
+		return nil, errors.New("dedupe: negative map size or reader count")
+	}
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("dedupe: create data dir: %w", err)
 	}
@@ -141,7 +176,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
-	s := &Store{opts: opts, env: env, mapSize: opts.MapSize, ops: make(chan *op), quit: make(chan struct{})}
+	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), quit: make(chan struct{})}
 	if err := s.open(dir); err != nil {
 		env.Close()
 		return nil, err
@@ -175,14 +210,19 @@ func (s *Store) open(dir string) error {
 	}
 	// A process that crashed with a read transaction open leaves its reader
 	// slot behind; stale slots pin old pages and stop page reuse.
-	if _, err := s.env.ReaderCheck(); err != nil {
+	if n, err := s.env.ReaderCheck(); err != nil {
 		return fmt.Errorf("dedupe: reader check: %w", err)
+	} else if n > 0 {
+		s.logger.Info("dedupe: cleared reader slots left by dead processes", "slots", n)
 	}
-	// Another process may have grown the map beyond our initial size;
-	// adopt the size recorded in the environment.
-	if info, err := s.env.Info(); err == nil && info.MapSize > s.mapSize {
-		s.mapSize = info.MapSize
+	if err := s.adoptRecordedMapSize(); err != nil {
+		return err
 	}
+	maxReaders, err := s.env.MaxReaders()
+	if err != nil {
+		return fmt.Errorf("dedupe: %w", err)
+	}
+	s.readers = make(chan struct{}, max(1, maxReaders*3/4))
 	return s.env.Update(func(txn *lmdb.Txn) error {
 		var err error
 		if s.records, err = txn.OpenDBI(dbiRecords, lmdb.Create); err != nil {
@@ -193,6 +233,30 @@ func (s *Store) open(dir string) error {
 		}
 		return nil
 	})
+}
+
+// adoptRecordedMapSize makes the map at least as large as the size recorded
+// in the environment, which a process that grew the map left there: a
+// restart with the initial WEBHOOKD_MAP_SIZE must not shrink it back and
+// grow it again, and another process must see what the server wrote.
+func (s *Store) adoptRecordedMapSize() error {
+	// Size 0 means "the size in the environment's meta page", or the data's
+	// extent if that is larger.
+	if err := s.env.SetMapSize(0); err != nil {
+		return fmt.Errorf("dedupe: adopt map size: %w", err)
+	}
+	info, err := s.env.Info()
+	if err != nil {
+		return fmt.Errorf("dedupe: %w", err)
+	}
+	s.mapSize = info.MapSize
+	if s.mapSize < s.opts.MapSize {
+		if err := s.env.SetMapSize(s.opts.MapSize); err != nil {
+			return fmt.Errorf("dedupe: set map size: %w", err)
+		}
+		s.mapSize = s.opts.MapSize
+	}
+	return nil
 }
 
 // Close stops the writer and the pruner and closes the environment. Writes
@@ -469,12 +533,27 @@ func (s *Store) Stats(ctx context.Context) (map[State]int, error) {
 	return counts, err
 }
 
+// pingKey is written and deleted by Ping. No store key can equal it:
+// checkKey takes any bytes, but the receiver refuses control characters.
+var pingKey = []byte("\x00ping")
+
 // Ping proves the store can be read and durably written, for readiness
-// probes: it runs an empty write through the writer queue.
+// probes. It writes a key into both DBIs and deletes it again in one
+// transaction: nothing changes, but the commit has as many pages to write
+// as the claim of a new key (a transaction that changes nothing commits
+// without touching the disk), so a disk too full or too broken to take a
+// claim fails Ping too.
 func (s *Store) Ping(ctx context.Context) error {
 	return s.write(ctx, func(txn *lmdb.Txn) error {
-		_, err := txn.Stat(s.records)
-		return err
+		for _, dbi := range []lmdb.DBI{s.records, s.expiry} {
+			if err := txn.Put(dbi, pingKey, nil, 0); err != nil {
+				return err
+			}
+			if err := txn.Del(dbi, pingKey, nil); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
@@ -489,15 +568,21 @@ func (s *Store) get(txn *lmdb.Txn, key string) (Record, error) {
 	return decodeRecord(key, v)
 }
 
+// put, unindex and del run inside writer ops only, so they may share the
+// writer's scratch buffers; LMDB copies keys and values as it writes them.
 func (s *Store) put(txn *lmdb.Txn, rec *Record) error {
-	if err := txn.Put(s.records, []byte(rec.Key), rec.encode(nil), 0); err != nil {
+	s.wval = rec.encode(s.wval[:0])
+	s.wkey = append(s.wkey[:0], rec.Key...)
+	if err := txn.Put(s.records, s.wkey, s.wval, 0); err != nil {
 		return err
 	}
-	return txn.Put(s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil, 0)
+	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
+	return txn.Put(s.expiry, s.wkey, nil, 0)
 }
 
 func (s *Store) unindex(txn *lmdb.Txn, rec *Record) error {
-	err := txn.Del(s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil)
+	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
+	err := txn.Del(s.expiry, s.wkey, nil)
 	if lmdb.IsNotFound(err) {
 		return nil
 	}
@@ -511,18 +596,26 @@ func (s *Store) del(txn *lmdb.Txn, rec *Record) error {
 	return txn.Del(s.records, []byte(rec.Key), nil)
 }
 
-// view runs fn in a read transaction, adopting a map that another process
-// has grown meanwhile.
+// view runs fn in a read transaction.
 func (s *Store) view(fn lmdb.TxnOp) error {
+	return s.read(func() error { return s.env.View(fn) })
+}
+
+// read runs fn, which opens one read transaction, holding a reader slot
+// and the map (a resize waits for it), and retries it when another process
+// has grown the map meanwhile.
+func (s *Store) read(fn func() error) error {
+	s.readers <- struct{}{}
+	defer func() { <-s.readers }()
 	for attempt := 0; ; attempt++ {
 		s.mu.RLock()
 		if s.closed {
 			s.mu.RUnlock()
 			return ErrClosed
 		}
-		err := s.env.View(fn)
+		err := fn()
 		s.mu.RUnlock()
-		if lmdb.IsMapResized(err) && attempt < 3 {
+		if isErrno(err, lmdb.MapResized) && attempt < 3 {
 			if rerr := s.adoptMapSize(); rerr != nil {
 				return rerr
 			}

@@ -331,8 +331,48 @@ func TestPruneRemovesExactlyTheExpired(t *testing.T) {
 }
 
 func TestMapGrowsWithoutLosingWrites(t *testing.T) {
-	s := openTest(t, t.TempDir(), newClock(), func(o *Options) { o.MapSize = 1 << 20; o.NoSync = true })
+	dir := t.TempDir()
+	c := newClock()
+	small := func(o *Options) { o.MapSize = 1 << 20; o.NoSync = true }
+	s := openTest(t, dir, c, small)
 	body := bytes.Repeat([]byte("x"), 32<<10)
+	l, _, err := s.Claim(ctx, "grow:seed", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, l, Response{Status: 200, Body: body}))
+
+	// Readers run throughout the resizes, each checking a record written
+	// before them, whole.
+	stop := make(chan struct{})
+	readErrs := make(chan error, 4)
+	var reads atomic.Int64
+	var readers sync.WaitGroup
+	for r := 0; r < 4; r++ {
+		readers.Add(1)
+		go func() {
+			defer readers.Done()
+			for {
+				select {
+				case <-stop:
+					readErrs <- nil
+					return
+				default:
+				}
+				rec, err := s.Get(ctx, "grow:seed")
+				if err == nil && !bytes.Equal(rec.Response.Body, body) {
+					err = errors.New("seed record read back wrong")
+				}
+				if err == nil {
+					_, err = s.List(ctx, ListOptions{Prefix: "grow:", Limit: 3})
+				}
+				if err != nil {
+					readErrs <- err
+					return
+				}
+				reads.Add(1)
+			}
+		}()
+	}
+
 	var wg sync.WaitGroup
 	errs := make(chan error, 256)
 	for w := 0; w < 8; w++ {
@@ -348,22 +388,46 @@ func TestMapGrowsWithoutLosingWrites(t *testing.T) {
 				if err != nil {
 					errs <- fmt.Errorf("%s: %w", key, err)
 				}
-				// Readers run throughout the resizes.
-				if _, err := s.List(ctx, ListOptions{Limit: 3}); err != nil {
-					errs <- err
-				}
 			}
 		}(w)
 	}
 	wg.Wait()
+	close(stop)
+	readers.Wait()
 	close(errs)
 	for err := range errs {
 		require.NoError(t, err)
 	}
-	require.Greater(t, s.MapSize(), int64(1<<20))
+	for r := 0; r < 4; r++ {
+		require.NoError(t, <-readErrs)
+	}
+	require.Positive(t, reads.Load())
+	grown := s.MapSize()
+	require.GreaterOrEqual(t, grown, int64(4<<20), "128 records of 32 KiB need a 4 MiB map at least")
 	stats, err := s.Stats(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 128, stats[Completed])
+	require.Equal(t, 129, stats[Completed])
+	checkConsistent(t, s)
+
+	// Reopened with the same small initial size, the store keeps its grown
+	// map and every record, and grows on.
+	require.NoError(t, s.Close())
+	s = openTest(t, dir, c, small)
+	require.GreaterOrEqual(t, s.MapSize(), grown)
+	for w := 0; w < 8; w++ {
+		for i := 0; i < 16; i++ {
+			rec, err := s.Get(ctx, fmt.Sprintf("grow:%d:%d", w, i))
+			require.NoError(t, err)
+			require.Equal(t, body, rec.Response.Body)
+		}
+	}
+	for i := 0; i < 128; i++ {
+		l, _, err := s.Claim(ctx, fmt.Sprintf("grow:more:%d", i), "fp")
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(ctx, l, Response{Status: 200, Body: body}))
+	}
+	require.Greater(t, s.MapSize(), grown)
+	checkConsistent(t, s)
 }
 
 func TestMapFullAtMaximumIsUnavailable(t *testing.T) {

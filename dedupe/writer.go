@@ -15,12 +15,28 @@ package dedupe
 // There is no timer: an idle writer commits the first op at once, so one
 // caller sees the latency of a single commit, and under load the batch size
 // grows by itself with the number of callers waiting while the previous
-// commit was syncing. That is what turns N fsyncs into one.
+// commit was syncing. That is what turns N fsyncs into one. One refinement
+// keeps batches from splitting into two cohorts that take turns (those
+// answered by the last commit, and those that queued during it): after a
+// commit of more than one op, the writer yields the processor
+// (runtime.Gosched, not a sleep) for as long as answered callers keep
+// queueing new ops, up to the size of the batch just committed. When nobody
+// comes back, it stops at the first yield.
+//
+// A commit that fails (disk full, I/O error) aborts the whole transaction:
+// every op in the batch is answered ErrUnavailable and none of them took
+// effect. An op that fails on its own (a logical outcome such as
+// ErrLeaseLost, or a storage error raised inside it) is rolled back alone
+// by its nested transaction.
 //
 // An op's function may run more than once: when LMDB reports the map full,
 // the whole transaction is aborted, the map is grown, and the batch is run
 // again from the start. Op functions therefore only read and write through
 // the transaction they are given and set their results afresh on each run.
+//
+// Readers never wait for the writer: they run in their own read
+// transactions on the last committed state. They do wait, shortly, while
+// the map is grown (Store.mu).
 
 import (
 	"context"
@@ -43,11 +59,14 @@ type op struct {
 // could leave the caller ignorant of a claim it made.
 func (s *Store) write(ctx context.Context, fn lmdb.TxnOp) error {
 	o := &op{fn: fn, done: make(chan error, 1)}
+	s.queued.Add(1) // the writer takes it off when it receives o
 	select {
 	case s.ops <- o:
 	case <-s.quit:
+		s.queued.Add(-1)
 		return ErrClosed
 	case <-ctx.Done():
+		s.queued.Add(-1)
 		return ctx.Err()
 	}
 	return <-o.done
@@ -61,6 +80,7 @@ func (s *Store) writeLoop() {
 
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	for {
+		s.gather(len(batch))
 		select {
 		case o := <-s.ops:
 			batch = append(batch[:0], o)
@@ -76,33 +96,56 @@ func (s *Store) writeLoop() {
 				break drain
 			}
 		}
+		s.queued.Add(-int64(len(batch)))
 		start := time.Now()
 		s.commit(batch)
 		if s.opts.OnCommit != nil {
 			s.opts.OnCommit(len(batch), time.Since(start))
 		}
-		for i, o := range batch {
+		s.commits.Add(1)
+		s.writes.Add(uint64(len(batch)))
+		// Answer only now: the commit that holds every op is on disk, or
+		// failed and took none of them.
+		for _, o := range batch {
 			o.done <- o.err
-			batch[i] = nil
 		}
+		clear(batch)
+	}
+}
+
+// gather lets callers answered by the last commit (of last ops) queue
+// their next op before the writer takes the next batch, so that under load
+// one commit serves them all. It yields while the queue keeps growing and
+// returns at once when it does not; it never sleeps.
+func (s *Store) gather(last int) {
+	if last < 2 {
+		return
+	}
+	for q := s.queued.Load(); q < int64(last); {
+		runtime.Gosched()
+		n := s.queued.Load()
+		if n <= q {
+			return
+		}
+		q = n
 	}
 }
 
 // commit runs batch in one durable transaction, growing the map and
-// retrying when it is full.
+// retrying when it is full. On return every op's err is its answer.
 func (s *Store) commit(batch []*op) {
 	for {
 		err := s.runBatch(batch)
 		if err == nil {
 			return
 		}
-		if lmdb.IsMapFull(err) {
-			if gerr := s.growMap(); gerr == nil {
+		if isErrno(err, lmdb.MapFull) {
+			gerr := s.growMap()
+			if gerr == nil {
 				continue
-			} else {
-				err = gerr
 			}
-		} else if lmdb.IsMapResized(err) {
+			err = gerr
+		} else if isErrno(err, lmdb.MapResized) {
 			if aerr := s.adoptMapSize(); aerr == nil {
 				continue
 			}
@@ -124,7 +167,7 @@ func (s *Store) runBatch(batch []*op) error {
 	return s.env.UpdateLocked(func(txn *lmdb.Txn) error {
 		for _, o := range batch {
 			o.err = txn.Sub(o.fn)
-			if lmdb.IsMapFull(o.err) {
+			if isErrno(o.err, lmdb.MapFull) {
 				return o.err
 			}
 			if o.err != nil && !isLogical(o.err) {
@@ -132,6 +175,9 @@ func (s *Store) runBatch(batch []*op) error {
 				// rolled back by Sub, and reports the store unavailable.
 				o.err = fmt.Errorf("%w: %v", ErrUnavailable, o.err)
 			}
+		}
+		if hook := s.commitHook.Load(); hook != nil {
+			return (*hook)()
 		}
 		return nil
 	})
@@ -146,6 +192,18 @@ func isLogical(err error) bool {
 		}
 	}
 	return false
+}
+
+// isErrno is lmdb.IsErrno that also sees through wrapping.
+func isErrno(err error, errno lmdb.Errno) bool {
+	if err == nil {
+		return false
+	}
+	var oe *lmdb.OpError
+	if errors.As(err, &oe) {
+		return oe.Errno == errno
+	}
+	return lmdb.IsErrno(err, errno)
 }
 
 // growMap doubles the map size. LMDB allows it only while this process has
@@ -168,6 +226,7 @@ func (s *Store) growMap() error {
 		return fmt.Errorf("grow map to %d bytes: %w", next, err)
 	}
 	s.mapSize = next
+	s.logger.Info("dedupe: map grown", "map_size", next)
 	return nil
 }
 
@@ -179,18 +238,31 @@ func (s *Store) MapSize() int64 {
 }
 
 // Prune deletes up to limit records whose ExpiresAt has passed, with their
-// index entries, in one write, and returns how many it deleted.
+// index entries, in one write, and returns how many it deleted. It walks
+// the expiry index from its oldest entry and stops at the first that lies
+// in the future, so its cost is that of the records it deletes, not of the
+// store's size.
 func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
-	var n int
-	err := s.write(ctx, func(txn *lmdb.Txn) error {
-		n = 0
+	n, _, err := s.prune(ctx, limit)
+	return n, err
+}
+
+// prune is Prune that also says whether expired entries may remain: it
+// examines at most limit index entries, deleted or not, so that a run of
+// stale entries cannot make one transaction unbounded.
+func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, err error) {
+	if limit <= 0 {
+		return 0, false, nil
+	}
+	err = s.write(ctx, func(txn *lmdb.Txn) error {
+		deleted, more = 0, false
 		now := s.opts.Now()
 		cur, err := txn.OpenCursor(s.expiry)
 		if err != nil {
 			return err
 		}
 		defer cur.Close()
-		for n < limit {
+		for examined := 0; ; examined++ {
 			k, _, err := cur.Get(nil, nil, lmdb.First)
 			if lmdb.IsNotFound(err) {
 				return nil
@@ -200,6 +272,10 @@ func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
 			}
 			at, key, ok := splitExpiryKey(k)
 			if ok && at.After(now) {
+				return nil
+			}
+			if examined == limit {
+				more = true
 				return nil
 			}
 			if err := cur.Del(0); err != nil {
@@ -219,19 +295,23 @@ func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
 				return err
 			}
 			if rec.ExpiresAt.After(now) {
+				// Keep the record findable by the pruner: no record may
+				// outlive its expiry for want of an index entry.
+				if err := txn.Put(s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil, 0); err != nil {
+					return err
+				}
 				continue
 			}
 			if err := txn.Del(s.records, []byte(key), nil); err != nil {
 				return err
 			}
-			n++
+			deleted++
 		}
-		return nil
 	})
-	if err == nil && n > 0 && s.opts.OnPrune != nil {
-		s.opts.OnPrune(n)
+	if err == nil && deleted > 0 && s.opts.OnPrune != nil {
+		s.opts.OnPrune(deleted)
 	}
-	return n, err
+	return deleted, more, err
 }
 
 func (s *Store) pruneLoop() {
@@ -250,12 +330,50 @@ func (s *Store) pruneLoop() {
 			return
 		case <-t.C:
 		}
-		// Bounded batches: other writes interleave between them.
-		for {
-			n, err := s.Prune(ctx, s.opts.PruneBatch)
-			if err != nil || n < s.opts.PruneBatch {
-				break
+		s.pruneAll(ctx)
+		s.clearStaleReaders()
+	}
+}
+
+// pruneAll deletes every expired record, in bounded batches: each is one
+// op among the others in the writer's queue, so deliveries keep being
+// served between them.
+func (s *Store) pruneAll(ctx context.Context) {
+	total := 0
+	for {
+		n, more, err := s.prune(ctx, s.opts.PruneBatch)
+		total += n
+		if err != nil {
+			if !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) {
+				s.logger.Warn("dedupe: pruning expired records failed; will retry", "error", err.Error(), "deleted", total)
 			}
+			return
 		}
+		if !more {
+			break
+		}
+	}
+	if total > 0 {
+		s.logger.Debug("dedupe: pruned expired records", "deleted", total)
+	}
+}
+
+// clearStaleReaders frees the reader slots of processes that died inside a
+// read transaction (a killed webhookd keys, say). Open does it too, but a
+// long-running server must not wait for its own restart: a stale slot pins
+// the pages of its snapshot and stops their reuse, so the file grows.
+func (s *Store) clearStaleReaders() {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return
+	}
+	n, err := s.env.ReaderCheck()
+	if err != nil {
+		s.logger.Warn("dedupe: reader check failed", "error", err.Error())
+		return
+	}
+	if n > 0 {
+		s.logger.Info("dedupe: cleared reader slots left by dead processes", "slots", n)
 	}
 }

@@ -40,6 +40,8 @@ type config struct {
 	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string (postgres and tiered stores)"`
 	MapSize              int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
 	MaxMapSize           int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
+	MaxReaders           int           `envconfig:"MAX_READERS" default:"1024" desc:"LMDB reader slots shared by serve, keys and backup; serve uses at most 3/4 of them at once"`
+	PruneInterval        time.Duration `envconfig:"PRUNE_INTERVAL" default:"1m" desc:"how often expired records are deleted, in bounded batches"`
 	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
 	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
 	DownstreamSecrets    []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
@@ -96,6 +98,10 @@ func (c *config) check() error {
 		return v("MAP_SIZE", "must be positive")
 	case c.MaxMapSize < c.MapSize:
 		return v("MAX_MAP_SIZE", "must be at least WEBHOOKD_MAP_SIZE")
+	case c.MaxReaders < 4:
+		return v("MAX_READERS", "must be at least 4")
+	case c.PruneInterval <= 0:
+		return v("PRUNE_INTERVAL", "must be positive")
 	case c.LogFormat != "text" && c.LogFormat != "json":
 		return v("LOG_FORMAT", "%q is not text or json", c.LogFormat)
 	case c.ShutdownGrace < 0:

@@ -36,6 +36,7 @@ func commands() []command {
 		{"sink", "stand in for the core service: print each forwarded event, answer --status (sink -h)", runSink},
 		{"keys", "list | get KEY | delete KEY: read or edit the dedupe store, also while serve runs", runKeys},
 		{"healthcheck", "GET the running server's /healthz, exit 0 if it answers 200 (Docker HEALTHCHECK) [--url URL] [--timeout D]", runHealthcheck},
+		{"backup", "write a compacted, consistent copy of the store to a new directory: backup DEST", runBackup},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
 	}
 }

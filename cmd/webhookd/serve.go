@@ -94,14 +94,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	store, err := dedupe.Open(cfg.DataDir, dedupe.Options{
-		Lease:      cfg.Lease,
-		Retention:  cfg.Retention,
-		MapSize:    cfg.MapSize,
-		MaxMapSize: cfg.MaxMapSize,
-		OnCommit:   met.ObserveCommit,
-		OnPrune:    met.ObservePrune,
-	})
+	storeOpts := storeOptions(cfg, log)
+	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
+	store, err := dedupe.Open(cfg.DataDir, storeOpts)
 	if err != nil {
 		return err
 	}
