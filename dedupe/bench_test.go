@@ -42,6 +42,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 }
 
 func benchClaimComplete(b *testing.B, maxBatch, callers int) {
+	b.ReportAllocs()
 	dir := b.TempDir()
 	warnIfTmpfs(b, dir)
 	s, err := Open(dir, Options{MaxBatch: maxBatch, PruneInterval: -1})

@@ -415,16 +415,36 @@ func (s *Store) Release(ctx context.Context, l Lease) error {
 	})
 }
 
-// Delete removes key whatever its state, so that the next delivery of the
-// event is forwarded again (an operator's override).
+// Delete removes key so that the next delivery of the event is forwarded
+// again (an operator's override). It refuses, with ErrInFlight, a key whose
+// lease is still running: deleting a live claim would let the provider's
+// next retry be forwarded while the first forward is still under way. The
+// check and the delete are one transaction.
 func (s *Store) Delete(ctx context.Context, key string) error {
+	return s.delete(ctx, key, false)
+}
+
+// ForceDelete removes key whatever its state, a live claim or a record that
+// no longer decodes included.
+func (s *Store) ForceDelete(ctx context.Context, key string) error {
+	return s.delete(ctx, key, true)
+}
+
+func (s *Store) delete(ctx context.Context, key string, force bool) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
 	return s.write(ctx, func(txn *lmdb.Txn) error {
 		cur, err := s.get(txn, key)
-		if err != nil {
+		switch {
+		case errors.Is(err, ErrCorrupt) && force:
+			// Its index entry cannot be found without the record; the
+			// pruner drops index entries whose record is gone.
+			return txn.Del(s.records, []byte(key), nil)
+		case err != nil:
 			return err
+		case !force && cur.State == InFlight && s.opts.Now().Before(cur.LeaseUntil):
+			return fmt.Errorf("%w: lease runs until %s", ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
 		return s.del(txn, &cur)
 	})
@@ -523,12 +543,25 @@ func (s *Store) Stats(ctx context.Context) (map[State]int, error) {
 			return err
 		}
 		defer cur.Close()
-		for _, v, err := cur.Get(nil, nil, lmdb.First); err == nil; _, v, err = cur.Get(nil, nil, lmdb.Next) {
+		// Only the state byte is read: no copy of any key or value, so a
+		// count costs no garbage however large the store.
+		txn.RawRead = true
+		var n int
+		_, v, err := cur.Get(nil, nil, lmdb.First)
+		for ; err == nil; _, v, err = cur.Get(nil, nil, lmdb.Next) {
 			if len(v) > 1 {
 				counts[State(v[1])]++
 			}
+			if n++; n%4096 == 0 {
+				if cerr := ctx.Err(); cerr != nil {
+					return cerr
+				}
+			}
 		}
-		return nil
+		if lmdb.IsNotFound(err) {
+			return nil
+		}
+		return err
 	})
 	return counts, err
 }

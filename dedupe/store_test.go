@@ -485,3 +485,59 @@ func (s *Store) indexLen(t *testing.T) int {
 	}))
 	return n
 }
+
+func TestDeleteRefusesALiveClaimUnlessForced(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c)
+	_, _, err := s.Claim(ctx, "stripe:live", "fp")
+	require.NoError(t, err)
+	require.ErrorIs(t, s.Delete(ctx, "stripe:live"), ErrInFlight)
+	_, err = s.Get(ctx, "stripe:live")
+	require.NoError(t, err, "the refused delete changed nothing")
+
+	c.Advance(time.Minute) // the lease has passed: an abandoned claim may go
+	require.NoError(t, s.Delete(ctx, "stripe:live"))
+
+	_, _, err = s.Claim(ctx, "stripe:forced", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.ForceDelete(ctx, "stripe:forced"))
+	_, err = s.Get(ctx, "stripe:forced")
+	require.ErrorIs(t, err, ErrNotFound)
+	require.Zero(t, s.indexLen(t), "index entries go with their records")
+}
+
+// corrupt overwrites key's record with bytes that do not decode.
+func corrupt(t *testing.T, s *Store, key string) {
+	t.Helper()
+	require.NoError(t, s.write(ctx, func(txn *lmdb.Txn) error {
+		return txn.Put(s.records, []byte(key), []byte{99, 1, 2}, 0)
+	}))
+	_, err := s.Get(ctx, key)
+	require.ErrorIs(t, err, ErrCorrupt)
+}
+
+func TestCorruptRecordsDoNotStallPruningOrDeletion(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c)
+	for _, k := range []string{"a:1", "a:2", "a:3"} {
+		l, _, err := s.Claim(ctx, k, "fp")
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(ctx, l, Response{Status: 200}))
+	}
+	corrupt(t, s, "a:1")
+	corrupt(t, s, "a:3")
+
+	require.ErrorIs(t, s.Delete(ctx, "a:3"), ErrCorrupt, "only a forced delete removes what it cannot read")
+	require.NoError(t, s.ForceDelete(ctx, "a:3"))
+	_, err := s.Get(ctx, "a:3")
+	require.ErrorIs(t, err, ErrNotFound)
+
+	c.Advance(2 * time.Hour)
+	n, err := s.Prune(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 2, n, "a:1 (unreadable) and a:2 go; a:3's orphan index entry is dropped")
+	recs, err := s.List(ctx, ListOptions{})
+	require.NoError(t, err)
+	require.Empty(t, recs)
+	require.Zero(t, s.indexLen(t))
+}

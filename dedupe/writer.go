@@ -291,6 +291,17 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 			if errors.Is(err, ErrNotFound) {
 				continue
 			}
+			if errors.Is(err, ErrCorrupt) {
+				// A record this binary cannot read (on-disk damage, or a
+				// newer layout after a rollback) whose index entry says it
+				// expired: drop it, or it would stop every later pass here.
+				s.logger.Warn("pruned a record that does not decode", "key", key)
+				if err := txn.Del(s.records, []byte(key), nil); err != nil {
+					return err
+				}
+				deleted++
+				continue
+			}
 			if err != nil {
 				return err
 			}

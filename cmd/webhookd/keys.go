@@ -186,21 +186,31 @@ func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	}
 	defer s.Close()
 	rec, err := s.Get(ctx, key)
-	if err != nil {
+	was := "unreadable"
+	switch {
+	case err == nil:
+		was = rec.State.String()
+	case errors.Is(err, dedupe.ErrCorrupt) && *force:
+	default:
 		return keyError(stderr, "delete", key, err)
 	}
-	// Deleting a live claim lets the provider's next retry be forwarded
-	// while the first forward is still running: the event could reach the
-	// core service twice. Make the operator say so.
-	if rec.State == dedupe.InFlight && time.Now().Before(rec.LeaseUntil) && !*force {
-		fmt.Fprintf(stderr, "webhookd keys delete: %s is IN_FLIGHT: a delivery is being forwarded (lease until %s); deleting it now could forward the event twice. Wait for the lease, or pass --force\n",
-			key, rec.LeaseUntil.Local().Format(time.RFC3339))
-		return 1
+	del := s.Delete
+	if *force {
+		del = s.ForceDelete
 	}
-	if err := s.Delete(ctx, key); err != nil {
+	// Delete refuses a live claim in the same transaction that would
+	// delete it: removing it lets the provider's next retry be forwarded
+	// while the first forward is still running, so the event could reach
+	// the core service twice. The operator must say so with --force.
+	if err := del(ctx, key); err != nil {
+		if errors.Is(err, dedupe.ErrInFlight) {
+			fmt.Fprintf(stderr, "webhookd keys delete: %s is IN_FLIGHT: a delivery is being forwarded (lease until %s); deleting it now could forward the event twice. Wait for the lease, or pass --force\n",
+				key, rec.LeaseUntil.Local().Format(time.RFC3339))
+			return 1
+		}
 		return keyError(stderr, "delete", key, err)
 	}
-	fmt.Fprintf(stdout, "deleted %s (was %s): the next delivery of this event will be forwarded again\n", key, rec.State)
+	fmt.Fprintf(stdout, "deleted %s (was %s): the next delivery of this event will be forwarded again\n", key, was)
 	return 0
 }
 
