@@ -323,14 +323,14 @@ func setHeaders(h http.Header, req Request) {
 	h.Set("User-Agent", userAgent)
 	// Empty values are left out rather than sent blank: a blank
 	// Idempotency-Key is worse than none to a core service that dedupes.
-	for name, v := range map[string]string{
-		"Idempotency-Key":    req.IdempotencyKey,
-		"Webhook-Provider":   req.Provider,
-		"Webhook-Event-Id":   req.EventKey,
-		"Webhook-Event-Type": req.EventType,
+	for _, kv := range [...][2]string{
+		{"Idempotency-Key", req.IdempotencyKey},
+		{"Webhook-Provider", req.Provider},
+		{"Webhook-Event-Id", req.EventKey},
+		{"Webhook-Event-Type", req.EventType},
 	} {
-		if v != "" {
-			h.Set(name, v)
+		if kv[1] != "" {
+			h.Set(kv[0], kv[1])
 		}
 	}
 }
@@ -387,8 +387,11 @@ func (f *Forwarder) newCall(ctx context.Context, req Request) *call {
 	// retryablehttp's NewClient logs every request to stderr; a Client
 	// built here starts with a nil Logger, which logs nothing, and gets a
 	// Debug-only adapter when the caller supplied a logger.
-	if f.log != nil {
-		c.client.Logger = debugLogger{l: f.log.With(slog.String("idempotency_key", req.IdempotencyKey)), redact: f.redact}
+	// Only a logger that will print Debug records is handed over: with one,
+	// retryablehttp formats its records on every attempt.
+	if f.log != nil && f.log.Enabled(ctx, slog.LevelDebug) {
+		redact := func(s string) string { return scrubURLs(f.redact(s)) }
+		c.client.Logger = debugLogger{l: f.log.With(slog.String("idempotency_key", req.IdempotencyKey)), redact: redact}
 	}
 	return c
 }

@@ -1,10 +1,10 @@
 package receiver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -289,7 +289,14 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	if r.ContentLength > limit {
 		return nil, ErrTooLarge
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	// One allocation when the length is announced, instead of ReadAll's
+	// doubling from 512 bytes.
+	var buf bytes.Buffer
+	if r.ContentLength > 0 {
+		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	}
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
+	body := buf.Bytes()
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
 		return nil, ErrTooLarge

@@ -2,7 +2,7 @@
 // forwards when WEBHOOKD_DOWNSTREAM_SECRET is set. The core service imports
 // it to make sure a request really comes from webhookd:
 //
-//	body, _ := io.ReadAll(r.Body)
+//	body, _ := io.ReadAll(http.MaxBytesReader(w, r.Body, 1<<20))
 //	if err := webhookverify.Verify(secret, r.Header, body, webhookverify.DefaultTolerance); err != nil {
 //		http.Error(w, "bad signature", http.StatusUnauthorized)
 //		return

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -51,6 +52,13 @@ type config struct {
 // loadConfig reads and checks the environment. Its errors are one line that
 // names the variable at fault.
 func loadConfig() (*config, error) {
+	// A variable set to the empty string means its default, as if unset:
+	// compose files and manifests often pass every variable, empty or not.
+	for _, kv := range os.Environ() {
+		if k, v, _ := strings.Cut(kv, "="); v == "" && strings.HasPrefix(k, envPrefix+"_") {
+			os.Unsetenv(k)
+		}
+	}
 	var c config
 	if err := envconfig.Process(envPrefix, &c); err != nil {
 		var perr *envconfig.ParseError

@@ -66,6 +66,23 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 2, c.DispatchRetries)
 	require.Equal(t, "replay", c.FailedPolicy)
 	require.Equal(t, "lmdb", c.Store)
+	require.Equal(t, 5*time.Minute, c.StripeTolerance)
+	require.Equal(t, 168*time.Hour, c.Retention)
+	require.Equal(t, 10*time.Second, c.DispatchTimeout)
+	require.Equal(t, 10*time.Second, c.ShutdownGrace, "defaults to the dispatch timeout")
+}
+
+func TestEmptyVariableMeansDefault(t *testing.T) {
+	clearEnv(t)
+	for _, k := range []string{"WEBHOOKD_ADDR", "WEBHOOKD_LEASE", "WEBHOOKD_MAX_BODY_BYTES", "WEBHOOKD_STORE"} {
+		t.Setenv(k, "")
+	}
+	c, err := loadConfig()
+	require.NoError(t, err)
+	require.Equal(t, ":8080", c.Addr)
+	require.Equal(t, 60*time.Second, c.Lease)
+	require.Equal(t, int64(1048576), c.MaxBodyBytes)
+	require.Equal(t, "lmdb", c.Store)
 }
 
 func TestHelpListsEveryVariable(t *testing.T) {

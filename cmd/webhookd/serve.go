@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
 	store, err := dedupe.Open(cfg.DataDir, storeOpts)
 	if err != nil {
-		return err
+		return fmt.Errorf("WEBHOOKD_DATA_DIR=%s: %w", cfg.DataDir, err)
 	}
 	defer store.Close()
 	if err := met.WatchStore(store); err != nil {
