@@ -40,7 +40,13 @@ func TestKeysOnPostgres(t *testing.T) {
 	defer conn.Close(ctx)
 	_, err = conn.Exec(ctx, `CREATE SCHEMA `+schema)
 	require.NoError(t, err)
-	t.Cleanup(func() { _, _ = conn.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`) })
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		require.NoError(t, err)
+		defer c.Close(context.Background())
+		_, err = c.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		require.NoError(t, err)
+	})
 
 	s, err := dedupe.OpenPostgres(ctx, dsn, dedupe.PostgresOptions{Schema: schema, Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
