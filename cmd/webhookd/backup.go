@@ -35,6 +35,13 @@ func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2
 	}
+	if cfg.Store != "lmdb" {
+		// The records that matter are in the shared database; a tiered
+		// node's LMDB only caches finished ones.
+		fmt.Fprintf(stderr, "webhookd backup: backs up the lmdb store only; with %s_STORE=%s the records are in Postgres: back them up with pg_dump (table %s)\n",
+			envPrefix, cfg.Store, dedupe.PostgresTable)
+		return 1
+	}
 	// Open would create an empty store; a backup of nothing is a mistake.
 	if _, err := os.Stat(filepath.Join(cfg.DataDir, "data.mdb")); err != nil {
 		fmt.Fprintf(stderr, "webhookd backup: no store in WEBHOOKD_DATA_DIR=%s: %v\n", cfg.DataDir, err)

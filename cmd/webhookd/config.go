@@ -37,8 +37,8 @@ type config struct {
 	DispatchTimeout      time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
 	DispatchRetries      int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
 	FailedPolicy         string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
-	Store                string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (postgres and tiered are not available yet)"`
-	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string (postgres and tiered stores)"`
+	Store                string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
+	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
 	MapSize              int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
 	MaxMapSize           int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
 	MaxReaders           int           `envconfig:"MAX_READERS" default:"1024" desc:"LMDB reader slots shared by serve, keys and backup; serve uses at most 3/4 of them at once"`
@@ -131,7 +131,9 @@ func (c *config) check() error {
 	switch c.Store {
 	case "lmdb":
 	case "postgres", "tiered":
-		return v("STORE", "%q is not available in this version of webhookd; use lmdb", c.Store)
+		if strings.TrimSpace(c.PostgresDSN) == "" {
+			return v("POSTGRES_DSN", "required by WEBHOOKD_STORE=%s: the connection string of the Postgres every node shares", c.Store)
+		}
 	default:
 		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
 	}

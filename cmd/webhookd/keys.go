@@ -54,22 +54,31 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-// openKeysStore opens the existing store named by WEBHOOKD_DATA_DIR,
-// creating nothing, with the pruner off: serve prunes, and a second pruner
-// would only contend for the writer lock.
-func openKeysStore(stderr io.Writer) (*dedupe.Store, int) {
+// openKeysStore opens the configured store: for lmdb the existing store
+// named by WEBHOOKD_DATA_DIR, creating nothing, with the pruner off (serve
+// prunes, and a second pruner would only contend for the writer lock); for
+// postgres the shared database; for tiered the shared database, with this
+// node's LMDB copy when WEBHOOKD_DATA_DIR holds one (delete removes the copy
+// too).
+func openKeysStore(ctx context.Context, stderr io.Writer) (dedupeStore, int) {
 	cfg, err := loadConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return nil, 2
 	}
-	s, err := dedupe.OpenExisting(cfg.DataDir, dedupe.Options{
+	opts := dedupe.Options{
 		Lease:         cfg.Lease,
 		Retention:     cfg.Retention,
 		MapSize:       cfg.MapSize,
 		MaxMapSize:    cfg.MaxMapSize,
 		PruneInterval: -1,
-	})
+	}
+	s, err := openStore(ctx, cfg, opts, dedupe.OpenExisting)
+	if errors.Is(err, dedupe.ErrNoStore) && cfg.Store == "tiered" {
+		// No copy on this machine: the shared records are all there is.
+		cfg.Store = "postgres"
+		s, err = openStore(ctx, cfg, opts, dedupe.OpenExisting)
+	}
 	if errors.Is(err, dedupe.ErrNoStore) {
 		fmt.Fprintf(stderr, "webhookd keys: %s_DATA_DIR: %v; set it to the directory serve uses\n", envPrefix, err)
 		return nil, 2
@@ -113,7 +122,7 @@ func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		opts.State = st
 	}
-	s, code := openKeysStore(stderr)
+	s, code := openKeysStore(ctx, stderr)
 	if s == nil {
 		return code
 	}
@@ -153,7 +162,7 @@ func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if key == "" {
 		return code
 	}
-	s, code := openKeysStore(stderr)
+	s, code := openKeysStore(ctx, stderr)
 	if s == nil {
 		return code
 	}
@@ -180,7 +189,7 @@ func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	if key == "" {
 		return code
 	}
-	s, code := openKeysStore(stderr)
+	s, code := openKeysStore(ctx, stderr)
 	if s == nil {
 		return code
 	}

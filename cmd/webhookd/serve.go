@@ -96,7 +96,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	storeOpts := storeOptions(cfg, log)
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
-	store, err := dedupe.Open(cfg.DataDir, storeOpts)
+	store, err := openStore(ctx, cfg, storeOpts, dedupe.Open)
 	if err != nil {
 		return fmt.Errorf("WEBHOOKD_DATA_DIR=%s: %w", cfg.DataDir, err)
 	}
@@ -162,7 +162,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return fmt.Errorf("WEBHOOKD_ADDR: %w", err)
 	}
 	log.Info("webhookd listening", "addr", ln.Addr().String(), "providers", reg.Names(),
-		"store", cfg.Store, "data_dir", cfg.DataDir, "downstream", fwd.RedactedURL(), "signed", fwd.Signed())
+		"store", cfg.Store, "data_dir", dataDirLog(cfg), "downstream", fwd.RedactedURL(), "signed", fwd.Signed())
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -201,4 +201,13 @@ func shutdown(srv *http.Server, grace time.Duration, cancelBase context.CancelFu
 	}
 	log.Info("webhookd stopped")
 	return nil
+}
+
+// dataDirLog is the data directory for the start-up line, or "-" for the
+// postgres store, which keeps nothing there.
+func dataDirLog(cfg *config) string {
+	if cfg.Store == "postgres" {
+		return "-"
+	}
+	return cfg.DataDir
 }

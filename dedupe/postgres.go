@@ -1,0 +1,539 @@
+package dedupe
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// Defaults for PostgresOptions fields left zero.
+const (
+	DefaultPostgresMaxConns  = 10
+	DefaultPostgresOpTimeout = 5 * time.Second
+	// PostgresTable is the table every node shares.
+	PostgresTable = "webhookd_records"
+)
+
+// PostgresOptions configure a PGStore. Options carries what the LMDB store
+// has too (Lease, Retention, AbandonAfter, PruneInterval, PruneBatch, Now,
+// OnPrune, Logger); its LMDB-only fields are ignored.
+//
+// Every node decides leases and expiries with its own clock (Options.Now),
+// so the nodes sharing a database need synchronised clocks (NTP): a node
+// whose clock runs ahead takes over leases early by the difference.
+type PostgresOptions struct {
+	Options
+	// Schema holds the table; "" means the connection's search_path
+	// (public by default). It is created if missing. Tests use one schema
+	// each, so that they never see each other's keys.
+	Schema string
+	// MaxConns bounds the connection pool: a burst of deliveries waits for
+	// a connection instead of exhausting the server's connection slots.
+	MaxConns int32
+	// OpTimeout bounds each store operation, waiting for a pool connection
+	// included; an operation that runs out answers ErrUnavailable.
+	OpTimeout time.Duration
+}
+
+// PGStore is the dedupe store shared by every node through Postgres, with
+// the same outcomes as Store: Postgres's row locks make each transition
+// atomic across nodes. It is safe for concurrent use.
+type PGStore struct {
+	opts   PostgresOptions
+	pool   *pgxpool.Pool
+	table  string // quoted, schema-qualified
+	closed atomic.Bool
+
+	quit      chan struct{}
+	prunerWG  sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// OpenPostgres connects to the database at dsn and creates the schema and
+// table if they are missing. It fails, wrapping ErrUnavailable, when the
+// database cannot be reached.
+func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGStore, error) {
+	opts.setDefaults()
+	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
+		return nil, errors.New("dedupe: negative lease, retention or abandon period")
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultPostgresMaxConns
+	}
+	if opts.OpTimeout <= 0 {
+		opts.OpTimeout = DefaultPostgresOpTimeout
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors can quote the DSN, password included.
+		return nil, errors.New("dedupe: WEBHOOKD_POSTGRES_DSN is not a valid Postgres connection string")
+	}
+	cfg.MaxConns = opts.MaxConns
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.OpTimeout {
+		cfg.ConnConfig.ConnectTimeout = opts.OpTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, err)
+	}
+	table := pgx.Identifier{PostgresTable}
+	if opts.Schema != "" {
+		table = pgx.Identifier{opts.Schema, PostgresTable}
+	}
+	s := &PGStore{opts: opts, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if opts.PruneInterval > 0 {
+		s.prunerWG.Add(1)
+		go s.pruneLoop()
+	}
+	return s, nil
+}
+
+// migrate creates the schema, table and expiry index if missing. Nodes
+// starting together would race on CREATE ... IF NOT EXISTS (it is not
+// atomic in Postgres), so they take turns under an advisory lock.
+func (s *PGStore) migrate(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 4*s.opts.OpTimeout)
+	defer cancel()
+	return s.wrap("create table", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
+			return err
+		}
+		if s.opts.Schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.opts.Schema}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		// key is compared bytewise (COLLATE "C"), as LMDB orders keys, so
+		// List pages alike on both stores.
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+			key          text COLLATE "C" PRIMARY KEY,
+			state        smallint    NOT NULL,
+			token        bigint      NOT NULL DEFAULT 0,
+			lease_until  timestamptz,
+			attempts     integer     NOT NULL DEFAULT 0,
+			created_at   timestamptz NOT NULL,
+			updated_at   timestamptz NOT NULL,
+			expires_at   timestamptz NOT NULL,
+			fingerprint  text        NOT NULL,
+			status       integer     NOT NULL DEFAULT 0,
+			content_type text        NOT NULL DEFAULT '',
+			body         bytea
+		)`); err != nil {
+			return err
+		}
+		idx := pgx.Identifier{PostgresTable + "_expires_at"}.Sanitize()
+		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+idx+` ON `+s.table+` (expires_at)`)
+		return err
+	}))
+}
+
+// Close stops the pruner and closes the pool. Calls made after it fail
+// with ErrClosed.
+func (s *PGStore) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.quit)
+		s.prunerWG.Wait()
+		s.pool.Close()
+	})
+	return nil
+}
+
+// Lease returns the lease length claims are given.
+func (s *PGStore) Lease() time.Duration { return s.opts.Lease }
+
+// now is the store's clock at Postgres's precision (microseconds), so that
+// a Lease's Until equals the LeaseUntil read back.
+func (s *PGStore) now() time.Time { return s.opts.Now().UTC().Truncate(time.Microsecond) }
+
+// op bounds one operation and refuses it once the store is closed.
+func (s *PGStore) op(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if s.closed.Load() {
+		return nil, nil, ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
+	return ctx, cancel, nil
+}
+
+// pgError is a storage failure. Its message names the operation only: the
+// receiver puts store errors in 503 bodies, and a driver error names hosts
+// and users. The cause is logged, and reachable with errors.Is/As.
+type pgError struct {
+	what  string
+	cause error
+}
+
+func (e *pgError) Error() string   { return ErrUnavailable.Error() + ": postgres " + e.what + " failed" }
+func (e *pgError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
+
+// wrap turns a driver error into one wrapping ErrUnavailable (after
+// logging it); this package's own outcomes pass through.
+func (s *PGStore) wrap(what string, err error) error {
+	if err == nil || isLogical(err) || errors.Is(err, ErrClosed) {
+		return err
+	}
+	if s.closed.Load() {
+		return ErrClosed
+	}
+	s.opts.Logger.Warn("dedupe: postgres operation failed", "op", what, "error", err.Error())
+	return &pgError{what: what, cause: err}
+}
+
+const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body`
+
+// pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
+// a control character keeps it apart from every delivery's key all the same.
+const pgPingKey = "\x01ping"
+
+// checkPGKey adds Postgres's limits on text to checkKey's: valid UTF-8
+// without NUL bytes.
+func checkPGKey(key string) error {
+	if err := checkKey(key); err != nil {
+		return err
+	}
+	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
+		return fmt.Errorf("%w: not UTF-8 text without NUL bytes", ErrInvalidKey)
+	}
+	return nil
+}
+
+// pgText makes s storable as Postgres text.
+func pgText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+func scanRecord(row pgx.Row) (Record, error) {
+	var (
+		r          Record
+		state      int16
+		token      int64
+		leaseUntil *time.Time
+		attempts   int32
+		status     int32
+	)
+	err := row.Scan(&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Record{}, ErrNotFound
+	}
+	if err != nil {
+		return Record{}, err
+	}
+	r.State, r.Token, r.Attempts, r.Response.Status = State(state), uint64(token), uint32(attempts), int(status)
+	if leaseUntil != nil {
+		r.LeaseUntil = leaseUntil.UTC()
+	}
+	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.ExpiresAt.UTC()
+	if len(r.Response.Body) == 0 {
+		r.Response.Body = nil
+	}
+	return r, nil
+}
+
+// Claim has Store.Claim's outcomes. The claim is one statement: an insert
+// that, when the key exists, takes it over only if it is IN_FLIGHT with a
+// passed lease and the same fingerprint. Postgres locks the row for the
+// statement, so of concurrent claims on any nodes exactly one wins. When
+// nothing was claimed, the row read afterwards says why.
+func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error) {
+	if err := checkPGKey(key); err != nil {
+		return Lease{}, nil, err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return Lease{}, nil, err
+	}
+	defer cancel()
+	token, err := newToken()
+	if err != nil {
+		return Lease{}, nil, err
+	}
+	fingerprint = pgText(fingerprint)
+	claim := `INSERT INTO ` + s.table + ` AS t (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint)
+		VALUES ($1, 1, $2, $3, 1, $4, $4, $5, $6)
+		ON CONFLICT (key) DO UPDATE SET state = 1, token = excluded.token, lease_until = excluded.lease_until,
+			attempts = t.attempts + 1, updated_at = excluded.updated_at, expires_at = excluded.expires_at
+		WHERE t.state = 1 AND t.lease_until <= excluded.updated_at AND t.fingerprint = excluded.fingerprint
+		RETURNING attempts`
+	// The row may vanish (released, pruned) or be taken over between the
+	// claim and the read; a few rounds settle it.
+	for range 5 {
+		now := s.now()
+		until := now.Add(s.opts.Lease)
+		var attempts int32
+		err := s.pool.QueryRow(ctx, claim, key, int64(token), until, now, until.Add(s.opts.AbandonAfter), fingerprint).Scan(&attempts)
+		if err == nil {
+			return Lease{Key: key, Token: token, Until: until}, nil, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return Lease{}, nil, s.wrap("claim", err)
+		}
+		rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return Lease{}, nil, s.wrap("claim", err)
+		}
+		if r, err := decide(&rec, fingerprint, now); err != nil || r != nil {
+			return Lease{}, r, err
+		}
+	}
+	return Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", ErrUnavailable, key)
+}
+
+// Complete records a delivered event with the downstream's response.
+func (s *PGStore) Complete(ctx context.Context, l Lease, resp Response) error {
+	return s.finish(ctx, l, Completed, resp)
+}
+
+// Fail records an event the downstream rejected permanently.
+func (s *PGStore) Fail(ctx context.Context, l Lease, resp Response) error {
+	return s.finish(ctx, l, Failed, resp)
+}
+
+func (s *PGStore) finish(ctx context.Context, l Lease, st State, resp Response) error {
+	if len(resp.Body) > MaxStoredBody {
+		resp.Body = resp.Body[:MaxStoredBody]
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	now := s.now()
+	tag, err := s.pool.Exec(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+		updated_at = $4, expires_at = $5, status = $6, content_type = $7, body = $8
+		WHERE key = $1 AND state = 1 AND token = $2`,
+		l.Key, int64(l.Token), int16(st), now, now.Add(s.opts.Retention), int32(resp.Status), pgText(resp.ContentType), resp.Body)
+	if err != nil {
+		return s.wrap("finish", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// Release deletes the caller's IN_FLIGHT record.
+func (s *PGStore) Release(ctx context.Context, l Lease) error {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
+	if err != nil {
+		return s.wrap("release", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}
+
+// Delete removes key, refusing with ErrInFlight a key whose lease is still
+// running; the check and the delete are one statement.
+func (s *PGStore) Delete(ctx context.Context, key string) error {
+	return s.delete(ctx, key, false)
+}
+
+// ForceDelete removes key whatever its state.
+func (s *PGStore) ForceDelete(ctx context.Context, key string) error {
+	return s.delete(ctx, key, true)
+}
+
+func (s *PGStore) delete(ctx context.Context, key string, force bool) error {
+	if err := checkPGKey(key); err != nil {
+		return err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	now := s.now()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > $3))`, key, force, now)
+	if err != nil {
+		return s.wrap("delete", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	rec, err := s.get(ctx, key)
+	switch {
+	case err != nil:
+		return err
+	case !force && rec.State == InFlight && now.Before(rec.LeaseUntil):
+		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
+	}
+	// Claimed again between the two statements; the operator may retry.
+	return fmt.Errorf("%w: key %q changed while being deleted", ErrUnavailable, key)
+}
+
+// Get returns the record of key, or ErrNotFound.
+func (s *PGStore) Get(ctx context.Context, key string) (Record, error) {
+	if err := checkPGKey(key); err != nil {
+		return Record{}, err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return Record{}, err
+	}
+	defer cancel()
+	return s.get(ctx, key)
+}
+
+func (s *PGStore) get(ctx context.Context, key string) (Record, error) {
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
+	return rec, s.wrap("get", err)
+}
+
+// List returns records in key order (bytewise, as Store does).
+func (s *PGStore) List(ctx context.Context, o ListOptions) ([]Record, error) {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	q := `SELECT ` + recordColumns + ` FROM ` + s.table + `
+		WHERE key > $1 AND starts_with(key, $2) AND ($3 = 0 OR state = $3) ORDER BY key`
+	args := []any{o.After, o.Prefix, int16(o.State)}
+	if o.Limit > 0 {
+		q += ` LIMIT $4`
+		args = append(args, o.Limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("list", err)
+	}
+	defer rows.Close()
+	var out []Record
+	for rows.Next() {
+		rec, err := scanRecord(rows)
+		if err != nil {
+			return nil, s.wrap("list", err)
+		}
+		out = append(out, rec)
+	}
+	return out, s.wrap("list", rows.Err())
+}
+
+// Stats counts records by state.
+func (s *PGStore) Stats(ctx context.Context) (map[State]int, error) {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM `+s.table+` GROUP BY state`)
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	defer rows.Close()
+	counts := map[State]int{}
+	for rows.Next() {
+		var (
+			st int16
+			n  int64
+		)
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, s.wrap("stats", err)
+		}
+		counts[State(st)] = int(n)
+	}
+	return counts, s.wrap("stats", rows.Err())
+}
+
+// Ping proves the table can be written, for readiness probes: it inserts
+// and deletes a key no delivery can have, in one transaction that is rolled
+// back. A read-only database (a standby after a failover) fails it.
+func (s *PGStore) Ping(ctx context.Context) error {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.wrap("ping", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the ping's outcome is decided
+	now := s.now()
+	_, err = tx.Exec(ctx, `INSERT INTO `+s.table+` (key, state, created_at, updated_at, expires_at, fingerprint)
+		VALUES ($1, 1, $2, $2, $2, '') ON CONFLICT (key) DO NOTHING`, pgPingKey, now)
+	return s.wrap("ping", err)
+}
+
+// Prune deletes up to limit records whose ExpiresAt has passed and returns
+// how many it deleted. Rows another node is pruning or claiming are
+// skipped, not waited for.
+func (s *PGStore) Prune(ctx context.Context, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key IN (
+		SELECT key FROM `+s.table+` WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+		s.now(), limit)
+	if err != nil {
+		return 0, s.wrap("prune", err)
+	}
+	n := int(tag.RowsAffected())
+	if n > 0 && s.opts.OnPrune != nil {
+		s.opts.OnPrune(n)
+	}
+	return n, nil
+}
+
+func (s *PGStore) pruneLoop() {
+	defer s.prunerWG.Done()
+	t := time.NewTicker(s.opts.PruneInterval)
+	defer t.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-s.quit
+		cancel()
+	}()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-t.C:
+		}
+		total := 0
+		for {
+			n, err := s.Prune(ctx, s.opts.PruneBatch)
+			total += n
+			if err != nil {
+				if !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) {
+					s.opts.Logger.Warn("dedupe: pruning expired records failed; will retry", "error", err.Error(), "deleted", total)
+				}
+				break
+			}
+			if n < s.opts.PruneBatch {
+				break
+			}
+		}
+		if total > 0 {
+			s.opts.Logger.Debug("dedupe: pruned expired records", "deleted", total)
+		}
+	}
+}
