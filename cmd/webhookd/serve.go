@@ -98,7 +98,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
 	store, err := openStore(ctx, cfg, storeOpts, dedupe.Open)
 	if err != nil {
-		return fmt.Errorf("WEBHOOKD_DATA_DIR=%s: %w", cfg.DataDir, err)
+		return err
 	}
 	defer store.Close()
 	if err := met.WatchStore(store); err != nil {

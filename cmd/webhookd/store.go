@@ -47,8 +47,15 @@ const postgresOpenTimeout = 30 * time.Second
 // openStore opens the store WEBHOOKD_STORE names. openLocal opens the LMDB
 // store at WEBHOOKD_DATA_DIR (serve creates it, keys requires it).
 func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal func(string, dedupe.Options) (*dedupe.Store, error)) (dedupeStore, error) {
+	openLMDB := func() (*dedupe.Store, error) {
+		s, err := openLocal(cfg.DataDir, opts)
+		if err != nil {
+			return nil, fmt.Errorf("%s_DATA_DIR=%s: %w", envPrefix, cfg.DataDir, err)
+		}
+		return s, nil
+	}
 	if cfg.Store == "lmdb" {
-		return openLocal(cfg.DataDir, opts)
+		return openLMDB()
 	}
 	ctx, cancel := context.WithTimeout(ctx, postgresOpenTimeout)
 	defer cancel()
@@ -59,7 +66,7 @@ func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal 
 	if cfg.Store == "postgres" {
 		return shared, nil
 	}
-	local, err := openLocal(cfg.DataDir, opts)
+	local, err := openLMDB()
 	if err != nil {
 		shared.Close()
 		return nil, err
