@@ -3,23 +3,30 @@ package midtrans
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
+	"strings"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
-// Confirm's errors. The first two wrap providers.ErrMismatch (the receiver
+// Confirm's errors. The first three wrap providers.ErrMismatch (the receiver
 // answers 401 and forwards nothing), the last wraps providers.ErrUnavailable
 // (503, so that Midtrans retries).
 var (
 	// ErrStatusMismatch means the GET status API reports a different
 	// transaction_status, fraud_status or order_id than the notification.
 	ErrStatusMismatch = fmt.Errorf("%w: midtrans: status API reports a different status", providers.ErrMismatch)
+	// ErrRefundMismatch means a refund or chargeback notification names a
+	// refund_key that the GET status API's refunds do not list, or lists
+	// with a different refund_amount.
+	ErrRefundMismatch = fmt.Errorf("%w: midtrans: status API reports no such refund", providers.ErrMismatch)
 	// ErrUnknownTransaction means the GET status API does not know the
 	// notification's transaction (404). With a sandbox server key, check
 	// that the API URL is the sandbox API.
@@ -44,7 +51,17 @@ const MaxStatusResponseBytes = 64 << 10
 //     "challenge" or "deny" would otherwise read as clean downstream;
 //   - the same order_id, since order_id is what the signature binds and the
 //     transaction_id in the URL is not signed;
-//   - the same transaction_id, when the answer has one.
+//   - the same transaction_id, when the answer has one;
+//   - for a refund, partial_refund, chargeback or partial_chargeback
+//     notification with a refund_key, when the answer has a refunds array:
+//     an entry with the same refund_key and, when both give one, the same
+//     refund_amount (compared as decimals, never as floats). refund_key is
+//     part of the event key but not of the signature, so without this a
+//     captured refund notification with a new refund_key and any amount
+//     would be forwarded as a new refund. An answer without a refunds array
+//     falls back to the status match alone: the fields Midtrans sends for
+//     refunds are not confirmed from its documentation (providers.md marks
+//     them UNCONFIRMED), and refusing every refund would lose real ones.
 //
 // Midtrans's API reports only the current status, so a notification that a
 // later status change has already superseded (pending, then settlement a
@@ -73,7 +90,68 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 	if err != nil {
 		return err
 	}
-	return compare(n, orderID, got)
+	if err := compare(n, orderID, got); err != nil {
+		return err
+	}
+	if refundStatuses[n.status] && n.refundKey != "" && got.hasRefunds {
+		amount, _, err := o.Scalar("refund_amount")
+		if err != nil {
+			return ErrRefundMismatch
+		}
+		return compareRefund(n.refundKey, amount, got.refunds)
+	}
+	return nil
+}
+
+// refundStatuses are the transaction statuses whose notifications name a
+// refund (or chargeback) by its refund_key.
+var refundStatuses = map[string]bool{
+	"refund": true, "partial_refund": true, "chargeback": true, "partial_chargeback": true,
+}
+
+// refundEntry is one element of a GET status answer's refunds array.
+type refundEntry struct {
+	key    string // "" when absent
+	amount string // raw text; "" when absent
+}
+
+// compareRefund requires an entry of refunds with refund_key key and, when
+// both amount and the entry's refund_amount are given, the same amount.
+func compareRefund(key, amount string, refunds []refundEntry) error {
+	for _, r := range refunds {
+		if r.key != key {
+			continue
+		}
+		if amount == "" || r.amount == "" || sameDecimal(amount, r.amount) {
+			return nil
+		}
+		return ErrRefundMismatch
+	}
+	return ErrRefundMismatch
+}
+
+var decimalRE = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?$`)
+
+// sameDecimal reports whether a and b are plain decimals (Midtrans sends
+// "60000.00", as a string or a number) of equal value, compared digit by
+// digit so that no float rounding can make two amounts equal: "60000.00",
+// "60000" and "060000.0" are the same, "60000.01" is not.
+func sameDecimal(a, b string) bool {
+	na, ok1 := normDecimal(a)
+	nb, ok2 := normDecimal(b)
+	return ok1 && ok2 && na == nb
+}
+
+func normDecimal(s string) (string, bool) {
+	m := decimalRE.FindStringSubmatch(s)
+	if m == nil {
+		return "", false
+	}
+	whole := strings.TrimLeft(m[1], "0")
+	if whole == "" {
+		whole = "0"
+	}
+	return whole + "." + strings.TrimRight(m[2], "0"), true
 }
 
 // statusReport is what Confirm reads from a GET status answer.
@@ -82,6 +160,9 @@ type statusReport struct {
 	status        string
 	fraudStatus   string
 	orderID       string
+	// hasRefunds says the answer has a refunds array (possibly empty).
+	hasRefunds bool
+	refunds    []refundEntry
 }
 
 func compare(n notification, orderID string, got statusReport) error {
@@ -168,8 +249,43 @@ func parseStatus(answer []byte) (statusReport, error) {
 	r.fraudStatus, _, err1 = o.String("fraud_status")
 	r.transactionID, _, err2 = o.String("transaction_id")
 	r.orderID, _, err3 = o.Scalar("order_id")
-	if errors.Join(err1, err2, err3) != nil {
+	var err4 error
+	r.refunds, r.hasRefunds, err4 = parseRefunds(o)
+	if errors.Join(err1, err2, err3, err4) != nil {
 		return statusReport{}, fmt.Errorf("%w (answer has malformed fields)", ErrStatusUnavailable)
 	}
 	return r, nil
+}
+
+// parseRefunds reads the answer's refunds array. ok is false when it is
+// absent or null; an array whose elements are not objects, or whose
+// refund_key or refund_amount is not a string (or number), is an error.
+func parseRefunds(o *rawjson.Object) (refunds []refundEntry, ok bool, err error) {
+	m, present := o.Get("refunds")
+	if !present || m.IsNull() {
+		return nil, false, nil
+	}
+	var elems []json.RawMessage
+	if m.Value[0] != '[' {
+		return nil, false, errors.New("refunds is not an array")
+	}
+	if err := json.Unmarshal(m.Value, &elems); err != nil {
+		return nil, false, err
+	}
+	refunds = make([]refundEntry, 0, len(elems))
+	for _, raw := range elems {
+		e, err := rawjson.Parse(raw)
+		if err != nil {
+			return nil, false, err
+		}
+		var r refundEntry
+		var err1, err2 error
+		r.key, _, err1 = e.String("refund_key")
+		r.amount, _, err2 = e.Scalar("refund_amount")
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, false, err
+		}
+		refunds = append(refunds, r)
+	}
+	return refunds, true, nil
 }

@@ -11,11 +11,13 @@
 // three fields must also have the shapes Midtrans gives them: a three-digit
 // status_code and a plain decimal gross_amount without leading zeros.
 //
-// That signature covers neither transaction_id nor transaction_status, so a
-// captured notification can be replayed with its status edited. Confirm,
-// enabled with WithStatusCheck, closes that gap: it asks Midtrans's GET
-// status API for the transaction and refuses a notification whose status,
-// fraud status or order disagrees with what Midtrans reports.
+// That signature covers neither transaction_id, transaction_status nor the
+// refund fields (refund_key, refund_amount), so a captured notification can
+// be replayed with its status edited, or as a "new" refund under another
+// refund_key. Confirm, enabled with WithStatusCheck, closes that gap: it
+// asks Midtrans's GET status API for the transaction and refuses a
+// notification whose status, fraud status, order or refund disagrees with
+// what Midtrans reports.
 //
 // Parse keys each status change of a transaction as its own event
 // (transaction_id:transaction_status[:fraud_status][:refund_key]) and

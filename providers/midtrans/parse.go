@@ -1,6 +1,8 @@
 package midtrans
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -16,15 +18,21 @@ var (
 	// ErrNoEventKey means transaction_id or transaction_status is missing,
 	// not a string, or not a usable token (see MaxFieldBytes).
 	ErrNoEventKey = fmt.Errorf("%w: midtrans: no usable transaction_id and transaction_status", providers.ErrMalformed)
-	// ErrInvalidField means fraud_status or refund_key is present but not a
-	// string, or not a usable token.
+	// ErrInvalidField means fraud_status is present but not a string or not
+	// a usable token, or refund_key is present but not a string.
 	ErrInvalidField = fmt.Errorf("%w: midtrans: fraud_status or refund_key is invalid", providers.ErrMalformed)
 )
 
 // MaxFieldBytes is the longest transaction_id, transaction_status,
-// fraud_status or refund_key Parse accepts. Four of them and their
-// separators, behind "midtrans:", stay under the dedupe store's key limit.
+// fraud_status or refund_key Parse puts in a key as it is. Four of them and
+// their separators, behind "midtrans:", stay under the dedupe store's key
+// limit. A longer refund_key is replaced by its digest (see refundKeyPart).
 const MaxFieldBytes = 120
+
+// refundDigestPrefix starts the key part that stands for a refund_key that
+// cannot go into a key as it is: "h" and the first 32 hex digits (128 bits)
+// of the SHA-256 of the refund_key's decoded value.
+const refundDigestPrefix = "h"
 
 // fingerprintFields are what Midtrans keeps identical across its retries of
 // one notification: the event's identity, the signed fields, and the amounts.
@@ -45,15 +53,17 @@ type notification struct {
 	transactionID string
 	status        string
 	fraudStatus   string // "" when absent
-	refundKey     string // "" when absent
+	// refundKey is refund_key as sent, decoded; "" when absent.
+	refundKey string
 }
 
 // Parse derives the event from a verified body: Key is
 // transaction_id:transaction_status, then :fraud_status when present, then
 // :refund_key when present (each status change of a transaction, and each
 // refund, is its own event); Type is transaction_status. An empty or null
-// fraud_status or refund_key counts as absent. Its errors wrap
-// providers.ErrMalformed.
+// fraud_status or refund_key counts as absent. A refund_key that is not a
+// short printable token goes into the key as its digest (see
+// refundKeyPart). Its errors wrap providers.ErrMalformed.
 func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
@@ -76,9 +86,25 @@ func (n notification) key() string {
 		parts = append(parts, n.fraudStatus)
 	}
 	if n.refundKey != "" {
-		parts = append(parts, n.refundKey)
+		parts = append(parts, refundKeyPart(n.refundKey))
 	}
 	return strings.Join(parts, ":")
+}
+
+// refundKeyPart is the key part for refund_key k. The merchant chooses
+// refund_key when it asks for the refund (Midtrans's refund API takes any
+// string), so it may hold spaces, non-ASCII or be long; refusing such a
+// notification would lose a genuine refund for good, since every retry
+// carries the same refund_key. A printable token up to MaxFieldBytes goes in
+// as it is (CONTRACT.md: ":refund_key"); anything else goes in as
+// refundDigestPrefix + 32 hex digits of its SHA-256, which is a token, and
+// the same on every retry because it depends on refund_key alone.
+func refundKeyPart(k string) string {
+	if providers.IsToken(k, MaxFieldBytes) {
+		return k
+	}
+	sum := sha256.Sum256([]byte(k))
+	return refundDigestPrefix + hex.EncodeToString(sum[:16])
 }
 
 func readNotification(o *rawjson.Object) (notification, error) {
@@ -86,7 +112,8 @@ func readNotification(o *rawjson.Object) (notification, error) {
 	var ok bool
 	var err error
 	// The fields Midtrans defines never contain ":", which keeps the key's
-	// parts apart; refund_key is the merchant's and is taken as it is.
+	// parts apart; refund_key is the merchant's and is taken as it is (or
+	// as its digest, see refundKeyPart).
 	if n.transactionID, ok, err = o.String("transaction_id"); err != nil || !ok || !isPart(n.transactionID) {
 		return n, ErrNoEventKey
 	}
@@ -96,7 +123,7 @@ func readNotification(o *rawjson.Object) (notification, error) {
 	if n.fraudStatus, _, err = o.String("fraud_status"); err != nil || (n.fraudStatus != "" && !isPart(n.fraudStatus)) {
 		return n, ErrInvalidField
 	}
-	if n.refundKey, _, err = o.String("refund_key"); err != nil || (n.refundKey != "" && !providers.IsToken(n.refundKey, MaxFieldBytes)) {
+	if n.refundKey, _, err = o.String("refund_key"); err != nil {
 		return n, ErrInvalidField
 	}
 	return n, nil

@@ -2,6 +2,8 @@ package midtrans_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -22,6 +24,13 @@ func readFixture(t testing.TB, name string) []byte {
 	b, err := os.ReadFile(filepath.Join(fixtures, name))
 	require.NoError(t, err)
 	return b
+}
+
+// refundDigest is the key part Parse uses for a refund_key that is not a
+// short printable token, computed here independently of the adapter.
+func refundDigest(refundKey string) string {
+	sum := sha256.Sum256([]byte(refundKey))
+	return "h" + hex.EncodeToString(sum[:])[:32]
 }
 
 func TestParseFixtures(t *testing.T) {
@@ -108,8 +117,19 @@ func TestParseKeys(t *testing.T) {
 		{name: "non-ASCII status", body: `{"transaction_id":"t1","transaction_status":"séttlement"}`, wantErr: midtrans.ErrNoEventKey},
 		{name: "fraud_status a number", body: `{"transaction_id":"t1","transaction_status":"capture","fraud_status":1}`, wantErr: midtrans.ErrInvalidField},
 		{name: "fraud_status with a colon", body: `{"transaction_id":"t1","transaction_status":"capture","fraud_status":"a:b"}`, wantErr: midtrans.ErrInvalidField},
-		{name: "refund_key with a space", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"r 1"}`, wantErr: midtrans.ErrInvalidField},
-		{name: "refund_key too long", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"` + strings.Repeat("r", midtrans.MaxFieldBytes+1) + `"}`, wantErr: midtrans.ErrInvalidField},
+		{name: "refund_key a number", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":7}`, wantErr: midtrans.ErrInvalidField},
+		// A merchant-chosen refund_key that cannot go into a key as it is
+		// goes in as a digest of its decoded value, never refused.
+		{name: "refund_key with a space", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"r 1"}`,
+			wantKey: "t1:refund:" + refundDigest("r 1"), wantType: "refund"},
+		{name: "non-ASCII refund_key", body: `{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"rétour-1"}`,
+			wantKey: "t1:partial_refund:accept:" + refundDigest("rétour-1"), wantType: "partial_refund"},
+		{name: "non-ASCII refund_key escaped", body: `{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"r\u00e9tour-1"}`,
+			wantKey: "t1:partial_refund:accept:" + refundDigest("rétour-1"), wantType: "partial_refund"},
+		{name: "refund_key with a line break", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"r\r\nX: y"}`,
+			wantKey: "t1:refund:" + refundDigest("r\r\nX: y"), wantType: "refund"},
+		{name: "refund_key too long", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"` + strings.Repeat("r", midtrans.MaxFieldBytes+1) + `"}`,
+			wantKey: "t1:refund:" + refundDigest(strings.Repeat("r", midtrans.MaxFieldBytes+1)), wantType: "refund"},
 	}
 	a := newAdapter(t, testKey)
 	for _, tt := range tests {

@@ -15,6 +15,9 @@ func FuzzParseStatus(f *testing.F) {
 		`{"status_code":"404","status_message":"Transaction doesn't exist."}`,
 		`{"status_code":404}`, `{"transaction_status":""}`, `{"transaction_status":"x","order_id":5}`,
 		`{"transaction_status":"x","order_id":{}}`, `<html>`, ``, `null`,
+		`{"transaction_status":"partial_refund","refunds":[{"refund_key":"r","refund_amount":"1.00"},{"refund_amount":2}]}`,
+		`{"transaction_status":"refund","refunds":null}`, `{"transaction_status":"refund","refunds":[1]}`,
+		`{"transaction_status":"refund","refunds":{}}`, `{"transaction_status":"refund","refunds":[{"refund_key":[]}]}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -25,6 +28,15 @@ func FuzzParseStatus(f *testing.F) {
 			t.Fatalf("parseStatus(%q) reports no status and no error", answer)
 		case err != nil && !errors.Is(err, providers.ErrMismatch) && !errors.Is(err, providers.ErrUnavailable):
 			t.Fatalf("parseStatus error %v is neither a mismatch nor unavailability", err)
+		case err == nil && !r.hasRefunds && r.refunds != nil:
+			t.Fatalf("parseStatus(%q) reports refunds without a refunds array", answer)
+		}
+		for _, e := range r.refunds {
+			// An amount compares equal to itself exactly when it is a
+			// plain decimal.
+			if e.amount != "" && sameDecimal(e.amount, e.amount) != decimalRE.MatchString(e.amount) {
+				t.Fatalf("sameDecimal(%q, itself) disagrees with its shape", e.amount)
+			}
 		}
 	})
 }

@@ -10,6 +10,7 @@
 //			OtherSecret: "whsec_conformance_b",
 //			Fixtures:    "../../fixtures/stripe",
 //			Retry:       providertest.BumpPendingWebhooks,
+//			Change:      providertest.ChangeAmount("amount"),
 //		})
 //	}
 //
@@ -19,7 +20,9 @@
 // signature and a wrong secret are refused with an error wrapping
 // providers.ErrUnauthorized; the provider's own retry of the event (re-signed
 // later, with whatever the provider changes between attempts) has the same
-// key, type and fingerprint; and different fixtures have different keys.
+// key, type and fingerprint; the same event with a changed amount has the
+// same key but another fingerprint (else the receiver's 422 for a changed
+// payload could never fire); and different fixtures have different keys.
 //
 // It is test support only: nothing outside _test.go files may import it.
 package providertest
@@ -57,8 +60,8 @@ const MaxTypeBytes = 255
 // enough to give a timestamped signature a different timestamp.
 const RetryDelay = 2 * time.Minute
 
-// Kit describes the adapter under test. New, Secret, OtherSecret and Fixtures
-// are required; the rest describe how the provider signs and retries.
+// Kit describes the adapter under test. New, Secret, OtherSecret, Fixtures,
+// Retry and Change are required; the rest describe how the provider signs.
 type Kit struct {
 	// New builds the adapter under test with secret as its only secret
 	// (signing secret, server key or callback token), reading the current
@@ -70,11 +73,18 @@ type Kit struct {
 	// Fixtures is the folder of raw bodies, fixtures/<provider>. Every
 	// *.json file in it is one event; there must be at least MinFixtures.
 	Fixtures string
-	// Retry returns a body as the provider sends it again on its own retry
-	// of the same event, before signing (Stripe counts pending_webhooks
-	// down). It must change the body. Nil means the provider resends the
-	// body unchanged: the retry is then only signed again, later.
+	// Retry returns a body as the provider may send it again on its own
+	// retry (or a dashboard resend) of the same event, before signing:
+	// Stripe counts pending_webhooks down, a provider may serialise its
+	// members in another order, add a field or update a timestamp. It must
+	// change the body, and only in ways the adapter's fingerprint must
+	// ignore, so that the check can fail: an unchanged body would
+	// fingerprint the same under any adapter.
 	Retry func(body []byte) []byte
+	// Change returns the body of the same event (same key) with what it
+	// says happened changed, typically its amount (see ChangeAmount), before
+	// signing. The adapter must give it another fingerprint.
+	Change func(body []byte) []byte
 	// SignatureField names the top-level body member that carries the
 	// signature, for a provider that signs inside the body (Midtrans's
 	// signature_key). Empty means the signature is in the headers Sign
@@ -95,6 +105,8 @@ type Kit struct {
 func Run(t *testing.T, k Kit) {
 	t.Helper()
 	require.NotNil(t, k.New, "Kit.New is required")
+	require.NotNil(t, k.Retry, "Kit.Retry is required")
+	require.NotNil(t, k.Change, "Kit.Change is required")
 	require.NotEmpty(t, k.Secret, "Kit.Secret is required")
 	require.NotEmpty(t, k.OtherSecret, "Kit.OtherSecret is required")
 	require.NotEqual(t, k.Secret, k.OtherSecret, "Kit.Secret and Kit.OtherSecret must differ")
@@ -222,11 +234,8 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	})
 
 	t.Run("provider retry keeps key, type and fingerprint", func(t *testing.T) {
-		retry := bytes.Clone(fixture)
-		if k.Retry != nil {
-			retry = k.Retry(retry)
-			require.NotEqual(t, fixture, retry, "Kit.Retry must change the body")
-		}
+		retry := k.Retry(bytes.Clone(fixture))
+		require.NotEqual(t, fixture, retry, "Kit.Retry must change the body")
 		c.set(c.get().Add(RetryDelay))
 		retryBody, retryH, err := signer.Sign(retry)
 		require.NoError(t, err)
@@ -236,9 +245,20 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		require.Equal(t, ev, got, "a retry of one event must have the same key, type and fingerprint")
 		// The first attempt still verifies: signatures do not depend on
 		// anything that changed since.
-		if k.Retry == nil {
-			require.NoError(t, p.Verify(h, body))
-		}
+		require.NoError(t, p.Verify(h, body))
+	})
+
+	t.Run("changed payload changes the fingerprint", func(t *testing.T) {
+		changed := k.Change(bytes.Clone(fixture))
+		require.NotEqual(t, fixture, changed, "Kit.Change must change the body")
+		changedBody, changedH, err := signer.Sign(changed)
+		require.NoError(t, err)
+		require.NoError(t, p.Verify(changedH, changedBody), "the changed body must verify")
+		got, err := p.Parse(changedBody)
+		require.NoError(t, err)
+		require.Equal(t, ev.Key, got.Key, "Kit.Change must keep the event key")
+		require.NotEqual(t, ev.Fingerprint, got.Fingerprint,
+			"a changed payload under the same key must change the fingerprint: else it is answered as a replay of the first instead of 422")
 	})
 	return ev
 }
@@ -348,4 +368,106 @@ func BumpPendingWebhooks(body []byte) []byte {
 		}
 		return fmt.Appendf(nil, `"pending_webhooks"%s:%s%d`, sub[1], sub[2], n+1)
 	})
+}
+
+// ChangeAmount returns a Kit.Change that alters the first of names that
+// occurs in the body as a member (at any depth) whose value is a number or a
+// string starting with a digit: a "1" is put before its first digit, which
+// keeps it a well-formed amount ("60000.00" becomes "160000.00") and leaves
+// every other byte alone. A body with none of names is returned unchanged
+// (and then fails the kit's "Change must change the body" check).
+func ChangeAmount(names ...string) func(body []byte) []byte {
+	res := make([]*regexp.Regexp, len(names))
+	for i, n := range names {
+		res[i] = regexp.MustCompile(`("` + regexp.QuoteMeta(n) + `"\s*:\s*"?)([0-9])`)
+	}
+	return func(body []byte) []byte {
+		for _, re := range res {
+			if loc := re.FindSubmatchIndex(body); loc != nil {
+				at := loc[4] // the first digit
+				out := make([]byte, 0, len(body)+1)
+				out = append(out, body[:at]...)
+				out = append(out, '1')
+				return append(out, body[at:]...)
+			}
+		}
+		return body
+	}
+}
+
+// Reordered returns body with its top-level members in reverse order,
+// compact, each value's bytes kept as they are: the same event as a provider
+// that serialises its members differently would send it. A body that is not
+// a JSON object is returned unchanged.
+func Reordered(body []byte) []byte {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return body
+	}
+	type member struct {
+		name  string
+		value json.RawMessage
+	}
+	var members []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return body
+		}
+		name, _ := tok.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return body
+		}
+		members = append(members, member{name, v})
+	}
+	var out bytes.Buffer
+	out.WriteByte('{')
+	for i := len(members) - 1; i >= 0; i-- {
+		if out.Len() > 1 {
+			out.WriteByte(',')
+		}
+		quoted, _ := json.Marshal(members[i].name)
+		out.Write(quoted)
+		out.WriteByte(':')
+		out.Write(members[i].value)
+	}
+	out.WriteByte('}')
+	return out.Bytes()
+}
+
+// WithMember returns a function that inserts the top-level member name with
+// the raw JSON value as the body's first member, leaving every other byte
+// alone: a field the provider added since the first attempt. The body must
+// be a JSON object that does not have name yet; any other body is returned
+// unchanged.
+func WithMember(name, value string) func(body []byte) []byte {
+	return func(body []byte) []byte {
+		o, err := rawjson.Parse(body)
+		if err != nil {
+			return body
+		}
+		if _, ok := o.Get(name); ok {
+			return body
+		}
+		quoted, _ := json.Marshal(name)
+		insert := string(quoted) + ":" + value
+		if o.Len() > 0 {
+			insert += ","
+		}
+		out := make([]byte, 0, len(body)+len(insert))
+		out = append(out, body[:o.Open()]...)
+		out = append(out, insert...)
+		return append(out, body[o.Open():]...)
+	}
+}
+
+// Chain returns a function that applies fs in order.
+func Chain(fs ...func(body []byte) []byte) func(body []byte) []byte {
+	return func(body []byte) []byte {
+		for _, f := range fs {
+			body = f(body)
+		}
+		return body
+	}
 }

@@ -95,6 +95,9 @@ func (p *toy) Parse(body []byte) (providers.Event, error) {
 		key = v.ID + " x"
 	}
 	fp := fmt.Sprintf("%s|%s|%d", v.ID, v.Kind, v.Amount)
+	if p.flaw == "fingerprint-ignores-amount" {
+		fp = fmt.Sprintf("%s|%s", v.ID, v.Kind)
+	}
 	if p.flaw == "fingerprint-per-attempt" {
 		fp += fmt.Sprintf("|%d", v.Attempt)
 	}
@@ -117,6 +120,7 @@ func kit(flaw string) providertest.Kit {
 				return fmt.Appendf(nil, `"attempt": %d`, n+1)
 			})
 		},
+		Change: providertest.ChangeAmount("amount"),
 	}
 }
 
@@ -146,6 +150,7 @@ func TestKitCatchesFlaws(t *testing.T) {
 		{"wrong-error-class", "delivery not authenticated"},
 		{"key-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-per-attempt", "same key, type and fingerprint"},
+		{"fingerprint-ignores-amount", "must change the fingerprint"},
 		{"same-key", "distinct events need distinct keys"},
 		{"key-with-space", "printable ASCII without spaces"},
 	}
@@ -167,4 +172,38 @@ func TestBumpPendingWebhooks(t *testing.T) {
 	require.Equal(t, `{"a":1,"pending_webhooks" : 3,"b":2}`, string(providertest.BumpPendingWebhooks([]byte(`{"a":1,"pending_webhooks" : 2,"b":2}`))))
 	require.Equal(t, `{"pending_webhooks":10}`, string(providertest.BumpPendingWebhooks([]byte(`{"pending_webhooks":9}`))))
 	require.Equal(t, `{"a":1}`, string(providertest.BumpPendingWebhooks([]byte(`{"a":1}`))))
+}
+
+func TestChangeAmount(t *testing.T) {
+	tests := []struct {
+		names      []string
+		body, want string
+	}{
+		{[]string{"amount"}, `{"amount": 100,"b":1}`, `{"amount": 1100,"b":1}`},
+		{[]string{"gross_amount"}, `{"gross_amount" : "60000.00"}`, `{"gross_amount" : "160000.00"}`},
+		{[]string{"amount"}, `{"data":{"object":{"amount":0}},"amount":5}`, `{"data":{"object":{"amount":10}},"amount":5}`},
+		{[]string{"amount", "captured_amount"}, `{"request_amount":1,"captured_amount":2}`, `{"request_amount":1,"captured_amount":12}`},
+		{[]string{"amount"}, `{"amount":"n/a"}`, `{"amount":"n/a"}`},
+		{[]string{"amount"}, `{"a":1}`, `{"a":1}`},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.want, string(providertest.ChangeAmount(tt.names...)([]byte(tt.body))), tt.body)
+	}
+}
+
+func TestReordered(t *testing.T) {
+	require.Equal(t, `{"c":{"x": 1.50},"b":"\u0041","a":1}`,
+		string(providertest.Reordered([]byte("{\n \"a\": 1, \"b\": \"\\u0041\",\n \"c\": {\"x\": 1.50}}\n"))))
+	require.Equal(t, `{}`, string(providertest.Reordered([]byte(` {} `))))
+	require.Equal(t, `[1]`, string(providertest.Reordered([]byte(`[1]`))))
+}
+
+func TestWithMember(t *testing.T) {
+	add := providertest.WithMember("new", `{"v":1}`)
+	require.Equal(t, `{"new":{"v":1}, "a": 1}`, string(add([]byte(`{ "a": 1}`))))
+	require.Equal(t, ` {"new":{"v":1}}`, string(add([]byte(` {}`))))
+	require.Equal(t, `{"new":2}`, string(add([]byte(`{"new":2}`))), "an existing member is left alone")
+	require.Equal(t, `nope`, string(add([]byte(`nope`))))
+	chained := providertest.Chain(providertest.Reordered, add)
+	require.Equal(t, `{"new":{"v":1},"b":2,"a":1}`, string(chained([]byte(`{"a":1,"b":2}`))))
 }

@@ -44,7 +44,9 @@ func FuzzVerify(f *testing.F) {
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
 // FuzzParse checks that no body makes Parse panic, that every rejection wraps
-// providers.ErrMalformed, and that an accepted body yields a usable event.
+// providers.ErrMalformed, and that an accepted body yields a usable event
+// whose fingerprint is the one Parse computed before it read bodies with
+// rawjson.
 func FuzzParse(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
 	for _, p := range paths {
@@ -54,7 +56,8 @@ func FuzzParse(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	for _, s := range []string{vecBody, "", "null", "[]", `{"id":1}`, `{"id":"evt_1","type":null,"data":{"a":[1,2]}}`} {
+	for _, s := range []string{vecBody, "", "null", "[]", `{"id":1}`, `{"id":"evt_1","type":null,"data":{"a":[1,2]}}`,
+		`{"id":"evt_1","id":"evt_2"}`, `{"id":"evt_1","data":{"a":1,"a":2}, "created" : 1e3}`} {
 		f.Add([]byte(s))
 	}
 
@@ -72,6 +75,9 @@ func FuzzParse(f *testing.F) {
 		}
 		if ev.Key == "" || !hex64.MatchString(ev.Fingerprint) {
 			t.Fatalf("Parse accepted %q with event %+v", body, ev)
+		}
+		if want := legacyFingerprint(t, body); ev.Fingerprint != want {
+			t.Fatalf("Parse(%q) fingerprint %s, before rawjson %s", body, ev.Fingerprint, want)
 		}
 	})
 }

@@ -8,12 +8,17 @@ import (
 	"fmt"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
-	// ErrNotJSON means the body is not a JSON object.
-	ErrNotJSON = fmt.Errorf("%w: stripe: body is not a JSON object", providers.ErrMalformed)
+	// ErrNotJSON means the body is not a JSON object with unique member
+	// names. A repeated name (two ids, two types) is refused rather than
+	// resolved: webhookd and the core service that gets the raw body could
+	// pick different values, and then the event keyed here and the event
+	// the core acts on would not be the same.
+	ErrNotJSON = fmt.Errorf("%w: stripe: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventID means the event has no usable id: it is missing, not a
 	// string, empty, longer than MaxTokenBytes, or has characters other than
 	// printable ASCII without spaces.
@@ -44,21 +49,20 @@ var fingerprintFields = [...]string{
 // (evt_...), Type its type, and Fingerprint a hex SHA-256 of
 // fingerprintFields. Its errors wrap providers.ErrMalformed.
 func (a *Adapter) Parse(body []byte) (providers.Event, error) {
-	var fields map[string]json.RawMessage
-	// Unmarshal leaves the map nil for a "null" body.
-	if err := json.Unmarshal(body, &fields); err != nil || fields == nil {
+	o, err := rawjson.Parse(body)
+	if err != nil {
 		return providers.Event{}, ErrNotJSON
 	}
 
-	id, err := tokenField(fields, "id")
+	id, err := tokenField(o, "id")
 	if err != nil || id == "" {
 		return providers.Event{}, ErrNoEventID
 	}
-	typ, err := tokenField(fields, "type")
+	typ, err := tokenField(o, "type")
 	if err != nil {
 		return providers.Event{}, ErrInvalidEventType
 	}
-	fp, err := fingerprint(fields)
+	fp, err := fingerprint(o)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON
 	}
@@ -69,13 +73,9 @@ func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 // The value must be a short run of printable ASCII without spaces, because it
 // ends up in a store key and in a header sent downstream; anything else is an
 // error.
-func tokenField(fields map[string]json.RawMessage, name string) (string, error) {
-	raw, ok := fields[name]
-	if !ok {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+func tokenField(o *rawjson.Object, name string) (string, error) {
+	s, ok, err := o.String(name)
+	if err != nil || !ok {
 		return "", err
 	}
 	if len(s) > MaxTokenBytes {
@@ -94,15 +94,19 @@ func tokenField(fields map[string]json.RawMessage, name string) (string, error) 
 // compacted. The encoding is unambiguous because every value is itself valid
 // JSON, and an absent field is left out rather than written as null. Compact
 // only removes insignificant white space, so a retry that Stripe serialises
-// identically fingerprints identically whatever its indentation.
-func fingerprint(fields map[string]json.RawMessage) (string, error) {
+// identically fingerprints identically whatever its indentation. (This is
+// not rawjson's canonical Fingerprint, which would also sort nested members
+// and normalise escapes: the encoding here predates it and is kept byte for
+// byte, since changing it changes every stored fingerprint.)
+func fingerprint(o *rawjson.Object) (string, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for _, name := range fingerprintFields {
-		raw, ok := fields[name]
+		m, ok := o.Get(name)
 		if !ok {
 			continue
 		}
+		raw := m.Value
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}

@@ -2,6 +2,8 @@ package stripe_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -87,6 +89,13 @@ func TestParseErrors(t *testing.T) {
 		{"id key in another case", `{"ID":"evt_1"}`, stripe.ErrNoEventID},
 		{"type not a string", `{"id":"evt_1","type":["charge.succeeded"]}`, stripe.ErrInvalidEventType},
 		{"type with a newline", `{"id":"evt_1","type":"charge\nsucceeded"}`, stripe.ErrInvalidEventType},
+		// A repeated member is refused, not resolved to its last value: the
+		// core service could read the first one.
+		{"id twice", `{"id":"evt_1","type":"charge.succeeded","id":"evt_2"}`, stripe.ErrNotJSON},
+		{"id twice, once escaped", `{"id":"evt_1","\u0069d":"evt_2"}`, stripe.ErrNotJSON},
+		{"type twice", `{"id":"evt_1","type":"charge.refunded","type":"charge.succeeded"}`, stripe.ErrNotJSON},
+		{"data twice", `{"id":"evt_1","data":{"object":{"amount":1}},"data":{"object":{"amount":2}}}`, stripe.ErrNotJSON},
+		{"unfingerprinted member twice", `{"id":"evt_1","pending_webhooks":1,"pending_webhooks":2}`, stripe.ErrNotJSON},
 	}
 	a := newAdapter(t, vecNow)
 	for _, tt := range tests {
@@ -242,5 +251,52 @@ func TestFingerprintUnambiguous(t *testing.T) {
 		require.NoError(t, err, body)
 		require.NotContains(t, seen, ev.Fingerprint, "%s collides with %s", body, seen[ev.Fingerprint])
 		seen[ev.Fingerprint] = body
+	}
+}
+
+// legacyFingerprint is the fingerprint as Parse computed it when it decoded
+// bodies with json.Unmarshal into a map, kept here to show that reading the
+// body with rawjson changed no stored fingerprint.
+func legacyFingerprint(t *testing.T, body []byte) string {
+	t.Helper()
+	var fields map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(body, &fields))
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	for _, name := range []string{"id", "object", "type", "api_version", "account", "created", "livemode", "data"} {
+		raw, ok := fields[name]
+		if !ok {
+			continue
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"` + name + `":`)
+		require.NoError(t, json.Compact(&buf, raw))
+	}
+	buf.WriteByte('}')
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:])
+}
+
+func TestFingerprintUnchangedByRawjson(t *testing.T) {
+	paths, err := filepath.Glob("../../fixtures/stripe/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	bodies := [][]byte{
+		[]byte(vecBody),
+		[]byte("{\n  \"id\": \"evt_1\",\n  \"data\": { \"object\": {\"b\": 1, \"a\": \"\\u00e9\"} },\n  \"created\": 1.50e3, \"livemode\": false, \"extra\": [1]\n}"),
+		[]byte(`{"id":"evt_1","data":{"object":{"x":1,"x":2}}}`), // nested repeats are the core's to judge, as before
+	}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		bodies = append(bodies, b)
+	}
+	a := newAdapter(t, vecNow)
+	for _, body := range bodies {
+		ev, err := a.Parse(body)
+		require.NoError(t, err)
+		require.Equal(t, legacyFingerprint(t, body), ev.Fingerprint, "%s", body)
 	}
 }

@@ -1,8 +1,11 @@
 package xendit_test
 
 import (
+	"regexp"
 	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/providertest"
@@ -18,5 +21,26 @@ func TestConformance(t *testing.T) {
 		OtherSecret:  tokenNew,
 		Fixtures:     fixtures,
 		BodyUnsigned: true,
+		// A dashboard resend may carry a later updated, members in another
+		// order, and fields Xendit added since.
+		Retry: providertest.Chain(bumpUpdated, providertest.Reordered,
+			providertest.WithMember("added_later", `{"note":"a field Xendit added since the first attempt"}`)),
+		// payment.capture carries captured_amount, not amount.
+		Change: providertest.ChangeAmount("amount", "captured_amount"),
 	})
+}
+
+var updated = regexp.MustCompile(`("updated"\s*:\s*)"[^"]*"`)
+
+// bumpUpdated sets every updated timestamp in body (top-level or nested) to
+// a later time.
+func bumpUpdated(body []byte) []byte {
+	return updated.ReplaceAll(body, []byte(`${1}"2026-12-31T23:59:59.999Z"`))
+}
+
+func TestBumpUpdated(t *testing.T) {
+	for _, name := range []string{"invoice_paid.json", "payment_capture.json", "virtual_account_paid.json"} {
+		body := readFixture(t, name)
+		require.NotEqual(t, body, bumpUpdated(body), name)
+	}
 }

@@ -14,7 +14,9 @@
 // and data is keyed by event and data.id (or data.payment_id and
 // data.capture_id), a flat body with a status by id and status (an invoice
 // that expires and is then paid gives two events), and anything else by
-// payment_id or id.
+// payment_id or id. The fingerprint covers only the ids, status, amounts
+// and currency, so that a resend in which Xendit changed a timestamp or
+// added a field is still the same event.
 //
 // The adapter never logs or returns a token or a body in an error, and never
 // touches the dedupe store.

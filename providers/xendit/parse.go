@@ -1,6 +1,10 @@
 package xendit
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -38,10 +42,9 @@ const MaxFieldBytes = 120
 //
 // Type is event, or status for a flat body (empty when the body has
 // neither). Empty and null fields count as absent. No key part may contain
-// ":", so the parts cannot run into each other. Fingerprint covers the whole
-// body in canonical form: Xendit resends the stored callback on a retry and
-// documents no field that changes between attempts. Parse's errors wrap
-// providers.ErrMalformed.
+// ":", so the parts cannot run into each other. Fingerprint covers the
+// fields that say what happened (see envelopeFields and flatFields), not the
+// whole body. Parse's errors wrap providers.ErrMalformed.
 func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
@@ -57,8 +60,9 @@ func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	}
 
 	var key string
+	var data *rawjson.Object
 	if event != "" && o.Has("data") {
-		data, _, err := o.Object("data")
+		data, _, err = o.Object("data")
 		if err != nil {
 			return providers.Event{}, fmt.Errorf("%w (data is not an object)", ErrNoEventKey)
 		}
@@ -77,11 +81,95 @@ func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	if typ == "" {
 		typ = status
 	}
-	fp, err := o.Fingerprint()
+	fp, err := fingerprint(o, data)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON
 	}
 	return providers.Event{Key: key, Type: typ, Fingerprint: fp}, nil
+}
+
+// The fingerprint covers the fields that identify what a callback says
+// happened: its ids, status, amounts and currency. Xendit documents no
+// field as stable across its retries and dashboard resends, so everything
+// else is left out (timestamps such as updated and created, descriptions,
+// metadata, payer and channel details, and any field Xendit adds later): a
+// genuine retry that differs there must not get a permanent 422. Amounts are
+// compared by their raw JSON text (185000 and 185000.0 differ), strings by
+// their decoded value.
+//
+// Changing these lists changes every stored fingerprint: retries of events
+// in flight across the deploy would get 422.
+var (
+	// envelopeFields are the top-level fields of an envelope ({event,
+	// data}) that are fingerprinted.
+	envelopeFields = []string{"event", "business_id"}
+	// envelopeDataFields are the fields of an envelope's data that are
+	// fingerprinted (Payments API payments and captures, refunds).
+	envelopeDataFields = []string{
+		"id", "payment_id", "capture_id", "payment_request_id", "reference_id", "status", "failure_code",
+		"amount", "request_amount", "captured_amount", "currency",
+	}
+	// flatFields are the fingerprinted fields of a flat body (invoices,
+	// virtual account payments).
+	flatFields = []string{
+		"id", "external_id", "status", "payment_id", "callback_virtual_account_id",
+		"amount", "paid_amount", "currency", "payment_method", "bank_code", "account_number",
+	}
+)
+
+// fingerprint returns the hex SHA-256 of the chosen fields, encoded as one
+// JSON object in canonical form: the flatFields of o when data is nil,
+// otherwise the envelopeFields of o with the envelopeDataFields of data
+// under "data". Absent fields are left out, so absent and null differ.
+func fingerprint(o, data *rawjson.Object) (string, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('{')
+	if data == nil {
+		if err := appendMembers(&buf, o, flatFields); err != nil {
+			return "", err
+		}
+	} else {
+		if err := appendMembers(&buf, o, envelopeFields); err != nil {
+			return "", err
+		}
+		if buf.Len() > 1 {
+			buf.WriteByte(',')
+		}
+		buf.WriteString(`"data":{`)
+		if err := appendMembers(&buf, data, envelopeDataFields); err != nil {
+			return "", err
+		}
+		buf.WriteByte('}')
+	}
+	buf.WriteByte('}')
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// appendMembers writes the named members of o that are present as
+// comma-separated "name":value pairs, each value in canonical form.
+func appendMembers(buf *bytes.Buffer, o *rawjson.Object, names []string) error {
+	first := true
+	for _, name := range names {
+		m, ok := o.Get(name)
+		if !ok {
+			continue
+		}
+		if !first {
+			buf.WriteByte(',')
+		}
+		first = false
+		quoted, err := json.Marshal(name)
+		if err != nil {
+			return err
+		}
+		buf.Write(quoted)
+		buf.WriteByte(':')
+		if err := rawjson.Canonical(buf, m.Value); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func envelopeKey(event string, data *rawjson.Object) (string, error) {

@@ -2,6 +2,8 @@ package xendit_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -174,19 +176,44 @@ func TestFingerprint(t *testing.T) {
 		{"escaped differently", func(t *testing.T, b []byte) []byte {
 			return replaceOnce(t, b, `"currency": "IDR"`, `"currency": "\u0049DR"`)
 		}, true},
+		// The same callback, resent with fields Xendit may change or add.
+		{"updated changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"updated": "2026-03-14T11:45:33.402Z"`, `"updated": "2026-03-14T11:50:00.000Z"`)
+		}, true},
+		{"envelope created changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"created": "2026-03-14T11:45:33.517Z"`, `"created": "2026-03-14T11:45:34.517Z"`)
+		}, true},
+		{"unknown field added to data", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"currency": "IDR"`, `"currency": "IDR", "channel_properties": {"a": 1}`)
+		}, true},
+		{"unknown field added to the envelope", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"event": "payment.capture",`, `"event": "payment.capture", "api_version": "v3",`)
+		}, true},
 
 		// A different payload under the same key.
 		{"amount changed", func(t *testing.T, b []byte) []byte {
 			return replaceOnce(t, b, `"captured_amount": 420000`, `"captured_amount": 42000`)
 		}, false},
+		{"amount written differently", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"captured_amount": 420000`, `"captured_amount": 420000.0`)
+		}, false},
+		{"request amount changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"request_amount": 420000`, `"request_amount": 420001`)
+		}, false},
 		{"status changed", func(t *testing.T, b []byte) []byte {
 			return replaceOnce(t, b, `"status": "SUCCEEDED"`, `"status": "FAILED"`)
 		}, false},
-		{"field added", func(t *testing.T, b []byte) []byte {
+		{"currency changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"currency": "IDR"`, `"currency": "USD"`)
+		}, false},
+		{"failure_code added", func(t *testing.T, b []byte) []byte {
 			return replaceOnce(t, b, `"currency": "IDR"`, `"currency": "IDR", "failure_code": "X"`)
 		}, false},
-		{"envelope created changed", func(t *testing.T, b []byte) []byte {
-			return replaceOnce(t, b, `"created": "2026-03-14T11:45:33.517Z"`, `"created": "2026-03-14T11:45:34.517Z"`)
+		{"payment request changed", func(t *testing.T, b []byte) []byte {
+			return replaceOnce(t, b, `"payment_request_id": "pr-c81f2d4e`, `"payment_request_id": "pr-d81f2d4e`)
+		}, false},
+		{"business changed", func(t *testing.T, b []byte) []byte {
+			return bytes.ReplaceAll(b, []byte(`64c8e2f1a9b7d60011ce22aa`), []byte(`64c8e2f1a9b7d60011ce22ab`))
 		}, false},
 	}
 	a := newAdapter(t)
@@ -208,8 +235,115 @@ func TestFingerprint(t *testing.T) {
 	}
 }
 
+// TestFingerprintFixtures checks every fixture, envelope or flat: a resend
+// with updated or created changed and unknown fields added keeps the
+// fingerprint; a changed amount, status or currency changes it.
+func TestFingerprintFixtures(t *testing.T) {
+	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	a := newAdapter(t)
+	for _, path := range paths {
+		t.Run(filepath.Base(path), func(t *testing.T) {
+			body, err := os.ReadFile(path)
+			require.NoError(t, err)
+			want, err := a.Parse(body)
+			require.NoError(t, err)
+
+			// edit decodes body, applies f to the object that holds the
+			// event's fields (data for an envelope) and to the top level,
+			// and encodes the result again.
+			edit := func(f func(top, fields map[string]any)) providers.Event {
+				t.Helper()
+				dec := json.NewDecoder(bytes.NewReader(body))
+				dec.UseNumber()
+				var top map[string]any
+				require.NoError(t, dec.Decode(&top))
+				fields := top
+				if d, ok := top["data"].(map[string]any); ok && top["event"] != nil {
+					fields = d
+				}
+				f(top, fields)
+				out, err := json.Marshal(top)
+				require.NoError(t, err)
+				ev, err := a.Parse(out)
+				require.NoError(t, err)
+				require.Equal(t, want.Key, ev.Key)
+				return ev
+			}
+
+			resent := edit(func(top, fields map[string]any) {
+				for _, m := range []map[string]any{top, fields} {
+					m["x_added_later"] = map[string]any{"v": 1}
+					for _, ts := range []string{"updated", "created"} {
+						if _, ok := m[ts]; ok {
+							m[ts] = "2026-04-01T00:00:00.000Z"
+						}
+					}
+				}
+			})
+			require.Equal(t, want, resent, "a resend with new timestamps and fields")
+
+			n := 0
+			for _, amount := range []string{"amount", "paid_amount", "request_amount", "captured_amount"} {
+				got := edit(func(_, fields map[string]any) {
+					if v, ok := fields[amount].(json.Number); ok {
+						fields[amount] = json.Number(string(v) + "1")
+						n++
+					}
+				})
+				if _, ok := fieldsOf(t, body)[amount]; ok {
+					require.NotEqual(t, want.Fingerprint, got.Fingerprint, "%s changed", amount)
+				}
+			}
+			require.NotZero(t, n, "the fixture has an amount")
+			for name, v := range map[string]string{"currency": "USD", "status": "VOIDED"} {
+				if _, ok := fieldsOf(t, body)[name]; !ok {
+					continue
+				}
+				if name == "status" && fieldsOf(t, body)["event"] == nil {
+					continue // a flat body's status is part of its key
+				}
+				got := edit(func(_, fields map[string]any) { fields[name] = v })
+				require.NotEqual(t, want.Fingerprint, got.Fingerprint, "%s changed", name)
+			}
+		})
+	}
+}
+
+// fieldsOf returns the object holding a fixture's event fields: data for an
+// envelope (with the envelope's event copied in), else the body itself.
+func fieldsOf(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var top map[string]any
+	require.NoError(t, json.Unmarshal(body, &top))
+	if d, ok := top["data"].(map[string]any); ok && top["event"] != nil {
+		d["event"] = top["event"]
+		return d
+	}
+	return top
+}
+
 func replaceOnce(t *testing.T, b []byte, old, new string) []byte {
 	t.Helper()
 	require.Equal(t, 1, bytes.Count(b, []byte(old)), "occurrences of %q", old)
 	return bytes.Replace(b, []byte(old), []byte(new), 1)
+}
+
+// TestFingerprintPinned pins the fingerprint encoding: changing it would give
+// retries in flight across a deploy a different fingerprint (422).
+func TestFingerprintPinned(t *testing.T) {
+	tests := []struct{ body, encoded string }{
+		{`{"created":"c","data":{"updated":"u","amount":5,"id":"rfd-1","metadata":{"a":1}},"business_id":"b","event":"refund.succeeded"}`,
+			`{"event":"refund.succeeded","business_id":"b","data":{"id":"rfd-1","amount":5}}`},
+		{`{"updated":"u","amount":1.50,"status":"PAID","description":"d","id":"i"}`,
+			`{"id":"i","status":"PAID","amount":1.50}`},
+	}
+	a := newAdapter(t)
+	for _, tt := range tests {
+		ev, err := a.Parse([]byte(tt.body))
+		require.NoError(t, err)
+		sum := sha256.Sum256([]byte(tt.encoded))
+		require.Equal(t, hex.EncodeToString(sum[:]), ev.Fingerprint, tt.body)
+	}
 }
