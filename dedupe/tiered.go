@@ -93,8 +93,19 @@ func (t *Tiered) keep(ctx context.Context, rec Record) {
 // Release deletes the caller's claim in Postgres.
 func (t *Tiered) Release(ctx context.Context, l Lease) error { return t.shared.Release(ctx, l) }
 
-// Get returns the shared record of key.
-func (t *Tiered) Get(ctx context.Context, key string) (Record, error) { return t.shared.Get(ctx, key) }
+// Get returns the shared record of key or, when the shared record is gone
+// (deleted on another node, pruned), this node's copy: Claim replays that
+// copy, so `keys get` must show it and `keys delete` must find it.
+func (t *Tiered) Get(ctx context.Context, key string) (Record, error) {
+	rec, err := t.shared.Get(ctx, key)
+	if !errors.Is(err, ErrNotFound) {
+		return rec, err
+	}
+	if lrec, lerr := t.local.Get(ctx, key); lerr == nil || !errors.Is(lerr, ErrNotFound) {
+		return lrec, lerr
+	}
+	return Record{}, err
+}
 
 // List lists the shared records.
 func (t *Tiered) List(ctx context.Context, o ListOptions) ([]Record, error) {

@@ -199,6 +199,11 @@ func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	switch {
 	case err == nil:
 		was = rec.State.String()
+	case errors.Is(err, dedupe.ErrNotFound):
+		// Not in the store Get reads, which need not be every copy (a
+		// tiered node's local copy, say): delete decides whether the key
+		// is anywhere.
+		was = "absent"
 	case errors.Is(err, dedupe.ErrCorrupt) && *force:
 	default:
 		return keyError(stderr, "delete", key, err)

@@ -67,3 +67,79 @@ func TestKeysOnPostgres(t *testing.T) {
 	require.ErrorIs(t, err, dedupe.ErrNotFound)
 	require.Equal(t, 1, run(ctx, []string{"keys", "get", "stripe:evt_keys"}, &out, &stderr))
 }
+
+// A tiered node whose shared row was deleted on another node still
+// replays its local copy until `keys delete` on that node removes it; the
+// delete must not stop at "no record" in Postgres.
+func TestKeysDeleteTieredAfterSharedRowIsGone(t *testing.T) {
+	dsn := os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
+	}
+	ctx := context.Background()
+	schema := testPGSchema(t, dsn)
+	openNode := func(dir string) *dedupe.Tiered {
+		opts := dedupe.Options{PruneInterval: -1, NoSync: true}
+		local, err := dedupe.Open(dir, opts)
+		require.NoError(t, err)
+		shared, err := dedupe.OpenPostgres(ctx, dsn, dedupe.PostgresOptions{Schema: schema, Options: opts})
+		require.NoError(t, err)
+		return dedupe.NewTiered(local, shared)
+	}
+	const key = "stripe:evt_tiered_delete"
+	dirA, dirB := t.TempDir(), t.TempDir()
+	a, b := openNode(dirA), openNode(dirB)
+	defer a.Close()
+	l, _, err := a.Claim(ctx, key, "fp")
+	require.NoError(t, err)
+	require.NoError(t, a.Complete(ctx, l, dedupe.Response{Status: 201}))
+	_, rec, err := b.Claim(ctx, key, "fp") // b replays, and keeps a copy
+	require.NoError(t, err)
+	require.NotNil(t, rec)
+	require.NoError(t, a.Delete(ctx, key)) // the shared row and a's copy
+	_, rec, err = b.Claim(ctx, key, "fp")
+	require.NoError(t, err)
+	require.NotNil(t, rec, "b still replays its copy")
+	require.NoError(t, b.Close())
+
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_STORE", "tiered")
+	t.Setenv("WEBHOOKD_POSTGRES_DSN", dsn+"&search_path="+schema)
+	t.Setenv("WEBHOOKD_DATA_DIR", dirB)
+	var out, stderr bytes.Buffer
+	require.Zero(t, run(ctx, []string{"keys", "get", key}, &out, &stderr), stderr.String())
+	require.Regexp(t, `(?m)^state\s+COMPLETED$`, out.String(), "get shows the copy b replays")
+	out.Reset()
+	require.Zero(t, run(ctx, []string{"keys", "delete", key}, &out, &stderr), stderr.String())
+	require.Contains(t, out.String(), "deleted "+key)
+	require.Equal(t, 1, run(ctx, []string{"keys", "delete", key}, &out, &stderr), "in neither store now")
+	require.Contains(t, stderr.String(), "no record for "+key)
+
+	b = openNode(dirB)
+	defer b.Close()
+	l, rec, err = b.Claim(ctx, key, "fp")
+	require.NoError(t, err)
+	require.Nil(t, rec, "b forwards the event again instead of replaying")
+	require.NoError(t, b.Release(ctx, l))
+}
+
+// testPGSchema creates a fresh schema, dropped when the test ends.
+func testPGSchema(t *testing.T, dsn string) string {
+	ctx := context.Background()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "webhookd_cmd_" + hex.EncodeToString(b[:])
+	conn, err := pgx.Connect(ctx, dsn)
+	require.NoError(t, err)
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `CREATE SCHEMA `+schema)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		c, err := pgx.Connect(context.Background(), dsn)
+		require.NoError(t, err)
+		defer c.Close(context.Background())
+		_, err = c.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
+		require.NoError(t, err)
+	})
+	return schema
+}
