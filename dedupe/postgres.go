@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -100,13 +101,36 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 	return s, nil
 }
 
-// migrate creates the schema, table and expiry index if missing. Nodes
-// starting together would race on CREATE ... IF NOT EXISTS (it is not
-// atomic in Postgres), so they take turns under an advisory lock.
+// migrate creates the schema, table and expiry index if missing. When both
+// exist it runs no DDL at all: Postgres checks CREATE privileges before IF
+// NOT EXISTS, so a user granted only SELECT, INSERT, UPDATE and DELETE on a
+// table an administrator created could not start otherwise. Nodes starting
+// together would race on CREATE ... IF NOT EXISTS (it is not atomic in
+// Postgres), so they take turns under an advisory lock.
 func (s *PGStore) migrate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 4*s.opts.OpTimeout)
 	defer cancel()
-	return s.wrap("create table", pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	idx := pgx.Identifier{PostgresTable + "_expires_at"}
+	if s.opts.Schema != "" {
+		idx = pgx.Identifier{s.opts.Schema, PostgresTable + "_expires_at"}
+	}
+	var haveTable, haveIndex bool
+	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`, s.table, idx.Sanitize()).
+		Scan(&haveTable, &haveIndex)
+	if err != nil {
+		return s.migrateError("look up table", err)
+	}
+	if haveTable && haveIndex {
+		return nil
+	}
+	var missing []string
+	if !haveTable {
+		missing = append(missing, "table "+s.table)
+	}
+	if !haveIndex {
+		missing = append(missing, "index "+idx.Sanitize())
+	}
+	return s.migrateError("create "+strings.Join(missing, " and "), pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
 			return err
 		}
@@ -133,11 +157,24 @@ func (s *PGStore) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		idx := pgx.Identifier{PostgresTable + "_expires_at"}.Sanitize()
-		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+idx+` ON `+s.table+` (expires_at)`)
+		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{PostgresTable + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`)
 		return err
 	}))
 }
+
+// migrateError reports a permission error as the configuration error it
+// is, not as ErrUnavailable: retrying cannot fix it, an administrator must.
+func (s *PGStore) migrateError(what string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgPermissionDenied {
+		// The server's message names the object, never the host or user.
+		return fmt.Errorf("dedupe: postgres: cannot %s: %s: have an administrator create it (see README, Running several nodes) or grant this user CREATE on the schema", what, pgErr.Message)
+	}
+	return s.wrap(what, err)
+}
+
+// pgPermissionDenied is SQLSTATE insufficient_privilege.
+const pgPermissionDenied = "42501"
 
 // Close stops the pruner and closes the pool. Calls made after it fail
 // with ErrClosed.
