@@ -507,7 +507,13 @@ func (s *PGStore) Ping(ctx context.Context) error {
 	if err != nil {
 		return s.wrap("ping", err)
 	}
-	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck // the ping's outcome is decided
+	defer func() {
+		// The rollback outlives a cancelled ping, but not a dead server:
+		// it gets a time limit of its own.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
+		defer rcancel()
+		_ = tx.Rollback(rctx) // the ping's outcome is decided
+	}()
 	now := s.now()
 	_, err = tx.Exec(ctx, `INSERT INTO `+s.table+` (key, state, created_at, updated_at, expires_at, fingerprint)
 		VALUES ($1, 1, $2, $2, $2, '') ON CONFLICT (key) DO NOTHING`, pgPingKey, now)
