@@ -315,6 +315,7 @@ func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *R
 			return Lease{Key: key, Token: token, Until: until}, nil, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
+			s.abandonClaim(ctx, key, token)
 			return Lease{}, nil, s.wrap("claim", err)
 		}
 		rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
@@ -329,6 +330,24 @@ func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *R
 		}
 	}
 	return Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", ErrUnavailable, key)
+}
+
+// abandonClaim deletes the claim of token on key, best effort, after the
+// claim failed without an answer: the insert may have committed on the
+// server all the same (the reply lost, the operation timed out), and then
+// the key would answer 409 to every retry, for a lease, with nobody
+// forwarding it. It runs on a fresh, short context, since ctx has usually
+// run out. Only this claim's own row can match the token.
+func (s *PGStore) abandonClaim(ctx context.Context, key string, token uint64) {
+	if s.closed.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND token = $2 AND state = 1`, key, int64(token)); err != nil {
+		s.opts.Logger.Warn("dedupe: could not remove a claim that may have been recorded without an answer; the key answers 409 until its lease passes",
+			"key", key, "error", err.Error())
+	}
 }
 
 // Complete records a delivered event with the downstream's response.

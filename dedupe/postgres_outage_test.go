@@ -1,0 +1,158 @@
+package dedupe
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+)
+
+// freezeProxy forwards TCP connections to a Postgres server and can stop
+// passing the server's replies on, as a hung server or a dropped network
+// path does: the client's bytes still reach the server.
+type freezeProxy struct {
+	ln       net.Listener
+	upstream string
+	frozen   atomic.Bool // for connections made from now on
+
+	mu    sync.Mutex
+	conns []*proxyConn
+}
+
+type proxyConn struct {
+	client, server net.Conn
+	frozen         atomic.Bool
+}
+
+func newFreezeProxy(t *testing.T, upstream string) *freezeProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &freezeProxy{ln: ln, upstream: upstream}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range p.conns {
+			c.client.Close()
+			c.server.Close()
+		}
+	})
+	return p
+}
+
+func (p *freezeProxy) serve() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		server, err := net.Dial("tcp", p.upstream)
+		if err != nil {
+			client.Close()
+			continue
+		}
+		c := &proxyConn{client: client, server: server}
+		c.frozen.Store(p.frozen.Load())
+		p.mu.Lock()
+		p.conns = append(p.conns, c)
+		p.mu.Unlock()
+		go func() {
+			_, _ = io.Copy(server, client)
+			server.Close()
+		}()
+		go func() {
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := server.Read(buf)
+				if n > 0 && !c.frozen.Load() {
+					if _, werr := client.Write(buf[:n]); werr != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			client.Close()
+		}()
+	}
+}
+
+// freezeOpen drops the replies on the connections open now; new ones work.
+func (p *freezeProxy) freezeOpen() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.frozen.Store(true)
+	}
+}
+
+// freezeAll drops the replies on every connection, new ones included.
+func (p *freezeProxy) freezeAll() {
+	p.frozen.Store(true)
+	p.freezeOpen()
+}
+
+// dsn is dsn with its host replaced by the proxy's address.
+func (p *freezeProxy) dsn(t *testing.T, dsn string) string {
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.Host = p.ln.Addr().String()
+	return u.String()
+}
+
+func proxiedPG(t *testing.T, opTimeout time.Duration) (*PGStore, *freezeProxy, *pgx.Conn) {
+	dsn := testPostgresDSN(t)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	p := newFreezeProxy(t, net.JoinHostPort(u.Hostname(), port))
+	schema := testSchema(t, dsn)
+	s, err := OpenPostgres(context.Background(), p.dsn(t, dsn), PostgresOptions{
+		Schema: schema, OpTimeout: opTimeout, Options: Options{PruneInterval: -1},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	conn, err := pgx.Connect(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	_, err = conn.Exec(context.Background(), `SET search_path = `+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	return s, p, conn
+}
+
+// A claim whose insert committed on the server but whose reply was lost is
+// removed again, so the key does not answer 409 for a lease with nobody
+// forwarding it.
+func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
+	s, p, admin := proxiedPG(t, 300*time.Millisecond)
+	ctx := context.Background()
+	// Warm the connection, so the claim's statement is prepared and the
+	// frozen connection's next message is the insert itself.
+	l, _, err := s.Claim(ctx, "stripe:evt_warm", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Release(ctx, l))
+
+	p.freezeOpen()
+	_, _, err = s.Claim(ctx, "stripe:evt_lost", "fp")
+	require.ErrorIs(t, err, ErrUnavailable)
+	var n int
+	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+PostgresTable+` WHERE key = 'stripe:evt_lost'`).Scan(&n))
+	require.Zero(t, n, "the claim recorded without an answer was removed")
+
+	// The provider's retry is forwarded now, not refused as in flight.
+	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp")
+	require.NoError(t, err)
+	require.Nil(t, rec)
+}
