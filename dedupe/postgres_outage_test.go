@@ -132,6 +132,29 @@ func proxiedPG(t *testing.T, opTimeout time.Duration) (*PGStore, *freezeProxy, *
 	return s, p, conn
 }
 
+// A Postgres that stops answering costs each operation OpTimeout, not a
+// hang: Claim answers ErrUnavailable (503) about that soon.
+func TestPostgresHungServerAnswersUnavailable(t *testing.T) {
+	const opTimeout = 300 * time.Millisecond
+	s, p, _ := proxiedPG(t, opTimeout)
+	ctx := context.Background()
+	_, _, err := s.Claim(ctx, "stripe:evt_before", "fp")
+	require.NoError(t, err)
+
+	p.freezeAll()
+	for _, key := range []string{"stripe:evt_during", "stripe:evt_during2"} {
+		start := time.Now()
+		_, _, err = s.Claim(ctx, key, "fp")
+		took := time.Since(start)
+		require.ErrorIs(t, err, ErrUnavailable)
+		require.NotContains(t, err.Error(), "127.0.0.1")
+		// The claim, then its clean-up, each bounded by OpTimeout; the
+		// bound is generous for a loaded machine.
+		require.Less(t, took, 10*opTimeout, "Claim took %v", took)
+	}
+	require.ErrorIs(t, s.Ping(ctx), ErrUnavailable)
+}
+
 // A claim whose insert committed on the server but whose reply was lost is
 // removed again, so the key does not answer 409 for a lease with nobody
 // forwarding it.

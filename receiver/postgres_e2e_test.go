@@ -140,8 +140,8 @@ func TestTieredReplaysLocallyWithoutPostgres(t *testing.T) {
 	require.Equal(t, http.StatusCreated, postTo(t, srv, before), "replayed from Postgres, and copied")
 	require.EqualValues(t, 2, down.calls.Load())
 
-	shared.Close() // Postgres is gone for this node
-	require.Error(t, shared.Ping(context.Background()))
+	shared.Close() // Postgres is gone for this node (a hung server: dedupe's outage test)
+	require.ErrorIs(t, tiered.Ping(context.Background()), dedupe.ErrClosed, "readiness reports the shared store gone")
 	require.Equal(t, http.StatusCreated, postTo(t, srv, done), "replayed from the local copy")
 	require.Equal(t, http.StatusCreated, postTo(t, srv, before), "replayed from the local copy")
 	require.Equal(t, http.StatusServiceUnavailable, postTo(t, srv, event("evt_new", 2)))
