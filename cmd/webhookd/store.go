@@ -66,10 +66,17 @@ func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal 
 	if cfg.Store == "postgres" {
 		return shared, nil
 	}
-	local, err := openLMDB()
+	// Tiered: the node's metrics describe the shared store, as Stats does,
+	// so only Postgres's pruner counts into OnPrune (the local pruner only
+	// drops copies of records Postgres prunes too, and counting both would
+	// count each record twice). OnCommit stays with the local store: the
+	// LMDB writer is the only store that calls it.
+	localOpts := opts
+	localOpts.OnPrune = nil
+	local, err := openLocal(cfg.DataDir, localOpts)
 	if err != nil {
 		shared.Close()
-		return nil, err
+		return nil, fmt.Errorf("%s_DATA_DIR=%s: %w", envPrefix, cfg.DataDir, err)
 	}
 	return dedupe.NewTiered(local, shared), nil
 }

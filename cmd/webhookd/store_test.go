@@ -6,7 +6,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"os"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
@@ -142,4 +144,51 @@ func testPGSchema(t *testing.T, dsn string) string {
 		require.NoError(t, err)
 	})
 	return schema
+}
+
+// In tiered mode only the shared store counts pruned records, so that
+// webhookd_store_pruned_records_total does not count each record twice;
+// the local store keeps OnCommit, which only LMDB calls.
+func TestTieredCountsPrunesOnce(t *testing.T) {
+	dsn := os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
+	if dsn == "" {
+		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
+	}
+	schema := testPGSchema(t, dsn)
+	var (
+		pruned int
+		later  atomic.Bool
+	)
+	opts := dedupe.Options{
+		Lease: time.Minute, Retention: time.Minute, PruneInterval: -1, NoSync: true,
+		Now: func() time.Time {
+			if later.Load() {
+				return time.Now().Add(time.Hour)
+			}
+			return time.Now()
+		},
+		OnPrune:  func(n int) { pruned += n },
+		OnCommit: func(int, time.Duration) {},
+	}
+	var localOpts dedupe.Options
+	cfg := &config{Store: "tiered", PostgresDSN: dsn + "&search_path=" + schema, DataDir: t.TempDir()}
+	s, err := openStore(context.Background(), cfg, opts, func(dir string, o dedupe.Options) (*dedupe.Store, error) {
+		localOpts = o
+		return dedupe.Open(dir, o)
+	})
+	require.NoError(t, err)
+	defer s.Close()
+	require.Nil(t, localOpts.OnPrune)
+	require.NotNil(t, localOpts.OnCommit)
+
+	// A finished record lives in both stores; pruning both counts it once.
+	ctx := context.Background()
+	l, _, err := s.Claim(ctx, "stripe:evt_prune_once", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
+	later.Store(true)
+	n, err := s.(*dedupe.Tiered).Prune(ctx, 100)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	require.Equal(t, 1, pruned)
 }
