@@ -279,11 +279,12 @@ func scanRecord(row pgx.Row) (Record, error) {
 	return r, nil
 }
 
-// Claim has Store.Claim's outcomes. The claim is one statement: an insert
-// that, when the key exists, takes it over only if it is IN_FLIGHT with a
-// passed lease and the same fingerprint. Postgres locks the row for the
-// statement, so of concurrent claims on any nodes exactly one wins. When
-// nothing was claimed, the row read afterwards says why.
+// Claim has Store.Claim's outcomes. It reads the key first; an absent key
+// or a passed lease is then claimed in one statement: an insert that, when
+// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
+// and the same fingerprint. Postgres locks the row for the statement, so of
+// concurrent claims on any nodes exactly one wins; the losers read the
+// winner's row in the next round.
 func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error) {
 	if err := checkPGKey(key); err != nil {
 		return Lease{}, nil, err
@@ -304,29 +305,32 @@ func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *R
 			attempts = t.attempts + 1, updated_at = excluded.updated_at, expires_at = excluded.expires_at
 		WHERE t.state = 1 AND t.lease_until <= excluded.updated_at AND t.fingerprint = excluded.fingerprint
 		RETURNING attempts`
-	// The row may vanish (released, pruned) or be taken over between the
-	// claim and the read; a few rounds settle it.
+	// Read first, as Store.Claim does: a replay or an in-flight answer then
+	// takes no row lock and writes no WAL; only an absent key or a passed
+	// lease goes on to the claim. The row may appear, vanish (released,
+	// pruned) or be taken over between the read and the claim; a few
+	// rounds settle it.
+	get := `SELECT ` + recordColumns + ` FROM ` + s.table + ` WHERE key = $1`
 	for range 5 {
 		now := s.now()
+		rec, err := scanRecord(s.pool.QueryRow(ctx, get, key))
+		switch {
+		case err == nil:
+			if r, err := decide(&rec, fingerprint, now); err != nil || r != nil {
+				return Lease{}, r, err
+			}
+		case !errors.Is(err, ErrNotFound):
+			return Lease{}, nil, s.wrap("claim", err)
+		}
 		until := now.Add(s.opts.Lease)
 		var attempts int32
-		err := s.pool.QueryRow(ctx, claim, key, int64(token), until, now, until.Add(s.opts.AbandonAfter), fingerprint).Scan(&attempts)
+		err = s.pool.QueryRow(ctx, claim, key, int64(token), until, now, until.Add(s.opts.AbandonAfter), fingerprint).Scan(&attempts)
 		if err == nil {
 			return Lease{Key: key, Token: token, Until: until}, nil, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			s.abandonClaim(ctx, key, token)
 			return Lease{}, nil, s.wrap("claim", err)
-		}
-		rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
-		if errors.Is(err, ErrNotFound) {
-			continue
-		}
-		if err != nil {
-			return Lease{}, nil, s.wrap("claim", err)
-		}
-		if r, err := decide(&rec, fingerprint, now); err != nil || r != nil {
-			return Lease{}, r, err
 		}
 	}
 	return Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", ErrUnavailable, key)

@@ -1,8 +1,8 @@
 package dedupe
 
 import (
+	"bytes"
 	"context"
-	"io"
 	"net"
 	"net/url"
 	"sync"
@@ -21,6 +21,9 @@ type freezeProxy struct {
 	ln       net.Listener
 	upstream string
 	frozen   atomic.Bool // for connections made from now on
+	// freezeOn, when set, freezes a connection's replies as soon as its
+	// client sends bytes containing it; the bytes still reach the server.
+	freezeOn atomic.Pointer[[]byte]
 
 	mu    sync.Mutex
 	conns []*proxyConn
@@ -65,7 +68,21 @@ func (p *freezeProxy) serve() {
 		p.conns = append(p.conns, c)
 		p.mu.Unlock()
 		go func() {
-			_, _ = io.Copy(server, client)
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := client.Read(buf)
+				if pat := p.freezeOn.Load(); n > 0 && pat != nil && bytes.Contains(buf[:n], *pat) {
+					c.frozen.Store(true)
+				}
+				if n > 0 {
+					if _, werr := server.Write(buf[:n]); werr != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
 			server.Close()
 		}()
 		go func() {
@@ -86,19 +103,14 @@ func (p *freezeProxy) serve() {
 	}
 }
 
-// freezeOpen drops the replies on the connections open now; new ones work.
-func (p *freezeProxy) freezeOpen() {
+// freezeAll drops the replies on every connection, new ones included.
+func (p *freezeProxy) freezeAll() {
+	p.frozen.Store(true)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, c := range p.conns {
 		c.frozen.Store(true)
 	}
-}
-
-// freezeAll drops the replies on every connection, new ones included.
-func (p *freezeProxy) freezeAll() {
-	p.frozen.Store(true)
-	p.freezeOpen()
 }
 
 // dsn is dsn with its host replaced by the proxy's address.
@@ -161,21 +173,19 @@ func TestPostgresHungServerAnswersUnavailable(t *testing.T) {
 func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
 	s, p, admin := proxiedPG(t, 300*time.Millisecond)
 	ctx := context.Background()
-	// Warm the connection, so the claim's statement is prepared and the
-	// frozen connection's next message is the insert itself.
-	l, _, err := s.Claim(ctx, "stripe:evt_warm", "fp")
-	require.NoError(t, err)
-	require.NoError(t, s.Release(ctx, l))
-
-	p.freezeOpen()
-	_, _, err = s.Claim(ctx, "stripe:evt_lost", "fp")
+	// Only the claim's insert sends the fingerprint: its reply is lost,
+	// after the server committed it.
+	pat := []byte("fp-lost-reply")
+	p.freezeOn.Store(&pat)
+	_, _, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply")
 	require.ErrorIs(t, err, ErrUnavailable)
 	var n int
 	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+PostgresTable+` WHERE key = 'stripe:evt_lost'`).Scan(&n))
 	require.Zero(t, n, "the claim recorded without an answer was removed")
 
 	// The provider's retry is forwarded now, not refused as in flight.
-	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp")
+	p.freezeOn.Store(nil)
+	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply")
 	require.NoError(t, err)
 	require.Nil(t, rec)
 }
