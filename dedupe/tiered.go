@@ -84,9 +84,23 @@ func (t *Tiered) finish(ctx context.Context, l Lease, resp Response, fn func(con
 
 // keep copies a finished record into the local store, best effort: a node
 // without the copy only asks Postgres again.
+//
+// A `keys delete` between reading rec from Postgres and writing the copy
+// would leave a copy of a deleted record, replayed until it expires; so the
+// shared row is read again after the write, and the copy dropped when the
+// row is gone or has changed. (If Postgres cannot answer, the copy stays:
+// it was the shared record a moment ago.)
 func (t *Tiered) keep(ctx context.Context, rec Record) {
 	if err := t.local.keep(ctx, rec); err != nil {
 		t.local.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
+		return
+	}
+	cur, err := t.shared.Get(ctx, rec.Key)
+	if err == nil && cur.UpdatedAt.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, ErrNotFound) {
+		return
+	}
+	if err := t.local.ForceDelete(ctx, rec.Key); err != nil && !errors.Is(err, ErrNotFound) {
+		t.local.logger.Warn("dedupe: could not drop the local copy of a record deleted meanwhile", "key", rec.Key, "error", err.Error())
 	}
 }
 
