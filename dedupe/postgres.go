@@ -570,36 +570,10 @@ func (s *PGStore) Prune(ctx context.Context, limit int) (int, error) {
 
 func (s *PGStore) pruneLoop() {
 	defer s.prunerWG.Done()
-	t := time.NewTicker(s.opts.PruneInterval)
-	defer t.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.quit
-		cancel()
-	}()
-	for {
-		select {
-		case <-s.quit:
-			return
-		case <-t.C:
-		}
-		total := 0
-		for {
+	runPruner(s.quit, s.opts.PruneInterval, func(ctx context.Context) {
+		pruneBatches(ctx, s.opts.Logger, func(ctx context.Context) (int, bool, error) {
 			n, err := s.Prune(ctx, s.opts.PruneBatch)
-			total += n
-			if err != nil {
-				if !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) {
-					s.opts.Logger.Warn("dedupe: pruning expired records failed; will retry", "error", err.Error(), "deleted", total)
-				}
-				break
-			}
-			if n < s.opts.PruneBatch {
-				break
-			}
-		}
-		if total > 0 {
-			s.opts.Logger.Debug("dedupe: pruned expired records", "deleted", total)
-		}
-	}
+			return n, n == s.opts.PruneBatch, err
+		})
+	})
 }

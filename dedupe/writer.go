@@ -327,46 +327,19 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 
 func (s *Store) pruneLoop() {
 	defer s.prunerWG.Done()
-	t := time.NewTicker(s.opts.PruneInterval)
-	defer t.Stop()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-s.quit
-		cancel()
-	}()
-	for {
-		select {
-		case <-s.quit:
-			return
-		case <-t.C:
-		}
+	runPruner(s.quit, s.opts.PruneInterval, func(ctx context.Context) {
 		s.pruneAll(ctx)
 		s.clearStaleReaders()
-	}
+	})
 }
 
 // pruneAll deletes every expired record, in bounded batches: each is one
 // op among the others in the writer's queue, so deliveries keep being
 // served between them.
 func (s *Store) pruneAll(ctx context.Context) {
-	total := 0
-	for {
-		n, more, err := s.prune(ctx, s.opts.PruneBatch)
-		total += n
-		if err != nil {
-			if !errors.Is(err, ErrClosed) && !errors.Is(err, context.Canceled) {
-				s.logger.Warn("dedupe: pruning expired records failed; will retry", "error", err.Error(), "deleted", total)
-			}
-			return
-		}
-		if !more {
-			break
-		}
-	}
-	if total > 0 {
-		s.logger.Debug("dedupe: pruned expired records", "deleted", total)
-	}
+	pruneBatches(ctx, s.logger, func(ctx context.Context) (int, bool, error) {
+		return s.prune(ctx, s.opts.PruneBatch)
+	})
 }
 
 // clearStaleReaders frees the reader slots of processes that died inside a
