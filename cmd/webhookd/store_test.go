@@ -34,21 +34,7 @@ func TestKeysOnPostgres(t *testing.T) {
 		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
 	}
 	ctx := context.Background()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "webhookd_cmd_" + hex.EncodeToString(b[:])
-	conn, err := pgx.Connect(ctx, dsn)
-	require.NoError(t, err)
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, `CREATE SCHEMA `+schema)
-	require.NoError(t, err)
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), dsn)
-		require.NoError(t, err)
-		defer c.Close(context.Background())
-		_, err = c.Exec(context.Background(), `DROP SCHEMA `+schema+` CASCADE`)
-		require.NoError(t, err)
-	})
+	schema := testPGSchema(t, dsn)
 
 	s, err := dedupe.OpenPostgres(ctx, dsn, dedupe.PostgresOptions{Schema: schema, Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
