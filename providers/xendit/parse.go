@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -125,18 +124,18 @@ func fingerprint(o, data *rawjson.Object) (string, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	if data == nil {
-		if err := appendMembers(&buf, o, flatFields); err != nil {
+		if err := o.AppendMembers(&buf, flatFields); err != nil {
 			return "", err
 		}
 	} else {
-		if err := appendMembers(&buf, o, envelopeFields); err != nil {
+		if err := o.AppendMembers(&buf, envelopeFields); err != nil {
 			return "", err
 		}
 		if buf.Len() > 1 {
 			buf.WriteByte(',')
 		}
 		buf.WriteString(`"data":{`)
-		if err := appendMembers(&buf, data, envelopeDataFields); err != nil {
+		if err := data.AppendMembers(&buf, envelopeDataFields); err != nil {
 			return "", err
 		}
 		buf.WriteByte('}')
@@ -144,32 +143,6 @@ func fingerprint(o, data *rawjson.Object) (string, error) {
 	buf.WriteByte('}')
 	sum := sha256.Sum256(buf.Bytes())
 	return hex.EncodeToString(sum[:]), nil
-}
-
-// appendMembers writes the named members of o that are present as
-// comma-separated "name":value pairs, each value in canonical form.
-func appendMembers(buf *bytes.Buffer, o *rawjson.Object, names []string) error {
-	first := true
-	for _, name := range names {
-		m, ok := o.Get(name)
-		if !ok {
-			continue
-		}
-		if !first {
-			buf.WriteByte(',')
-		}
-		first = false
-		quoted, err := json.Marshal(name)
-		if err != nil {
-			return err
-		}
-		buf.Write(quoted)
-		buf.WriteByte(':')
-		if err := rawjson.Canonical(buf, m.Value); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 func envelopeKey(event string, data *rawjson.Object) (string, error) {

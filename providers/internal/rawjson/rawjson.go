@@ -181,6 +181,19 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('{')
+	if err := o.AppendMembers(&buf, names); err != nil {
+		return "", err
+	}
+	buf.WriteByte('}')
+	sum := sha256.Sum256(buf.Bytes())
+	return hex.EncodeToString(sum[:]), nil
+}
+
+// AppendMembers writes the named members of o that are present, in the
+// order given, as comma-separated "name":value pairs with each value in
+// canonical form: the inside of a Fingerprint object, for callers that nest
+// one object's members in another's.
+func (o *Object) AppendMembers(buf *bytes.Buffer, names []string) error {
 	first := true
 	for _, name := range names {
 		m, ok := o.members[name]
@@ -193,17 +206,15 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 		first = false
 		quoted, err := json.Marshal(name)
 		if err != nil {
-			return "", err
+			return err
 		}
 		buf.Write(quoted)
 		buf.WriteByte(':')
-		if err := Canonical(&buf, m.Value); err != nil {
-			return "", err
+		if err := Canonical(buf, m.Value); err != nil {
+			return err
 		}
 	}
-	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return nil
 }
 
 // Canonical appends to buf a canonical encoding of the JSON value raw:
