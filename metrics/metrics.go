@@ -29,7 +29,7 @@ const scrapeTimeout = 10 * time.Second
 
 // DefaultRecordsMaxAge is how long a count of the store's records serves
 // later scrapes when Options.RecordsMaxAge is zero. Counting walks every
-// record (about 2 million a second: BenchmarkStats in package dedupe), so a
+// record (6 to 8 million a second: BenchmarkStats in package dedupe), so a
 // week of retention at a few events a second costs a second or more; a
 // state count half a minute old is still accurate enough to alert on.
 const DefaultRecordsMaxAge = 30 * time.Second
