@@ -78,10 +78,13 @@ type Result struct {
 	Body []byte
 	// Attempts is how many requests were sent (or tried), retries included.
 	Attempts int
-	// Err explains an Unavailable outcome that was not a plain status:
-	// connection failure, timeout, body read error. It is nil otherwise.
-	// Its message never holds the core service URL's query or user
-	// information (see RedactURL), so it may be logged.
+	// Err is the error that prevented an answer (connection failure,
+	// timeout) or broke its body after the status line (the connection
+	// closed short of the Content-Length, the body stalled past Timeout).
+	// A broken body does not change the Outcome, which Status decides (see
+	// Classify); Body then holds what arrived. Err is nil otherwise. Its
+	// message never holds the core service URL's query or user information
+	// (see RedactURL), so it may be logged.
 	Err error
 	// Duration is how long Forward took, every attempt and wait included.
 	Duration time.Duration
