@@ -294,6 +294,7 @@ func (f *Forwarder) CloseIdleConnections() {
 // retries it within the budget and the Retries setting, and counts it.
 type sendOnce struct{ rt http.RoundTripper }
 
+// RoundTrip hands r to the wrapped transport without its GetBody.
 func (s sendOnce) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.GetBody != nil {
 		// A RoundTripper must not modify its request; a shallow copy is
