@@ -39,13 +39,18 @@ func (o Outcome) String() string {
 // policy, the receiver and the tests cannot disagree about what a status
 // means.
 //
-// An error always means Unavailable, whatever the status: a response that
-// could not be read completely is not proof the core service has the event,
-// and forwarding it again is safe because the core dedupes on
-// Idempotency-Key.
+// The status line decides. Once it has arrived the core service has acted on
+// the request, so an error met after it, while reading the body (a
+// connection closed short of its Content-Length, a body that stalls past the
+// budget), does not change the outcome: calling a 2xx Unavailable would
+// release the event key and let the provider's retry forward the event a
+// second time, and a permanent 4xx stays permanent however its body ends.
+// err matters only in the absence of a status (0): no answer at all is
+// Unavailable, with or without an error to explain it.
 func Classify(status int, err error) Outcome {
 	switch {
-	case err != nil:
+	case status == 0:
+		// err, if any, says why no answer came; either way there is none.
 		return Unavailable
 	case status >= 200 && status <= 299:
 		return Delivered

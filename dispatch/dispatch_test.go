@@ -57,8 +57,8 @@ func TestClassify(t *testing.T) {
 		{600, nil, dispatch.Unavailable},
 
 		{0, errBoom, dispatch.Unavailable},
-		{200, errBoom, dispatch.Unavailable},
-		{400, errBoom, dispatch.Unavailable},
+		{200, errBoom, dispatch.Delivered},
+		{400, errBoom, dispatch.Rejected},
 		{503, context.DeadlineExceeded, dispatch.Unavailable},
 	}
 	for _, tt := range tests {

@@ -77,11 +77,16 @@ type Result struct {
 	// MaxResponseBytes.
 	Body []byte
 	// Attempts is how many requests were sent (or tried), retries included.
+	// Each attempt is handed to the transport once and never resent by it
+	// (see sendOnce), so no more requests than this reach the core service.
 	Attempts int
-	// Err explains an Unavailable outcome that was not a plain status:
-	// connection failure, timeout, body read error. It is nil otherwise.
-	// Its message never holds the core service URL's query or user
-	// information (see RedactURL), so it may be logged.
+	// Err is the error that prevented an answer (connection failure,
+	// timeout) or broke its body after the status line (the connection
+	// closed short of the Content-Length, the body stalled past Timeout).
+	// A broken body does not change the Outcome, which Status decides (see
+	// Classify); Body then holds what arrived. Err is nil otherwise. Its
+	// message never holds the core service URL's query or user information
+	// (see RedactURL), so it may be logged.
 	Err error
 	// Duration is how long Forward took, every attempt and wait included.
 	Duration time.Duration
@@ -198,7 +203,7 @@ func New(opts Options) (*Forwarder, error) {
 	}
 	f.transport = rt
 	f.client = &http.Client{
-		Transport: keepPool{rt},
+		Transport: sendOnce{rt},
 		// A per-attempt bound as well as the context deadline, so that an
 		// attempt cannot outlive the budget even if a caller's context
 		// carries no deadline of its own.
@@ -269,13 +274,37 @@ func (f *Forwarder) CloseIdleConnections() {
 	}
 }
 
-// keepPool hides the transport's CloseIdleConnections from the http.Client
-// that retryablehttp drives. retryablehttp closes the client's idle
-// connections whenever one request gives up, which on a shared pool would
-// drop the warm connections of every other delivery in flight.
-type keepPool struct{ rt http.RoundTripper }
+// sendOnce is the RoundTripper under the http.Client that retryablehttp
+// drives. It does two things to the transport it wraps.
+//
+// It hides the transport's CloseIdleConnections: retryablehttp closes the
+// client's idle connections whenever one request gives up, which on a shared
+// pool would drop the warm connections of every other delivery in flight.
+//
+// And it makes each request reach the core service at most once per
+// attempt, so that Result.Attempts counts what the core service received.
+// net/http's Transport resends a request on its own, unseen by
+// retryablehttp, when a reused keep-alive connection fails after the request
+// was written and the request is "replayable": one with an Idempotency-Key
+// header is, as long as its body can be rewound through GetBody (see
+// net/http's Request.isReplayable and persistConn.shouldRetryRequest).
+// retryablehttp sets GetBody on every attempt, so clearing it beforehand
+// does nothing; it is cleared here, on a copy, just before the transport
+// sees the request. The failure then comes back to retryablehttp, which
+// retries it within the budget and the Retries setting, and counts it.
+type sendOnce struct{ rt http.RoundTripper }
 
-func (k keepPool) RoundTrip(r *http.Request) (*http.Response, error) { return k.rt.RoundTrip(r) }
+// RoundTrip hands r to the wrapped transport without its GetBody.
+func (s sendOnce) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.GetBody != nil {
+		// A RoundTripper must not modify its request; a shallow copy is
+		// enough, since only GetBody differs.
+		c := *r
+		c.GetBody = nil
+		r = &c
+	}
+	return s.rt.RoundTrip(r)
+}
 
 // Forward POSTs req to the core service, retrying transient failures within
 // the Timeout budget (derived from ctx, so a caller's earlier deadline or

@@ -42,6 +42,20 @@ const (
 	PolicyRetry FailedPolicy = "retry"
 )
 
+// RejectedByHeader is set on every 4xx answer to a provider, to say who
+// refused the delivery: RejectedByCore when the core service answered the
+// 4xx (passed through unchanged, fresh or replayed), RejectedByWebhookd when
+// webhookd refused it itself (a fingerprint mismatch's 422, a bad
+// signature's 401, ...). The statuses and bodies alone cannot tell them
+// apart: the core service's own 422 looks exactly like a mismatch's 422.
+const RejectedByHeader = "Webhook-Rejected-By"
+
+// The values of RejectedByHeader, and of Delivery.RejectedBy.
+const (
+	RejectedByCore     = "core"
+	RejectedByWebhookd = "webhookd"
+)
+
 // Delivery describes one finished request to a provider route, for logs and
 // metrics.
 type Delivery struct {
@@ -62,6 +76,9 @@ type Delivery struct {
 	Duration time.Duration
 	// Dispatch is set when the event was forwarded.
 	Dispatch *dispatch.Result
+	// RejectedBy is RejectedByCore or RejectedByWebhookd when Status is a
+	// 4xx, as sent in RejectedByHeader; empty otherwise.
+	RejectedBy string
 }
 
 // Config holds the receiver's dependencies and settings.
@@ -335,6 +352,8 @@ func (h *handler) answer(w http.ResponseWriter, d *delivery, resp dedupe.Respons
 		status = http.StatusOK
 	}
 	d.Status = status
+	// Only the core service's answers come through here, so a 4xx is its.
+	markRejection(w, d, RejectedByCore)
 	w.WriteHeader(status)
 	_, _ = w.Write(resp.Body)
 }
@@ -344,6 +363,7 @@ func (h *handler) answer(w http.ResponseWriter, d *delivery, resp dedupe.Respons
 func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedupe.Record) {
 	status, out := classify(err)
 	d.Status, d.Outcome = status, string(out)
+	markRejection(w, d, RejectedByWebhookd)
 	switch status {
 	case http.StatusConflict:
 		wait := h.RetryAfter
@@ -357,6 +377,15 @@ func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedup
 		h.Logger.Error("delivery failed", "provider", d.Provider, "key", d.Key, "error", err.Error())
 	}
 	writeError(w, status, err)
+}
+
+// markRejection names who refused the delivery when d.Status is a 4xx (see
+// RejectedByHeader).
+func markRejection(w http.ResponseWriter, d *delivery, by string) {
+	if d.Status >= 400 && d.Status <= 499 {
+		d.RejectedBy = by
+		w.Header().Set(RejectedByHeader, by)
+	}
 }
 
 func retryAfter(d time.Duration) string {
@@ -398,6 +427,9 @@ func (h *handler) report(d *delivery) {
 		slog.String("outcome", d.Outcome),
 		slog.Int("status", d.Status),
 		slog.Duration("latency", d.Duration),
+	}
+	if d.RejectedBy != "" {
+		attrs = append(attrs, slog.String("rejected_by", d.RejectedBy))
 	}
 	if d.Dispatch != nil {
 		attrs = append(attrs, slog.Int("attempts", d.Dispatch.Attempts), slog.Int("downstream_status", d.Dispatch.Status),
