@@ -66,6 +66,7 @@ func openKeysStore(ctx context.Context, stderr io.Writer) (dedupeStore, int) {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return nil, 2
 	}
+	cfg.warnUnknown(stderr)
 	opts := dedupe.Options{
 		Lease:         cfg.Lease,
 		Retention:     cfg.Retention,
