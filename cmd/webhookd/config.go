@@ -22,26 +22,26 @@ const envPrefix = "WEBHOOKD"
 // are read by loadVars: envconfig is the name without the prefix, default
 // and desc feed `webhookd help`.
 type config struct {
-	Addr                 string        `envconfig:"ADDR" default:":8080" desc:"listen address"`
-	DataDir              string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
-	DownstreamURL        string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
-	CaptureDir           string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
-	Lease                time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
-	Retention            time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
-	MaxBodyBytes         int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
-	DispatchTimeout      time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
-	DispatchRetries      int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
-	FailedPolicy         string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
-	Store                string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
-	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
-	MapSize              int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
-	MaxMapSize           int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
-	MaxReaders           int           `envconfig:"MAX_READERS" default:"1024" desc:"LMDB reader slots shared by serve, keys and backup; serve uses at most 3/4 of them at once"`
-	PruneInterval        time.Duration `envconfig:"PRUNE_INTERVAL" default:"1m" desc:"how often expired records are deleted, in bounded batches"`
-	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
-	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
-	DownstreamSecrets    []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
-	ShutdownGrace        time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Addr              string        `envconfig:"ADDR" default:":8080" desc:"listen address"`
+	DataDir           string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
+	DownstreamURL     string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
+	CaptureDir        string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
+	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Retention         time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
+	MaxBodyBytes      int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
+	DispatchTimeout   time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
+	DispatchRetries   int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
+	FailedPolicy      string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
+	Store             string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
+	PostgresDSN       string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
+	MapSize           int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
+	MaxMapSize        int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
+	MaxReaders        int           `envconfig:"MAX_READERS" default:"1024" desc:"LMDB reader slots shared by serve, keys and backup; serve uses at most 3/4 of them at once"`
+	PruneInterval     time.Duration `envconfig:"PRUNE_INTERVAL" default:"1m" desc:"how often expired records are deleted, in bounded batches"`
+	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
+	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
+	DownstreamSecrets []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
+	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 
 	// providers are the provider table's entries with their variables.
 	providers []providerConfig

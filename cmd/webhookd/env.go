@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -58,6 +59,9 @@ func loadVars(vars []envVar, lookup func(string) string) error {
 	return nil
 }
 
+// errUnsupportedType is a settings field of a type loadVars cannot fill.
+var errUnsupportedType = errors.New("unsupported field type")
+
 var durationType = reflect.TypeFor[time.Duration]()
 
 func setField(f reflect.Value, s string) error {
@@ -96,7 +100,7 @@ func setField(f reflect.Value, s string) error {
 		f.Set(reflect.ValueOf(items))
 	default:
 		// A programming error in a settings struct, found by the tests.
-		return fmt.Errorf("unsupported field type %s", f.Type())
+		return fmt.Errorf("%w %s", errUnsupportedType, f.Type())
 	}
 	return nil
 }
