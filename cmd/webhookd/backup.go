@@ -21,15 +21,17 @@ WEBHOOKD_DATA_DIR at DEST (or copy DEST/data.mdb into the data directory).
 
 // runBackup implements `webhookd backup DEST`.
 func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		fmt.Fprint(stdout, backupUsage)
-		return 0
+	fs := newFlagSet("webhookd backup", "", stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, backupUsage) }
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
 	}
-	if len(args) != 1 || args[0] == "" {
-		fmt.Fprint(stderr, backupUsage)
+	if len(rest) != 1 || rest[0] == "" {
+		fs.Usage()
 		return 2
 	}
-	dest := args[0]
+	dest := rest[0]
 	cfg, err := loadConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)

@@ -18,9 +18,19 @@ import (
 	"github.com/webhookd/webhookd/receiver"
 )
 
+const serveUsage = `webhookd serve
+
+Runs the receiver until SIGINT or SIGTERM. It takes no arguments: its
+configuration is the WEBHOOKD_* variables that webhookd help lists.`
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", args)
+	fs := newFlagSet("webhookd serve", serveUsage, stderr)
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", rest)
 		return 2
 	}
 	cfg, err := loadConfig()
