@@ -10,5 +10,5 @@
 // and the provider gets 503, so its own retry delivers the event later.
 //
 // Every error the pipeline meets is mapped to an HTTP status in one place,
-// errors.go, against the status table of CONTRACT.md.
+// errors.go, against the status table of docs/contract.md.
 package receiver
