@@ -189,3 +189,23 @@ func TestNearestVariable(t *testing.T) {
 	require.Equal(t, 1, editDistance("kitten", "sitten"))
 	require.Equal(t, 3, editDistance("kitten", "sitting"))
 }
+
+// TestDocsCoverTheTable: the README's configuration table lists every
+// variable webhookd reads, docs/contract.md every provider's enabling
+// variable, and docs/providers.md has a section per provider.
+func TestDocsCoverTheTable(t *testing.T) {
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join("..", "..", name))
+		require.NoError(t, err)
+		return string(b)
+	}
+	readme, contract, facts := read("README.md"), read("docs/contract.md"), strings.ToLower(read("docs/providers.md"))
+	for _, v := range allVars(&config{}) {
+		require.Contains(t, readme, "`"+v.key+"`", "README.md, Configuration")
+	}
+	for _, e := range providerTable() {
+		require.Contains(t, contract, "`"+envName(e.Secret)+"`", e.Name)
+		require.Contains(t, contract, "| "+e.Name+" |", "%s: docs/contract.md, Event keys", e.Name)
+		require.Contains(t, facts, "\n## "+e.Name+"\n", "docs/providers.md")
+	}
+}
