@@ -10,11 +10,6 @@ import (
 	"github.com/PowerDNS/lmdb-go/lmdb"
 )
 
-// backupFile is the name LMDB gives an environment's data file; a backup
-// directory holds one, so that Open (and webhookd, with WEBHOOKD_DATA_DIR
-// pointing at it) opens the copy as it is.
-const backupFile = "data.mdb"
-
 // Backup writes a compacted, consistent copy of the store into the
 // directory dest, which must not exist or be empty: dest/data.mdb holds
 // every record as of one instant (one read transaction's snapshot), with
@@ -29,7 +24,7 @@ func (s *Store) Backup(dest string) (err error) {
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dest, backupFile+".partial")
+	tmp := filepath.Join(dest, DataFile+".partial")
 	defer func() {
 		if err != nil {
 			os.Remove(tmp)
@@ -62,7 +57,7 @@ func (s *Store) Backup(dest string) (err error) {
 	if err := f.Close(); err != nil {
 		return fmt.Errorf("dedupe: backup: %w", err)
 	}
-	if err := os.Rename(tmp, filepath.Join(dest, backupFile)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(dest, DataFile)); err != nil {
 		return fmt.Errorf("dedupe: backup: %w", err)
 	}
 	return syncDir(dest)

@@ -10,8 +10,10 @@ import (
 // ErrNoStore is returned by OpenExisting when the directory holds no store.
 var ErrNoStore = errors.New("dedupe: no store")
 
-// dataFile is the file LMDB keeps an environment's data in.
-const dataFile = "data.mdb"
+// DataFile is the file LMDB keeps an environment's data in, inside the
+// store's directory. A backup directory holds one too, so that Open (and
+// webhookd, with its data directory pointing at it) opens the copy as it is.
+const DataFile = "data.mdb"
 
 // OpenExisting opens the store in dir as Open does, but creates nothing:
 // when dir, or the store in it, does not exist it fails with an error that
@@ -28,9 +30,9 @@ func OpenExisting(dir string, opts Options) (*Store, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNoStore, dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, dataFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, DataFile)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s holds no store (%s is missing)", ErrNoStore, dir, dataFile)
+			return nil, fmt.Errorf("%w: %s holds no store (%s is missing)", ErrNoStore, dir, DataFile)
 		}
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}

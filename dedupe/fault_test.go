@@ -297,7 +297,7 @@ func TestReadersWaitForASlotInsteadOfFailing(t *testing.T) {
 // dataFileSize is the size of the LMDB data file in dir.
 func dataFileSize(t *testing.T, dir string) int64 {
 	t.Helper()
-	fi, err := os.Stat(filepath.Join(dir, "data.mdb"))
+	fi, err := os.Stat(filepath.Join(dir, DataFile))
 	require.NoError(t, err)
 	return fi.Size()
 }

@@ -220,7 +220,7 @@ func (s *Store) growMap() error {
 		next = s.opts.MaxMapSize
 	}
 	if next <= s.mapSize {
-		return fmt.Errorf("map full at its maximum size of %d bytes (WEBHOOKD_MAX_MAP_SIZE)", s.mapSize)
+		return fmt.Errorf("map full at its maximum size of %d bytes (Options.MaxMapSize)", s.mapSize)
 	}
 	if err := s.env.SetMapSize(next); err != nil {
 		return fmt.Errorf("grow map to %d bytes: %w", next, err)

@@ -2,7 +2,7 @@
 // service (WEBHOOKD_DOWNSTREAM_URL) and says what became of it.
 //
 // A Forwarder POSTs the provider's raw body with the headers listed in
-// CONTRACT.md ("What the core service receives"), retries transient failures
+// docs/contract.md ("What the core service receives"), retries transient failures
 // within one total time budget, and reduces the downstream answer to an
 // Outcome: Delivered, Rejected or Unavailable. Classify is the one place that
 // reduction happens; the receiver decides from the Outcome what the provider

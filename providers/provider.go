@@ -35,7 +35,7 @@ var (
 
 // Event is what an adapter derives from one verified delivery.
 type Event struct {
-	// Key identifies the event within its provider (CONTRACT.md "Event
+	// Key identifies the event within its provider (docs/contract.md "Event
 	// keys"); every retry of one event yields the same Key.
 	Key string
 	// Type is the value of the Webhook-Event-Type header sent downstream.

@@ -18,5 +18,5 @@
 // carries the same value as rejected_by.
 //
 // Every error the pipeline meets is mapped to an HTTP status in one place,
-// errors.go, against the status table of CONTRACT.md.
+// errors.go, against the status table of docs/contract.md.
 package receiver

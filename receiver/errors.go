@@ -56,7 +56,7 @@ func Outcomes() []string {
 }
 
 // classify is the one mapping from the pipeline's errors to an HTTP status
-// (CONTRACT.md, "What a provider's delivery gets back"). Rows are checked in
+// (docs/contract.md, "What a provider's delivery gets back"). Rows are checked in
 // order.
 func classify(err error) (int, outcome) {
 	for _, row := range statusTable {

@@ -189,7 +189,7 @@ func (h *harness) state(key string) dedupe.State {
 	return rec.State
 }
 
-// TestStatusTable walks CONTRACT.md's table, row by row, in its order.
+// TestStatusTable walks docs/contract.md's table, row by row, in its order.
 func TestStatusTable(t *testing.T) {
 	t.Run("unknown provider is 404, store untouched", func(t *testing.T) {
 		h := newHarness(t)

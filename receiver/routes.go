@@ -8,7 +8,7 @@ import (
 	"github.com/go-chi/chi/v5"
 )
 
-// routes lists every route webhookd serves (CONTRACT.md, "Routes").
+// routes lists every route webhookd serves (docs/contract.md, "Routes").
 func (h *handler) routes() http.Handler {
 	r := chi.NewRouter()
 	r.Use(h.recoverer)

@@ -44,7 +44,7 @@ func TestHMACSHA256(t *testing.T) {
 			want: "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54",
 		},
 		{
-			name: "Stripe vector (providers.md 1.5)",
+			name: "Stripe vector (docs/providers.md)",
 			key:  []byte("whsec_test_secret"),
 			msg:  []byte(`1700000000.{"id":"evt_test_webhook","object":"event"}`),
 			want: "d95c6b7477fbd7e9f90b1b0ef5f9c7ac25abca5382460e0d988c2b2a5b71b990",

@@ -14,22 +14,24 @@ import (
 const backupUsage = `usage: webhookd backup DEST
 
 Writes a compacted, consistent copy of the dedupe store in WEBHOOKD_DATA_DIR
-to DEST/data.mdb, also while webhookd serve is running on it. DEST must not
+to DEST/` + dedupe.DataFile + `, also while webhookd serve is running on it. DEST must not
 exist or be an empty directory. To restore, stop webhookd and point
-WEBHOOKD_DATA_DIR at DEST (or copy DEST/data.mdb into the data directory).
+WEBHOOKD_DATA_DIR at DEST (or copy DEST/` + dedupe.DataFile + ` into the data directory).
 `
 
 // runBackup implements `webhookd backup DEST`.
 func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) == 1 && (args[0] == "-h" || args[0] == "--help" || args[0] == "-help") {
-		fmt.Fprint(stdout, backupUsage)
-		return 0
+	fs := newFlagSet("webhookd backup", "", stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, backupUsage) }
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
 	}
-	if len(args) != 1 || args[0] == "" {
-		fmt.Fprint(stderr, backupUsage)
+	if len(rest) != 1 || rest[0] == "" {
+		fs.Usage()
 		return 2
 	}
-	dest := args[0]
+	dest := rest[0]
 	cfg, err := loadConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
@@ -43,7 +45,7 @@ func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// Open would create an empty store; a backup of nothing is a mistake.
-	if _, err := os.Stat(filepath.Join(cfg.DataDir, "data.mdb")); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, dedupe.DataFile)); err != nil {
 		fmt.Fprintf(stderr, "webhookd backup: no store in WEBHOOKD_DATA_DIR=%s: %v\n", cfg.DataDir, err)
 		return 1
 	}
@@ -68,11 +70,11 @@ func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	size := int64(-1)
-	if fi, err := os.Stat(filepath.Join(dest, "data.mdb")); err == nil {
+	if fi, err := os.Stat(filepath.Join(dest, dedupe.DataFile)); err == nil {
 		size = fi.Size()
 	}
 	fmt.Fprintf(stdout, "backup of %s written to %s (%d bytes, %s)\n",
-		cfg.DataDir, filepath.Join(dest, "data.mdb"), size, time.Since(start).Round(time.Millisecond))
+		cfg.DataDir, filepath.Join(dest, dedupe.DataFile), size, time.Since(start).Round(time.Millisecond))
 	return 0
 }
 

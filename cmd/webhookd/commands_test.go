@@ -403,3 +403,29 @@ func TestHelpListsTheCommands(t *testing.T) {
 		require.Contains(t, o.String()+e.String(), "Usage: webhookd "+c, c)
 	}
 }
+
+// TestKeysListSaysWhenEmpty: an empty listing says so on stderr, exit 0,
+// and leaves stdout empty for scripts (table and JSON Lines alike).
+func TestKeysListSaysWhenEmpty(t *testing.T) {
+	empty := t.TempDir()
+	s, err := dedupe.Open(empty, dedupe.Options{NoSync: true, PruneInterval: -1})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	seeded := t.TempDir()
+	seedStore(t, seeded, 1)
+	tests := []struct {
+		dir  string
+		args []string
+		want string
+	}{
+		{empty, []string{"list"}, "webhookd keys list: no records\n"},
+		{empty, []string{"list", "--json"}, "webhookd keys list: no records\n"},
+		{seeded, []string{"list", "--provider", "midtrans", "--state", "FAILED"}, "webhookd keys list: no records matching --provider midtrans --state FAILED\n"},
+	}
+	for _, tt := range tests {
+		out, errOut, code := keysCmd(t, tt.dir, tt.args...)
+		require.Zero(t, code, errOut)
+		require.Empty(t, out)
+		require.Equal(t, tt.want, errOut)
+	}
+}

@@ -1,79 +1,110 @@
 package main
 
 import (
-	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 
-	"github.com/kelseyhightower/envconfig"
-
 	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/webhookverify"
 )
 
 // envPrefix prefixes every variable: Addr is WEBHOOKD_ADDR.
 const envPrefix = "WEBHOOKD"
 
-// config is every WEBHOOKD_* variable (CONTRACT.md, "Configuration"). The
-// desc tags feed `webhookd help`.
+// config is every WEBHOOKD_* variable but the providers' (docs/contract.md,
+// "Variables"), which their table entries declare (providers.go). The tags
+// are read by loadVars: envconfig is the name without the prefix, default
+// and desc feed `webhookd help`.
 type config struct {
-	Addr                 string        `envconfig:"ADDR" default:":8080" desc:"listen address"`
-	DataDir              string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
-	DownstreamURL        string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
-	CaptureDir           string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
-	StripeSecrets        []string      `envconfig:"STRIPE_SECRETS" desc:"comma-separated whsec_... signing secrets; enables /webhooks/stripe"`
-	StripeTolerance      time.Duration `envconfig:"STRIPE_TOLERANCE" default:"5m" desc:"how old a Stripe-Signature timestamp may be"`
-	MidtransServerKey    string        `envconfig:"MIDTRANS_SERVER_KEY" desc:"Midtrans server key; enables /webhooks/midtrans"`
-	MidtransVerifyStatus bool          `envconfig:"MIDTRANS_VERIFY_STATUS" default:"false" desc:"confirm each Midtrans notification with Midtrans's GET status API before forwarding it (the signature does not cover the status)"`
-	MidtransAPIURL       string        `envconfig:"MIDTRANS_API_URL" default:"https://api.midtrans.com" desc:"Midtrans API asked by WEBHOOKD_MIDTRANS_VERIFY_STATUS (sandbox: https://api.sandbox.midtrans.com)"`
-	XenditCallbackTokens []string      `envconfig:"XENDIT_CALLBACK_TOKENS" desc:"comma-separated accepted x-callback-token values; enables /webhooks/xendit"`
-	Lease                time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
-	Retention            time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
-	MaxBodyBytes         int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
-	DispatchTimeout      time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
-	DispatchRetries      int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
-	FailedPolicy         string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
-	Store                string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
-	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
-	MapSize              int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
-	MaxMapSize           int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
-	MaxReaders           int           `envconfig:"MAX_READERS" default:"1024" desc:"LMDB reader slots shared by serve, keys and backup; serve uses at most 3/4 of them at once"`
-	PruneInterval        time.Duration `envconfig:"PRUNE_INTERVAL" default:"1m" desc:"how often expired records are deleted, in bounded batches"`
-	LogFormat            string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
-	LogLevel             string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
-	DownstreamSecrets    []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
-	ShutdownGrace        time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Addr              string        `envconfig:"ADDR" default:":8080" desc:"listen address"`
+	DataDir           string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
+	DownstreamURL     string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
+	CaptureDir        string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
+	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Retention         time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
+	MaxBodyBytes      int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
+	DispatchTimeout   time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
+	DispatchRetries   int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
+	FailedPolicy      string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
+	Store             string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
+	PostgresDSN       string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
+	MapSize           int64         `envconfig:"MAP_SIZE" default:"268435456" desc:"initial LMDB map size in bytes; doubles when full"`
+	MaxMapSize        int64         `envconfig:"MAX_MAP_SIZE" default:"1099511627776" desc:"largest LMDB map size in bytes"`
+	MaxReaders        int           `envconfig:"MAX_READERS" default:"1024" desc:"LMDB reader slots shared by serve, keys and backup; serve uses at most 3/4 of them at once"`
+	PruneInterval     time.Duration `envconfig:"PRUNE_INTERVAL" default:"1m" desc:"how often expired records are deleted, in bounded batches"`
+	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
+	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
+	DownstreamSecrets []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
+	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
+
+	// providers are the provider table's entries with their variables.
+	providers []providerConfig
+	// unknown warns of WEBHOOKD_* variables that nothing reads (typos).
+	unknown []string
 }
 
 // loadConfig reads and checks the environment. Its errors are one line that
 // names the variable at fault.
 func loadConfig() (*config, error) {
-	// A variable set to the empty string means its default, as if unset:
-	// compose files and manifests often pass every variable, empty or not.
-	for _, kv := range os.Environ() {
-		if k, v, _ := strings.Cut(kv, "="); v == "" && strings.HasPrefix(k, envPrefix+"_") {
-			os.Unsetenv(k)
+	return loadConfigFrom(os.Environ())
+}
+
+// loadConfigFrom reads and checks environ (KEY=VALUE strings), leaving the
+// process environment as it is.
+func loadConfigFrom(environ []string) (*config, error) {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
 		}
 	}
+	lookup := func(k string) string { return env[k] }
 	var c config
-	if err := envconfig.Process(envPrefix, &c); err != nil {
-		var perr *envconfig.ParseError
-		if errors.As(err, &perr) {
-			return nil, fmt.Errorf("%s: cannot parse %q as %s", perr.KeyName, perr.Value, perr.TypeName)
-		}
+	if err := loadVars(envVars(&c), lookup); err != nil {
 		return nil, err
 	}
-	c.StripeSecrets = trimList(c.StripeSecrets)
-	c.XenditCallbackTokens = trimList(c.XenditCallbackTokens)
-	c.DownstreamSecrets = trimList(c.DownstreamSecrets)
+	var err error
+	if c.providers, err = loadProviders(lookup); err != nil {
+		return nil, err
+	}
+	c.unknown = unknownVariables(environ, knownVariables())
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = c.DispatchTimeout
 	}
 	return &c, c.check()
+}
+
+// knownVariables lists every variable webhookd reads: config's and each
+// provider table entry's.
+func knownVariables() []string {
+	var names []string
+	for _, v := range allVars(&config{}) {
+		names = append(names, v.key)
+	}
+	return names
+}
+
+// allVars lists config's variables, then each provider's in table order.
+func allVars(c *config) []envVar {
+	vars := envVars(c)
+	for _, e := range providerTable() {
+		vars = append(vars, envVars(e.Settings())...)
+	}
+	return vars
+}
+
+// warnUnknown writes the unknown-variable warnings, one line each, for the
+// commands that have no logger.
+func (c *config) warnUnknown(stderr io.Writer) {
+	for _, w := range c.unknown {
+		fmt.Fprintf(stderr, "webhookd: warning: %s\n", w)
+	}
 }
 
 // check validates what serve needs beyond parsing.
@@ -86,8 +117,6 @@ func (c *config) check() error {
 		return v("ADDR", "must not be empty")
 	case c.DataDir == "":
 		return v("DATA_DIR", "must not be empty")
-	case c.StripeTolerance <= 0:
-		return v("STRIPE_TOLERANCE", "must be positive (0 would disable the replay check)")
 	case c.Lease <= 0:
 		return v("LEASE", "must be positive")
 	case c.Retention <= 0:
@@ -137,17 +166,13 @@ func (c *config) check() error {
 	default:
 		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
 	}
-	for _, s := range c.StripeSecrets {
-		if s == "" {
-			return v("STRIPE_SECRETS", "contains an empty secret")
+	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout}
+	for _, p := range c.providers {
+		if err := p.settings.Check(env); err != nil {
+			return err
 		}
 	}
-	for _, s := range c.XenditCallbackTokens {
-		if s == "" {
-			return v("XENDIT_CALLBACK_TOKENS", "contains an empty token")
-		}
-	}
-	return c.checkMidtrans()
+	return nil
 }
 
 // checkServe adds what only serve requires.
@@ -163,19 +188,12 @@ func (c *config) checkServe() error {
 	return nil
 }
 
-// trimList drops surrounding spaces from each element, so "a, b" works; an
-// element that is empty after that is kept, for check to report.
-func trimList(in []string) []string {
-	for i := range in {
-		in[i] = strings.TrimSpace(in[i])
-	}
-	return in
-}
-
 // usageVariables writes the table of variables for `webhookd help`.
 func usageVariables(tw *tabwriter.Writer) error {
-	const format = `{{range .}}  {{usage_key .}}	{{usage_default .}}	{{usage_description .}}
-{{end}}`
-	var c config
-	return envconfig.Usagef(envPrefix, &c, tw, format)
+	for _, v := range allVars(&config{}) {
+		if _, err := fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.key, v.def, v.desc); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 func TestMidtransConfigErrors(t *testing.T) {
@@ -74,8 +76,8 @@ func TestMidtransConfigDefaults(t *testing.T) {
 	clearEnv(t)
 	c, err := loadConfig()
 	require.NoError(t, err)
-	require.False(t, c.MidtransVerifyStatus)
-	require.Equal(t, "https://api.midtrans.com", c.MidtransAPIURL)
+	require.False(t, providerSettings[*midtrans.Settings](t, c, "midtrans").VerifyStatus)
+	require.Equal(t, "https://api.midtrans.com", providerSettings[*midtrans.Settings](t, c, "midtrans").APIURL)
 
 	var out bytes.Buffer
 	require.Zero(t, run(context.Background(), []string{"help"}, &out, &bytes.Buffer{}))
@@ -115,7 +117,7 @@ func TestBuildRegistryProviders(t *testing.T) {
 	t.Setenv("WEBHOOKD_XENDIT_CALLBACK_TOKENS", " tok_a , tok_b ")
 	c, err := loadConfig()
 	require.NoError(t, err)
-	require.Equal(t, []string{"tok_a", "tok_b"}, c.XenditCallbackTokens)
+	require.Equal(t, []string{"tok_a", "tok_b"}, providerSettings[*xendit.Settings](t, c, "xendit").CallbackTokens)
 	reg, err := buildRegistry(c)
 	require.NoError(t, err)
 	p, ok := reg.Lookup("midtrans")

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {
@@ -61,13 +63,13 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ":8080", c.Addr)
 	require.Equal(t, "./data", c.DataDir)
-	require.Equal(t, []string{"whsec_a", "whsec_b"}, c.StripeSecrets)
+	require.Equal(t, []string{"whsec_a", "whsec_b"}, providerSettings[*stripe.Settings](t, c, "stripe").Secrets)
 	require.Equal(t, 60*time.Second, c.Lease)
 	require.Equal(t, int64(1048576), c.MaxBodyBytes)
 	require.Equal(t, 2, c.DispatchRetries)
 	require.Equal(t, "replay", c.FailedPolicy)
 	require.Equal(t, "lmdb", c.Store)
-	require.Equal(t, 5*time.Minute, c.StripeTolerance)
+	require.Equal(t, 5*time.Minute, providerSettings[*stripe.Settings](t, c, "stripe").Tolerance)
 	require.Equal(t, 168*time.Hour, c.Retention)
 	require.Equal(t, 10*time.Second, c.DispatchTimeout)
 	require.Equal(t, 10*time.Second, c.ShutdownGrace, "defaults to the dispatch timeout")
@@ -109,4 +111,19 @@ func clearEnv(t *testing.T) {
 			os.Unsetenv(k)
 		}
 	}
+}
+
+// providerSettings returns the settings the configuration holds for the
+// provider table entry name.
+func providerSettings[T any](t *testing.T, c *config, name string) T {
+	t.Helper()
+	for _, p := range c.providers {
+		if p.entry.Name == name {
+			s, ok := p.settings.(T)
+			require.True(t, ok, "%s settings are %T", name, p.settings)
+			return s
+		}
+	}
+	t.Fatalf("no provider %q in the table", name)
+	panic("unreachable")
 }

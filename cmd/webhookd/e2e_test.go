@@ -36,11 +36,7 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	code := m.Run()
-	if binPath != "" { // built by shutdown_test.go
-		os.RemoveAll(filepath.Dir(binPath))
-	}
-	os.Exit(code)
+	os.Exit(m.Run())
 }
 
 const testSecret = "whsec_e2e_secret"
@@ -89,11 +85,10 @@ func execWebhookd(t *testing.T, env map[string]string, args ...string) (stdout, 
 type serveProcess struct {
 	url string
 	cmd *exec.Cmd
-	mu  sync.Mutex
-	log bytes.Buffer
+	log syncBuffer
 }
 
-func (s *serveProcess) logs() string { s.mu.Lock(); defer s.mu.Unlock(); return s.log.String() }
+func (s *serveProcess) logs() string { return s.log.String() }
 
 // startServe starts serve on a free loopback port and waits for it to
 // listen. It is stopped with SIGTERM when the test ends, and must exit 0.
@@ -111,10 +106,7 @@ func startServe(t *testing.T, env map[string]string) *serveProcess {
 		defer close(done)
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			s.mu.Lock()
-			s.log.Write(sc.Bytes())
-			s.log.WriteByte('\n')
-			s.mu.Unlock()
+			s.log.Write(append(sc.Bytes(), '\n'))
 			var line struct{ Msg, Addr string }
 			if json.Unmarshal(sc.Bytes(), &line) == nil && line.Msg == "webhookd listening" {
 				addr <- line.Addr
@@ -373,7 +365,9 @@ func TestQuickstart(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for the sink's goroutines and the test.
+// syncBuffer is a bytes.Buffer safe for concurrent writers and readers (a
+// child's log, the sink's goroutines) and the test. It is the package's one
+// such buffer.
 type syncBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"flag"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -40,4 +43,23 @@ func TestParseArgsAcceptsInterspersedFlags(t *testing.T) {
 	require.Equal(t, 2, flagExit(err))
 	_, err = parseArgs(fs, []string{"-h"})
 	require.Equal(t, 0, flagExit(err))
+}
+
+// TestEveryCommandHelp: -h and --help print the command's usage and exit 0
+// for every subcommand, flags or not.
+func TestEveryCommandHelp(t *testing.T) {
+	for _, c := range commands() {
+		for _, h := range []string{"-h", "--help"} {
+			t.Run(c.name+" "+h, func(t *testing.T) {
+				clearEnv(t)
+				var o, e bytes.Buffer
+				require.Zero(t, run(context.Background(), []string{c.name, h}, &o, &e), "stderr: %s", e.String())
+				want := "webhookd " + c.name
+				if c.name == "help" {
+					want = "Usage:"
+				}
+				require.Contains(t, strings.ToLower(o.String()+e.String()), strings.ToLower(want))
+			})
+		}
+	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -11,18 +10,20 @@ import (
 	"time"
 )
 
+const healthcheckUsage = "webhookd healthcheck [--url URL] [--timeout D]"
+
 // runHealthcheck GETs the running server's /healthz and exits 0 on 200 and 1
 // otherwise. It is the Docker HEALTHCHECK, for images that have no curl.
 func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("webhookd healthcheck", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlagSet("webhookd healthcheck", healthcheckUsage, stderr)
 	target := fs.String("url", "", "URL to GET (default http://127.0.0.1:<port of WEBHOOKD_ADDR>/healthz)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "webhookd healthcheck: unexpected arguments %q\n", fs.Args())
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "webhookd healthcheck: unexpected arguments %q\n", rest)
 		return 2
 	}
 	if *target == "" {

@@ -66,6 +66,7 @@ func openKeysStore(ctx context.Context, stderr io.Writer) (dedupeStore, int) {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return nil, 2
 	}
+	cfg.warnUnknown(stderr)
 	opts := dedupe.Options{
 		Lease:         cfg.Lease,
 		Retention:     cfg.Retention,
@@ -129,7 +130,8 @@ func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	defer s.Close()
 
 	out := newRecordPrinter(stdout, *asJSON)
-	for shown := 0; *limit == 0 || shown < *limit; {
+	shown := 0
+	for *limit == 0 || shown < *limit {
 		opts.Limit = keysPage
 		if *limit > 0 {
 			opts.Limit = min(keysPage, *limit-shown)
@@ -152,7 +154,27 @@ func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		}
 		opts.After = recs[len(recs)-1].Key
 	}
+	if shown == 0 {
+		// On stderr, so that stdout stays an empty table or JSON Lines
+		// stream for scripts.
+		fmt.Fprintf(stderr, "webhookd keys list: no records%s\n", filterNote(*provider, *state))
+	}
 	return 0
+}
+
+// filterNote says which filters an empty listing was made with.
+func filterNote(provider, state string) string {
+	var f []string
+	if provider != "" {
+		f = append(f, "--provider "+provider)
+	}
+	if state != "" {
+		f = append(f, "--state "+state)
+	}
+	if len(f) == 0 {
+		return ""
+	}
+	return " matching " + strings.Join(f, " ")
 }
 
 func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {

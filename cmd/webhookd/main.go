@@ -1,8 +1,12 @@
 // Command webhookd receives payment providers' webhook callbacks, verifies
-// them, dedupes them on an embedded LMDB store and forwards each event to the
-// core service at most once. See README.md.
+// them, dedupes them in its store (embedded LMDB, shared Postgres, or LMDB
+// in front of Postgres: WEBHOOKD_STORE) and forwards each event to the core
+// service at most once. Its subcommands also replay fixtures, stand in for
+// the core service, read and edit the store, and back it up. See README.md
+// and docs/contract.md.
 //
-// This package only parses configuration and wires the packages together.
+// This package only parses configuration and wires the packages together;
+// the providers it serves are the table in providers.go.
 package main
 
 import (

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"strings"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/replay"
@@ -62,6 +60,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2
 	}
+	cfg.warnUnknown(stderr)
 	signers, err := replaySigners(cfg, fixtures)
 	if err != nil {
 		return fail(2, "%v", err)
@@ -98,16 +97,13 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 		if _, done := signers[f.Provider]; done {
 			continue
 		}
-		variable, known := secretVariable(f.Provider)
+		entry, known := providerEntry(f.Provider)
 		if !known {
-			return nil, fmt.Errorf("%s: %q is not a provider (stripe, midtrans or xendit): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider)
+			return nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, providerNames())
 		}
 		p, ok := reg.Lookup(f.Provider)
-		switch {
-		case !ok && os.Getenv(variable) != "":
-			return nil, fmt.Errorf("%s: this build of webhookd has no %s adapter", f.Path, f.Provider)
-		case !ok:
-			return nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", variable, f.Provider, f.Path, secretNoun(variable))
+		if !ok {
+			return nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", envName(entry.Secret), f.Provider, f.Path, entry.SecretNoun)
 		}
 		s, ok := p.(providers.Signer)
 		if !ok {
@@ -116,28 +112,4 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 		signers[f.Provider] = s
 	}
 	return signers, nil
-}
-
-// secretVariable names the variable that configures provider's secret
-// (CONTRACT.md, "Configuration").
-func secretVariable(provider string) (string, bool) {
-	switch provider {
-	case "stripe":
-		return envPrefix + "_STRIPE_SECRETS", true
-	case "midtrans":
-		return envPrefix + "_MIDTRANS_SERVER_KEY", true
-	case "xendit":
-		return envPrefix + "_XENDIT_CALLBACK_TOKENS", true
-	}
-	return "", false
-}
-
-func secretNoun(variable string) string {
-	switch {
-	case strings.HasSuffix(variable, "_SECRETS"):
-		return "signing secret"
-	case strings.HasSuffix(variable, "_TOKENS"):
-		return "callback token"
-	}
-	return "server key"
 }

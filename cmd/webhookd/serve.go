@@ -15,16 +15,22 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
-	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/midtrans"
-	"github.com/webhookd/webhookd/providers/stripe"
-	"github.com/webhookd/webhookd/providers/xendit"
 	"github.com/webhookd/webhookd/receiver"
 )
 
+const serveUsage = `webhookd serve
+
+Runs the receiver until SIGINT or SIGTERM. It takes no arguments: its
+configuration is the WEBHOOKD_* variables that webhookd help lists.`
+
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", args)
+	fs := newFlagSet("webhookd serve", serveUsage, stderr)
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", rest)
 		return 2
 	}
 	cfg, err := loadConfig()
@@ -36,48 +42,14 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 		return 2
 	}
 	log := newLogger(cfg, stderr)
+	for _, w := range cfg.unknown {
+		log.Warn(w)
+	}
 	if err := serve(ctx, cfg, log, nil); err != nil {
 		log.Error("webhookd stopped", "error", err.Error())
 		return 1
 	}
 	return 0
-}
-
-// buildRegistry registers the adapters the configuration enables.
-func buildRegistry(cfg *config) (*providers.Registry, error) {
-	var reg providers.Registry
-	if len(cfg.StripeSecrets) > 0 {
-		a, err := stripe.New(cfg.StripeSecrets, cfg.StripeTolerance)
-		if err != nil {
-			return nil, err
-		}
-		if err := reg.Register(a); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.MidtransServerKey != "" {
-		var opts []midtrans.Option
-		if cfg.MidtransVerifyStatus {
-			opts = append(opts, midtrans.WithStatusCheck(cfg.MidtransAPIURL))
-		}
-		a, err := midtrans.New(cfg.MidtransServerKey, opts...)
-		if err != nil {
-			return nil, err
-		}
-		if err := reg.Register(a); err != nil {
-			return nil, err
-		}
-	}
-	if len(cfg.XenditCallbackTokens) > 0 {
-		a, err := xendit.New(cfg.XenditCallbackTokens)
-		if err != nil {
-			return nil, err
-		}
-		if err := reg.Register(a); err != nil {
-			return nil, err
-		}
-	}
-	return &reg, nil
 }
 
 // serve runs the receiver until ctx is done. ready, if not nil, receives the
@@ -88,7 +60,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return err
 	}
 	if len(reg.Names()) == 0 {
-		log.Warn("no provider is configured: every /webhooks/ route answers 404; set WEBHOOKD_STRIPE_SECRETS, WEBHOOKD_MIDTRANS_SERVER_KEY or WEBHOOKD_XENDIT_CALLBACK_TOKENS")
+		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
 	}
 	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
 	if err != nil {

@@ -13,8 +13,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"sync"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -25,45 +24,10 @@ import (
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
-// These tests build the real binary and stop it with real signals.
+// These tests run webhookd as a child process (webhookdCmd) and stop it
+// with real signals.
 
 const testStripeSecret = "whsec_shutdown_test_secret"
-
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-)
-
-// binary builds webhookd once for the package's tests.
-func binary(t *testing.T) string {
-	t.Helper()
-	if testing.Short() {
-		t.Skip("builds the binary")
-	}
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "webhookd-bin")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "webhookd")
-		goTool, err := exec.LookPath("go")
-		if err != nil && os.Getenv("GOROOT") != "" {
-			goTool, err = filepath.Join(os.Getenv("GOROOT"), "bin", "go"), nil
-		}
-		if err != nil {
-			buildErr = fmt.Errorf("no go command to build webhookd with: %w", err)
-			return
-		}
-		out, err := exec.Command(goTool, "build", "-o", binPath, ".").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, buildErr)
-	return binPath
-}
 
 // process is a running webhookd.
 type process struct {
@@ -71,8 +35,7 @@ type process struct {
 	cmd     *exec.Cmd
 	addr    string
 	dataDir string
-	mu      sync.Mutex
-	log     bytes.Buffer
+	log     syncBuffer
 	lines   chan map[string]any
 	exited  chan struct{}
 	err     error
@@ -83,25 +46,25 @@ type process struct {
 func start(t *testing.T, downstream string, env ...string) *process {
 	t.Helper()
 	p := &process{t: t, dataDir: t.TempDir(), lines: make(chan map[string]any, 100), exited: make(chan struct{})}
-	p.cmd = exec.Command(binary(t), "serve")
-	p.cmd.Env = append(os.Environ(),
-		"WEBHOOKD_ADDR=127.0.0.1:0",
-		"WEBHOOKD_DATA_DIR="+p.dataDir,
-		"WEBHOOKD_DOWNSTREAM_URL="+downstream,
-		"WEBHOOKD_STRIPE_SECRETS="+testStripeSecret,
-		"WEBHOOKD_LOG_FORMAT=json",
-	)
-	p.cmd.Env = append(p.cmd.Env, env...)
+	vars := map[string]string{
+		"WEBHOOKD_ADDR":           "127.0.0.1:0",
+		"WEBHOOKD_DATA_DIR":       p.dataDir,
+		"WEBHOOKD_DOWNSTREAM_URL": downstream,
+		"WEBHOOKD_STRIPE_SECRETS": testStripeSecret,
+		"WEBHOOKD_LOG_FORMAT":     "json",
+	}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	p.cmd = webhookdCmd(t, vars, "serve")
 	stderr, err := p.cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, p.cmd.Start())
 	go func() {
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
-			p.mu.Lock()
-			p.log.Write(sc.Bytes())
-			p.log.WriteByte('\n')
-			p.mu.Unlock()
+			p.log.Write(append(sc.Bytes(), '\n'))
 			var m map[string]any
 			if json.Unmarshal(sc.Bytes(), &m) == nil {
 				select {
@@ -143,11 +106,7 @@ func (p *process) waitLog(msg string) map[string]any {
 	}
 }
 
-func (p *process) logs() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.log.String()
-}
+func (p *process) logs() string { return p.log.String() }
 
 func (p *process) signal(sig os.Signal) {
 	require.NoError(p.t, p.cmd.Process.Signal(sig))

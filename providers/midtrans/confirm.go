@@ -60,8 +60,8 @@ const MaxStatusResponseBytes = 64 << 10
 //     captured refund notification with a new refund_key and any amount
 //     would be forwarded as a new refund. An answer without a refunds array
 //     falls back to the status match alone: the fields Midtrans sends for
-//     refunds are not confirmed from its documentation (providers.md marks
-//     them UNCONFIRMED), and refusing every refund would lose real ones.
+//     refunds are not confirmed from its documentation (docs/providers.md, "Midtrans",
+//     says so), and refusing every refund would lose real ones.
 //
 // Midtrans's API reports only the current status, so a notification that a
 // later status change has already superseded (pending, then settlement a

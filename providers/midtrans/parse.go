@@ -96,7 +96,7 @@ func (n notification) key() string {
 // string), so it may hold spaces, non-ASCII or be long; refusing such a
 // notification would lose a genuine refund for good, since every retry
 // carries the same refund_key. A printable token up to MaxFieldBytes goes in
-// as it is (CONTRACT.md: ":refund_key"); anything else goes in as
+// as it is (docs/contract.md: ":refund_key"); anything else goes in as
 // refundDigestPrefix + 32 hex digits of its SHA-256, which is a token, and
 // the same on every retry because it depends on refund_key alone.
 func refundKeyPart(k string) string {

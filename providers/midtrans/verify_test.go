@@ -13,7 +13,7 @@ import (
 	"github.com/webhookd/webhookd/providers/midtrans"
 )
 
-// The vectors of providers.md section 2.5, recomputed there with Python
+// The vectors of docs/providers.md ("Midtrans"), recomputed with Python
 // hashlib and openssl.
 const (
 	// docs.midtrans.com/reference/handle-notifications PHP sample inputs.

@@ -14,7 +14,7 @@ import (
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
-// The signing vectors of providers.md section 1.5, checked there against
+// The signing vectors of docs/providers.md ("Stripe"), checked against
 // Python hmac, openssl and stripe-go v86.2.0.
 const (
 	vecSecret       = "whsec_test_secret"

@@ -10,7 +10,7 @@
 // callback harmless.
 //
 // Xendit's payloads carry no single event id, so Parse derives the key from
-// the shape of the body (CONTRACT.md, "Event keys"): an envelope with event
+// the shape of the body (docs/contract.md, "Event keys"): an envelope with event
 // and data is keyed by event and data.id (or data.payment_id and
 // data.capture_id), a flat body with a status by id and status (an invoice
 // that expires and is then paid gives two events), and anything else by

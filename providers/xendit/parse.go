@@ -30,7 +30,7 @@ var (
 // under the dedupe store's key limit.
 const MaxFieldBytes = 120
 
-// Parse derives the event from a verified body (CONTRACT.md, "Event keys"):
+// Parse derives the event from a verified body (docs/contract.md, "Event keys"):
 //
 //   - a body with event and data (the Payments API and refund envelopes):
 //     event:data.id, or event:data.payment_id when data has no id, followed

@@ -55,7 +55,7 @@ func TestParseFixtures(t *testing.T) {
 	}
 }
 
-// TestParseKeys walks every rule of CONTRACT.md's Xendit event key, in order.
+// TestParseKeys walks every rule of docs/contract.md's Xendit event key, in order.
 func TestParseKeys(t *testing.T) {
 	long := strings.Repeat("a", xendit.MaxFieldBytes)
 	tests := []struct {

@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// envVar is one variable: a struct field tagged envconfig:"NAME", with
+// default:"..." and desc:"..." (its help line), and on a provider's enabling
+// variables example:"..." (a value tests set).
+type envVar struct {
+	key, def, desc, example string
+	field                   reflect.Value
+}
+
+// envVars lists the variables of the struct ptr points to, prefixed.
+func envVars(ptr any) []envVar {
+	v := reflect.ValueOf(ptr).Elem()
+	var out []envVar
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		name, ok := f.Tag.Lookup("envconfig")
+		if !ok {
+			continue
+		}
+		out = append(out, envVar{
+			key: envName(name), def: f.Tag.Get("default"), desc: f.Tag.Get("desc"),
+			example: f.Tag.Get("example"), field: v.Field(i),
+		})
+	}
+	return out
+}
+
+// envName is the variable name the operator sets for a tagged name.
+func envName(name string) string { return envPrefix + "_" + name }
+
+// loadVars fills vars from lookup. A variable that is unset or set to the
+// empty string takes its default: compose files and manifests often pass
+// every variable, empty or not. Errors name the variable and never quote a
+// list's items (they are secrets).
+func loadVars(vars []envVar, lookup func(string) string) error {
+	for _, v := range vars {
+		s := lookup(v.key)
+		if s == "" {
+			s = v.def
+		}
+		if s == "" {
+			continue
+		}
+		if err := setField(v.field, s); err != nil {
+			return fmt.Errorf("%s: %w", v.key, err)
+		}
+	}
+	return nil
+}
+
+// errUnsupportedType is a settings field of a type loadVars cannot fill.
+var errUnsupportedType = errors.New("unsupported field type")
+
+var durationType = reflect.TypeFor[time.Duration]()
+
+func setField(f reflect.Value, s string) error {
+	bad := func() error { return fmt.Errorf("cannot parse %q as %s", s, f.Type()) }
+	switch {
+	case f.Type() == durationType:
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			return bad()
+		}
+		f.SetInt(int64(d))
+	case f.Kind() == reflect.String:
+		f.SetString(s)
+	case f.Kind() == reflect.Bool:
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return bad()
+		}
+		f.SetBool(b)
+	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64 || f.Kind() == reflect.Int32:
+		n, err := strconv.ParseInt(s, 0, f.Type().Bits())
+		if err != nil {
+			return bad()
+		}
+		f.SetInt(n)
+	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
+		// "a, b" is two items; an empty item is a typo (a doubled or
+		// trailing comma), refused by position, not by value.
+		items := strings.Split(s, ",")
+		for i := range items {
+			items[i] = strings.TrimSpace(items[i])
+			if items[i] == "" {
+				return fmt.Errorf("item %d of %d is empty", i+1, len(items))
+			}
+		}
+		f.Set(reflect.ValueOf(items))
+	default:
+		// A programming error in a settings struct, found by the tests.
+		return fmt.Errorf("%w %s", errUnsupportedType, f.Type())
+	}
+	return nil
+}
+
+// unknownVariables returns a warning for each WEBHOOKD_* name in environ
+// (KEY=VALUE strings) that no variable reads, naming the nearest known one:
+// a typo such as WEBHOOKD_STRIPE_TOLRANCE would otherwise leave the default
+// silently in force. Variables of the tests (WEBHOOKD_TEST_*) are not
+// webhookd's and are left alone. Values are never repeated.
+func unknownVariables(environ []string, known []string) []string {
+	isKnown := make(map[string]bool, len(known))
+	for _, k := range known {
+		isKnown[k] = true
+	}
+	var out []string
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !strings.HasPrefix(k, envPrefix+"_") || strings.HasPrefix(k, envPrefix+"_TEST_") || isKnown[k] {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s is not a webhookd variable and is ignored; did you mean %s?", k, nearest(k, known)))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// nearest returns the name in names at the smallest edit distance from s
+// (the first such, in the order given).
+func nearest(s string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := editDistance(s, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (variable names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,52 @@
+package providers
+
+import "time"
+
+// Entry is one provider's line in webhookd's provider table
+// (cmd/webhookd/providers.go): everything the command needs to configure,
+// serve, replay and document the provider. Each adapter package returns its
+// own Entry, so adding a provider is its package plus one line in that
+// table; serve, replay, help and the unknown-variable check all read it.
+type Entry struct {
+	// Name is the adapter's Name: its route segment and key prefix.
+	Name string
+	// Settings returns a pointer to a new, empty struct of the provider's
+	// variables. Each field is one variable, tagged with its name without
+	// the command's prefix (envconfig:"ACME_SECRETS"), its default
+	// (default:"5m"), its help text (desc:"...") and, on the variables that
+	// enable the provider, a harmless value tests set (example:"..."). The
+	// command fills the struct: it accepts string, bool, int, int64,
+	// time.Duration and []string fields; a []string is a comma-separated
+	// list whose items are trimmed of spaces and must not be empty.
+	Settings func() Settings
+	// Secret is the variable (without prefix) that enables the provider and
+	// holds what `webhookd replay` signs with.
+	Secret string
+	// SecretNoun says what Secret holds ("signing secret"), for messages.
+	SecretNoun string
+}
+
+// Settings is a provider's variables once the command has filled them in.
+type Settings interface {
+	// Check validates the settings beyond parsing. Its error starts with
+	// env.Var of the variable at fault and never quotes a secret.
+	Check(env Env) error
+	// Build returns the adapter, or nil and no error when the settings
+	// leave the provider off (its Secret is not set). The adapter should
+	// implement Signer, or `webhookd replay` cannot send its fixtures.
+	Build() (Provider, error)
+}
+
+// Env is what a provider's Check may need from the rest of the
+// configuration.
+type Env struct {
+	// Var turns a variable's name as tagged (MIDTRANS_SERVER_KEY) into the
+	// name the operator sets, for messages: providers never spell the
+	// command's prefix themselves.
+	Var func(name string) string
+	// Lease is how long a claim on an event key is honoured, and
+	// DispatchTimeout the forward's budget: an adapter that takes time
+	// before the forward (a confirmation call) needs the lease to cover
+	// both.
+	Lease, DispatchTimeout time.Duration
+}
