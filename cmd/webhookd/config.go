@@ -7,8 +7,10 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"text/template"
 	"time"
 
+	"github.com/kelseyhightower/envconfig"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/webhookverify"
@@ -188,10 +190,23 @@ func (c *config) checkServe() error {
 	return nil
 }
 
-// usageVariables writes the table of variables for `webhookd help`.
+// usageTemplate renders one settings struct's variables with envconfig's
+// Usaget, in the columns of `webhookd help`.
+var usageTemplate = template.Must(template.New("usage").Parse(
+	`{{range .}}  {{.Key}}	{{.Tags.Get "default"}}	{{.Tags.Get "desc"}}
+{{end}}`))
+
+// usageVariables writes the table of variables for `webhookd help`:
+// config's, then each provider's in table order. envconfig renders it, so
+// the names shown are the ones the envconfig package derives from the tags;
+// TestEnvVarsAreEnvconfigs holds loadVars to the same names.
 func usageVariables(tw *tabwriter.Writer) error {
-	for _, v := range allVars(&config{}) {
-		if _, err := fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.key, v.def, v.desc); err != nil {
+	specs := []any{&config{}}
+	for _, e := range providerTable() {
+		specs = append(specs, e.Settings())
+	}
+	for _, spec := range specs {
+		if err := envconfig.Usaget(envPrefix, spec, tw, usageTemplate); err != nil {
 			return err
 		}
 	}

@@ -18,7 +18,12 @@ type envVar struct {
 	field                   reflect.Value
 }
 
-// envVars lists the variables of the struct ptr points to, prefixed.
+// envVars lists the variables of the struct ptr points to, prefixed, named
+// as the envconfig package names them (TestEnvVarsAreEnvconfigs), which
+// renders them in help. loadVars reads them instead of envconfig.Process
+// because Process reads only the process environment and takes a variable
+// set to the empty string as a value, where webhookd reads a snapshot (no
+// os.Setenv in tests, no edits to the environment) and takes empty as unset.
 func envVars(ptr any) []envVar {
 	v := reflect.ValueOf(ptr).Elem()
 	var out []envVar

@@ -10,8 +10,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"text/template"
 	"time"
 
+	"github.com/kelseyhightower/envconfig"
 	"github.com/stretchr/testify/require"
 )
 
@@ -207,5 +209,25 @@ func TestDocsCoverTheTable(t *testing.T) {
 		require.Contains(t, contract, "`"+envName(e.Secret)+"`", e.Name)
 		require.Contains(t, contract, "| "+e.Name+" |", "%s: docs/contract.md, Event keys", e.Name)
 		require.Contains(t, facts, "\n## "+e.Name+"\n", "docs/providers.md")
+	}
+}
+
+// TestEnvVarsAreEnvconfigs holds the names loadVars reads to the ones the
+// envconfig package derives from the same tags (and renders in help), for
+// config and every provider's settings.
+func TestEnvVarsAreEnvconfigs(t *testing.T) {
+	keys := template.Must(template.New("keys").Parse(`{{range .}}{{.Key}} {{end}}`))
+	specs := []any{&config{}}
+	for _, e := range providerTable() {
+		specs = append(specs, e.Settings())
+	}
+	for _, spec := range specs {
+		var want strings.Builder
+		require.NoError(t, envconfig.Usaget(envPrefix, spec, &want, keys))
+		var got []string
+		for _, v := range envVars(spec) {
+			got = append(got, v.key)
+		}
+		require.Equal(t, strings.Fields(want.String()), got, "%T", spec)
 	}
 }
