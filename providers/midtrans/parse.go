@@ -13,7 +13,9 @@ import (
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNotJSON means the body is not a JSON object with unique member
-	// names.
+	// names (compared case-insensitively, with Unicode folding, at any
+	// depth). A field Parse reads that the body spells only in another case
+	// ("Fraud_Status") is refused too, with the error for that field.
 	ErrNotJSON = fmt.Errorf("%w: midtrans: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventKey means transaction_id or transaction_status is missing,
 	// not a string, or not a usable token (see MaxFieldBytes).

@@ -14,7 +14,9 @@ import (
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNotJSON means the body is not a JSON object with unique member
-	// names (at the top level and, for an envelope, in data).
+	// names (compared case-insensitively, with Unicode folding, in every
+	// object at any depth). A field Parse reads that the body spells only in
+	// another case ("Status") is refused too, with the error for that field.
 	ErrNotJSON = fmt.Errorf("%w: xendit: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventKey means the body has none of the fields its shape is keyed
 	// by, or one of them is not a string or not a usable token (see
@@ -59,12 +61,14 @@ func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	}
 
 	var key string
-	var data *rawjson.Object
-	if event != "" && o.Has("data") {
+	var data *rawjson.Object // nil unless the body is an envelope
+	if event != "" {
 		data, _, err = o.Object("data")
 		if err != nil {
 			return providers.Event{}, fmt.Errorf("%w (data is not an object)", ErrNoEventKey)
 		}
+	}
+	if data != nil {
 		key, err = envelopeKey(event, data)
 		if err != nil {
 			return providers.Event{}, err

@@ -88,7 +88,7 @@ func TestParseKeys(t *testing.T) {
 		{name: "envelope: capture_id alone is not enough", body: `{"event":"payment.capture","data":{"capture_id":"cp-1"}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data not an object", body: `{"event":"payment.succeeded","data":"ddpy-1"}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data an array", body: `{"event":"payment.succeeded","data":[{"id":"ddpy-1"}]}`, wantErr: xendit.ErrNoEventKey},
-		{name: "envelope: duplicate data.id", body: `{"event":"payment.succeeded","data":{"id":"a","id":"b"}}`, wantErr: xendit.ErrNoEventKey},
+		{name: "envelope: duplicate data.id", body: `{"event":"payment.succeeded","data":{"id":"a","id":"b"}}`, wantErr: xendit.ErrNotJSON},
 		{name: "envelope: numeric data.id", body: `{"event":"payment.succeeded","data":{"id":42}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data.id with a colon", body: `{"event":"payment.succeeded","data":{"id":"a:b"}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data.payment_id with a space", body: `{"event":"payment.capture","data":{"payment_id":"py 1"}}`, wantErr: xendit.ErrNoEventKey},
