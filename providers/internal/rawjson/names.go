@@ -17,12 +17,14 @@ import (
 //     matches struct fields (bytes.EqualFold: "ſ" U+017F is "s", the Kelvin
 //     sign U+212A is "k"), and also with the simple upper- and lower-case
 //     mappings, as Java's equalsIgnoreCase, .NET's OrdinalIgnoreCase and
-//     lower-casing decoders compare (dotless "ı" and dotted "İ" are "i");
-//   - ignoring "_" and "-", as encoding/json/v2 matches names under its
-//     case-insensitive option ("transactionStatus" is "transaction_status").
+//     lower-casing decoders compare (dotless "ı" and dotted "İ" are "i").
 //
-// Provider payloads never spell one name two of these ways, so refusing such
-// a body loses nothing genuine.
+// "_" and "-" count: encoding/json/v2's opt-in case:ignore matching skips
+// them, but a merchant's own metadata (Stripe metadata, Xendit metadata)
+// may well hold both "order_id" and "orderId", and a genuine event refused
+// with 400 is an event lost once the provider stops retrying. Provider
+// payloads never spell one name in two cases, so refusing those loses
+// nothing genuine.
 
 // checkNames reports whether any object in body, at any depth, has two
 // member names that are equal under foldKey. body must be valid JSON.
@@ -116,8 +118,7 @@ func compareRaw(a, b []byte) int { return compareNames(a, true, b, true) }
 // foldKey.
 func sameName(a, b string) bool { return compareNames(a, false, b, false) == 0 }
 
-// compareNames orders two names by their sequences of foldKey runes, leaving
-// out "_" and "-"; it returns 0 exactly when a decoder that folds the way
+// compareNames orders two names by their sequences of foldKey runes; it returns 0 exactly when a decoder that folds the way
 // the package comment says could take one name for the other. A name is
 // escaped when it is the raw text between the quotes of a JSON string, and
 // decoded otherwise.
@@ -143,18 +144,15 @@ func compareNames[T text](a T, escA bool, b T, escB bool) int {
 	}
 }
 
-// nextKey returns the foldKey of the first rune at or after i in s that is
-// not "_" or "-", and the offset after it; ok is false at the end of s.
+// nextKey returns the foldKey of the rune at i in s and the offset after
+// it; ok is false at the end of s.
 func nextKey[T text](s T, i int, escaped bool) (k rune, next int, ok bool) {
 	for i < len(s) {
 		c := s[i]
 		// The common case: a plain ASCII byte.
 		if c < utf8.RuneSelf && (c != '\\' || !escaped) {
 			i++
-			switch {
-			case c == '_' || c == '-':
-				continue
-			case 'a' <= c && c <= 'z':
+			if 'a' <= c && c <= 'z' {
 				c -= 'a' - 'A'
 			}
 			return rune(c), i, true
@@ -166,9 +164,6 @@ func nextKey[T text](s T, i int, escaped bool) (k rune, next int, ok bool) {
 			var n int
 			r, n = decodeRune(s[i:]) // invalid UTF-8 is U+FFFD, size 1
 			i += n
-		}
-		if r == '_' || r == '-' {
-			continue
 		}
 		return foldKey(r), i, true
 	}
