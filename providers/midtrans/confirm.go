@@ -86,6 +86,13 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 	if err != nil {
 		return ErrStatusMismatch
 	}
+	// A refund_amount spelled another way ("Refund_Amount") would be read
+	// here as absent, so not compared, and by a case-insensitive decoder
+	// downstream as whatever it says: refused before asking Midtrans.
+	amount, _, amountErr := o.Scalar("refund_amount")
+	if errors.Is(amountErr, rawjson.ErrVariant) {
+		return ErrRefundMismatch
+	}
 	got, err := a.fetchStatus(ctx, n.transactionID)
 	if err != nil {
 		return err
@@ -94,8 +101,7 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 		return err
 	}
 	if refundStatuses[n.status] && n.refundKey != "" && got.hasRefunds {
-		amount, _, err := o.Scalar("refund_amount")
-		if err != nil {
+		if amountErr != nil {
 			return ErrRefundMismatch
 		}
 		return compareRefund(n.refundKey, amount, got.refunds)
@@ -261,9 +267,9 @@ func parseStatus(answer []byte) (statusReport, error) {
 // absent or null; an array whose elements are not objects, or whose
 // refund_key or refund_amount is not a string (or number), is an error.
 func parseRefunds(o *rawjson.Object) (refunds []refundEntry, ok bool, err error) {
-	m, present := o.Get("refunds")
-	if !present || m.IsNull() {
-		return nil, false, nil
+	m, present, err := o.Get("refunds")
+	if err != nil || !present || m.IsNull() {
+		return nil, false, err
 	}
 	var elems []json.RawMessage
 	if m.Value[0] != '[' {

@@ -39,6 +39,15 @@ func seeds(f *testing.F) {
 		`{"order_id":"1","status_code":"200","gross_amount":"1","signature_key":"` + docsSig + `","signature_key":""}`,
 		`{"transaction_id":"t","transaction_status":"s","fraud_status":"f","refund_key":"r"}`,
 		`{"transaction_id":"t\u0000","transaction_status":1}`,
+		// Names a case-insensitive decoder takes for one.
+		`{"transaction_id":"t","transaction_status":"deny","Transaction_Status":"settlement","Fraud_Status":"accept"}`,
+		`{"transaction_id":"t","transaction_status":"deny","TRANSACTION_STATUS":"settlement"}`,
+		`{"transaction_id":"t","transaction_status":"deny","tranſaction_ſtatus":"settlement"}`,
+		`{"transaction_id":"t","transaction_status":"refund","refund_key":"r","refund_amount":"1","Refund_Amount":"9"}`,
+		`{"transaction_id":"t","transaction_status":"refund","refund_key":"r","REFUND_AMOUNT":"9"}`,
+		// refund_key with a colon (digested) and a fraud status.
+		`{"transaction_id":"t","transaction_status":"refund","fraud_status":"accept","refund_key":"R1"}`,
+		`{"transaction_id":"t","transaction_status":"refund","refund_key":"accept:R1"}`,
 	} {
 		f.Add([]byte(s))
 	}

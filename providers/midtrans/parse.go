@@ -13,7 +13,9 @@ import (
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNotJSON means the body is not a JSON object with unique member
-	// names.
+	// names (compared case-insensitively, with Unicode folding, at any
+	// depth). A field Parse reads that the body spells only in another case
+	// ("Fraud_Status") is refused too, with the error for that field.
 	ErrNotJSON = fmt.Errorf("%w: midtrans: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventKey means transaction_id or transaction_status is missing,
 	// not a string, or not a usable token (see MaxFieldBytes).
@@ -62,7 +64,7 @@ type notification struct {
 // :refund_key when present (each status change of a transaction, and each
 // refund, is its own event); Type is transaction_status. An empty or null
 // fraud_status or refund_key counts as absent. A refund_key that is not a
-// short printable token goes into the key as its digest (see
+// short printable token without ":" goes into the key as its digest (see
 // refundKeyPart). Its errors wrap providers.ErrMalformed.
 func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
@@ -95,16 +97,45 @@ func (n notification) key() string {
 // refund_key when it asks for the refund (Midtrans's refund API takes any
 // string), so it may hold spaces, non-ASCII or be long; refusing such a
 // notification would lose a genuine refund for good, since every retry
-// carries the same refund_key. A printable token up to MaxFieldBytes goes in
-// as it is (docs/contract.md: ":refund_key"); anything else goes in as
+// carries the same refund_key. A plain refund key (see isPlainRefundKey)
+// goes in as it is (docs/contract.md: ":refund_key"); anything else goes in as
 // refundDigestPrefix + 32 hex digits of its SHA-256, which is a token, and
 // the same on every retry because it depends on refund_key alone.
 func refundKeyPart(k string) string {
-	if providers.IsToken(k, MaxFieldBytes) {
+	if isPlainRefundKey(k) {
 		return k
 	}
 	sum := sha256.Sum256([]byte(k))
 	return refundDigestPrefix + hex.EncodeToString(sum[:16])
+}
+
+// isPlainRefundKey reports whether refund_key k can go into the key as it
+// is without being read as something else:
+//
+//   - a printable token up to MaxFieldBytes, as every key part;
+//   - without ":", since the part before refund_key (fraud_status) is
+//     optional: fraud_status "accept" with refund_key "R1" and no
+//     fraud_status with refund_key "accept:R1" would both end
+//     ":accept:R1", and the second, another refund, would get 422;
+//   - not shaped like a digest (refundDigestPrefix and 32 lowercase hex
+//     digits), which would stand for another refund_key.
+//
+// Every other refund_key is digested, and two digests collide only if
+// SHA-256 does.
+func isPlainRefundKey(k string) bool {
+	return providers.IsToken(k, MaxFieldBytes) && !strings.Contains(k, ":") && !isDigestShaped(k)
+}
+
+func isDigestShaped(k string) bool {
+	if len(k) != len(refundDigestPrefix)+32 || !strings.HasPrefix(k, refundDigestPrefix) {
+		return false
+	}
+	for _, c := range []byte(k[len(refundDigestPrefix):]) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func readNotification(o *rawjson.Object) (notification, error) {
@@ -112,8 +143,8 @@ func readNotification(o *rawjson.Object) (notification, error) {
 	var ok bool
 	var err error
 	// The fields Midtrans defines never contain ":", which keeps the key's
-	// parts apart; refund_key is the merchant's and is taken as it is (or
-	// as its digest, see refundKeyPart).
+	// parts apart; refund_key is the merchant's and is taken as it is when
+	// that cannot be ambiguous, else as its digest (see refundKeyPart).
 	if n.transactionID, ok, err = o.String("transaction_id"); err != nil || !ok || !isPart(n.transactionID) {
 		return n, ErrNoEventKey
 	}

@@ -89,8 +89,16 @@ func TestParseKeys(t *testing.T) {
 			wantKey: "t1:refund:r-1", wantType: "refund"},
 		{name: "with both", body: `{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"r-2"}`,
 			wantKey: "t1:partial_refund:accept:r-2", wantType: "partial_refund"},
-		{name: "refund_key may contain a colon", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"a:b"}`,
-			wantKey: "t1:refund:a:b", wantType: "refund"},
+		// A colon would let refund_key pose as fraud_status:refund_key
+		// (see TestParseRefundKeysCannotCollide): digested.
+		{name: "refund_key with a colon", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"a:b"}`,
+			wantKey: "t1:refund:" + refundDigest("a:b"), wantType: "refund"},
+		// A plain refund_key shaped like a digest would pose as another
+		// refund_key's digest: digested too.
+		{name: "refund_key shaped like a digest", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"` + refundDigest("r 1") + `"}`,
+			wantKey: "t1:refund:" + refundDigest(refundDigest("r 1")), wantType: "refund"},
+		{name: "refund_key like a digest but upper-case hex stays", body: `{"transaction_id":"t1","transaction_status":"refund","refund_key":"h` + strings.Repeat("A", 32) + `"}`,
+			wantKey: "t1:refund:h" + strings.Repeat("A", 32), wantType: "refund"},
 		{name: "null and empty optional fields count as absent",
 			body:    `{"transaction_id":"t1","transaction_status":"settlement","fraud_status":null,"refund_key":""}`,
 			wantKey: "t1:settlement", wantType: "settlement"},
@@ -147,6 +155,31 @@ func TestParseKeys(t *testing.T) {
 			require.Equal(t, tt.wantType, ev.Type)
 			require.LessOrEqual(t, len("midtrans:"+ev.Key), dedupe.MaxKeyLen, "the store must take the key")
 		})
+	}
+}
+
+// TestParseRefundKeysCannotCollide: refund_key is the merchant's and goes
+// last in the key, after an optional fraud_status, so a refund_key holding a
+// colon could spell another notification's fraud_status:refund_key. Two
+// different refunds of one transaction must never share a key: the second
+// would get 422 and never be forwarded.
+func TestParseRefundKeysCannotCollide(t *testing.T) {
+	bodies := []string{
+		`{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"R1"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"accept:R1"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"R1:x"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"accept:R1:x"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"r 1"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"` + refundDigest("r 1") + `"}`,
+	}
+	a := newAdapter(t, testKey)
+	seen := map[string]string{}
+	for _, body := range bodies {
+		ev, err := a.Parse([]byte(body))
+		require.NoError(t, err, body)
+		require.True(t, providers.IsToken(ev.Key, dedupe.MaxKeyLen), ev.Key)
+		require.NotContains(t, seen, ev.Key, "%s and %s share a key", seen[ev.Key], body)
+		seen[ev.Key] = body
 	}
 }
 

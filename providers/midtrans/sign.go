@@ -27,8 +27,12 @@ func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
 	}
 	value := `"` + a.signatureKey(signed) + `"`
 
+	m, ok, err := o.Get(SignatureField)
+	if err != nil {
+		return nil, nil, errors.New("midtrans: cannot sign: signature_key is spelled another way")
+	}
 	var out []byte
-	if m, ok := o.Get(SignatureField); ok {
+	if ok {
 		out = make([]byte, 0, len(body)-(m.End-m.Start)+len(value))
 		out = append(out, body[:m.Start]...)
 		out = append(out, value...)

@@ -19,7 +19,8 @@ func requireOnlySignatureChanged(t *testing.T, in, out []byte) string {
 	t.Helper()
 	o, err := rawjson.Parse(in)
 	require.NoError(t, err)
-	m, ok := o.Get(midtrans.SignatureField)
+	m, ok, err := o.Get(midtrans.SignatureField)
+	require.NoError(t, err)
 	require.True(t, ok)
 	tail := len(in) - m.End
 	require.Equal(t, in[:m.Start], out[:m.Start], "bytes before signature_key")

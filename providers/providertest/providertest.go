@@ -22,7 +22,9 @@
 // later, with whatever the provider changes between attempts) has the same
 // key, type and fingerprint; the same event with a changed amount has the
 // same key but another fingerprint (else the receiver's 422 for a changed
-// payload could never fire); and different fixtures have different keys.
+// payload could never fire); a body that names a member twice, once in
+// another case (as encoding/json would match it), is refused; and different
+// fixtures have different keys.
 //
 // It is test support only: nothing outside _test.go files may import it.
 package providertest
@@ -37,6 +39,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -225,6 +228,31 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		requireRefused(t, p, empty, stripped, "signature headers present but empty")
 	})
 
+	t.Run("member named twice, in another case, is refused", func(t *testing.T) {
+		// A Go core service decodes struct fields case-insensitively, last
+		// one wins: webhookd must not key an event by one spelling while
+		// the core reads another.
+		n := 0
+		for _, name := range topNames(t, body) {
+			for _, variant := range caseVariants(name) {
+				dup := insertFirst(body, variant, `"webhookd-conformance-variant"`)
+				dupBody, dupH, err := signer.Sign(bytes.Clone(dup))
+				if err != nil {
+					// Refusing to sign it is a refusal too; the signature
+					// of the original still covers a body-signed provider's
+					// fields.
+					dupBody, dupH = dup, h
+				}
+				if p.Verify(dupH, dupBody) == nil {
+					_, err := p.Parse(dupBody)
+					require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
+				}
+				n++
+			}
+		}
+		require.NotZero(t, n, "the fixture has no member name with a letter")
+	})
+
 	t.Run("wrong secret is refused", func(t *testing.T) {
 		requireRefused(t, other, h, body, "signed with Secret, verified with OtherSecret")
 		otherBody, otherH, err := other.(providers.Signer).Sign(bytes.Clone(fixture))
@@ -327,9 +355,52 @@ func member(t *testing.T, body []byte, name string) rawjson.Member {
 	t.Helper()
 	o, err := rawjson.Parse(body)
 	require.NoError(t, err)
-	m, ok := o.Get(name)
+	m, ok, err := o.Get(name)
+	require.NoError(t, err)
 	require.True(t, ok, "member %s missing from the signed body", name)
 	return m
+}
+
+// topNames returns the names of body's top-level members.
+func topNames(t *testing.T, body []byte) []string {
+	t.Helper()
+	var m map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(body, &m))
+	names := make([]string, 0, len(m))
+	for name := range m {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// caseVariants returns other spellings of name that encoding/json matches
+// to the same struct field, JSON-quoted: upper case, and "s" as the long s
+// U+017F, once as UTF-8 and once escaped.
+func caseVariants(name string) []string {
+	quote := func(s string) string {
+		b, _ := json.Marshal(s)
+		return string(b)
+	}
+	var out []string
+	if up := strings.ToUpper(name); up != name {
+		out = append(out, quote(up))
+	}
+	if strings.Contains(name, "s") {
+		long := quote(strings.ReplaceAll(name, "s", "\u017f"))
+		out = append(out, long, strings.ReplaceAll(long, "\u017f", `\u017f`))
+	}
+	return out
+}
+
+// insertFirst returns body, a JSON object, with the member quotedName:value
+// inserted as its first member and every other byte kept.
+func insertFirst(body []byte, quotedName, value string) []byte {
+	at := bytes.IndexByte(body, '{') + 1
+	out := make([]byte, 0, len(body)+len(quotedName)+len(value)+2)
+	out = append(out, body[:at]...)
+	out = append(out, quotedName+":"+value+","...)
+	return append(out, body[at:]...)
 }
 
 // withMember returns body re-encoded with the top-level member name set to
@@ -447,7 +518,7 @@ func WithMember(name, value string) func(body []byte) []byte {
 		if err != nil {
 			return body
 		}
-		if _, ok := o.Get(name); ok {
+		if _, ok, err := o.Get(name); ok || err != nil {
 			return body
 		}
 		quoted, _ := json.Marshal(name)

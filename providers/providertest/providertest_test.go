@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/signature"
 )
@@ -83,6 +84,11 @@ func (p *toy) Parse(body []byte) (providers.Event, error) {
 		Attempt int    `json:"attempt"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil || v.ID == "" {
+		return providers.Event{}, providers.ErrMalformed
+	}
+	// encoding/json alone takes "ID" after "id" for the same field, last
+	// one wins; the core service could read the other one.
+	if _, err := rawjson.Parse(body); err != nil && p.flaw != "names-folded-last-wins" {
 		return providers.Event{}, providers.ErrMalformed
 	}
 	key := v.ID
@@ -153,6 +159,7 @@ func TestKitCatchesFlaws(t *testing.T) {
 		{"fingerprint-ignores-amount", "must change the fingerprint"},
 		{"same-key", "distinct events need distinct keys"},
 		{"key-with-space", "printable ASCII without spaces"},
+		{"names-folded-last-wins", "in_another_case,_is_refused"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flaw, func(t *testing.T) {

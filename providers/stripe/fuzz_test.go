@@ -57,7 +57,11 @@ func FuzzParse(f *testing.F) {
 		f.Add(b)
 	}
 	for _, s := range []string{vecBody, "", "null", "[]", `{"id":1}`, `{"id":"evt_1","type":null,"data":{"a":[1,2]}}`,
-		`{"id":"evt_1","id":"evt_2"}`, `{"id":"evt_1","data":{"a":1,"a":2}, "created" : 1e3}`} {
+		`{"id":"evt_1","id":"evt_2"}`, `{"id":"evt_1","data":{"a":1,"a":2}, "created" : 1e3}`,
+		// Names a case-insensitive decoder takes for one, at any depth.
+		`{"id":"evt_1","type":"charge.refunded","Type":"charge.succeeded"}`, `{"id":"evt_1","TYPE":"charge.succeeded"}`,
+		`{"id":"evt_1","data":{"object":{"status":"failed","ſtatus":"succeeded"}}}`,
+		`{"id":"evt_1","data":{"object":{"kind":"a","\u212aind":"b"}}}`} {
 		f.Add([]byte(s))
 	}
 

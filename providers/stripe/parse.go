@@ -14,10 +14,13 @@ import (
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNotJSON means the body is not a JSON object with unique member
-	// names. A repeated name (two ids, two types) is refused rather than
-	// resolved: webhookd and the core service that gets the raw body could
-	// pick different values, and then the event keyed here and the event
-	// the core acts on would not be the same.
+	// names. A repeated name (two ids, two types; "type" and "Type", since
+	// Go's encoding/json matches names case-insensitively; in any object at
+	// any depth) is refused rather than resolved: webhookd and the core
+	// service that gets the raw body could pick different values, and then
+	// the event keyed here and the event the core acts on would not be the
+	// same. A field Parse reads that the body spells only in another case
+	// ("Type") is refused too, with the error for that field.
 	ErrNotJSON = fmt.Errorf("%w: stripe: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventID means the event has no usable id: it is missing, not a
 	// string, empty, longer than MaxTokenBytes, or has characters other than
@@ -102,7 +105,10 @@ func fingerprint(o *rawjson.Object) (string, error) {
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for _, name := range fingerprintFields {
-		m, ok := o.Get(name)
+		m, ok, err := o.Get(name)
+		if err != nil {
+			return "", err
+		}
 		if !ok {
 			continue
 		}

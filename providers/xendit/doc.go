@@ -14,9 +14,14 @@
 // and data is keyed by event and data.id (or data.payment_id and
 // data.capture_id), a flat body with a status by id and status (an invoice
 // that expires and is then paid gives two events), and anything else by
-// payment_id or id. The fingerprint covers only the ids, status, amounts
-// and currency, so that a resend in which Xendit changed a timestamp or
-// added a field is still the same event.
+// payment_id or id. The shapes' keys cannot collide: an envelope's event
+// must be a dotted name (all of Xendit's are, payment.succeeded) and a flat
+// body's id must hold no dot (none of Xendit's ids do), so a flat
+// {"id":"payment.succeeded","status":"py-1"} cannot take the key of the
+// envelope payment.succeeded with data.id py-1; a body that breaks either
+// rule is refused as malformed. The fingerprint covers only the ids,
+// status, amounts and currency, so that a resend in which Xendit changed a
+// timestamp or added a field is still the same event.
 //
 // The adapter never logs or returns a token or a body in an error, and never
 // touches the dedupe store.

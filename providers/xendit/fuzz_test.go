@@ -49,6 +49,12 @@ func FuzzParse(f *testing.F) {
 		"", "null", "{}", `{"event":"e","data":{"payment_id":"p","capture_id":"c"}}`,
 		`{"event":"e","data":{"id":null,"payment_id":""}}`, `{"id":"i","status":"S"}`, `{"status":"S"}`,
 		`{"payment_id":"p","id":"i"}`, `{"event":1}`, `{"event":"e","data":[]}`, `{"id":"a:b"}`,
+		// Names a case-insensitive decoder takes for one.
+		`{"id":"i","status":"EXPIRED","Status":"PAID"}`, `{"id":"i","status":"EXPIRED","STATUS":"PAID"}`,
+		`{"id":"i","status":"EXPIRED","ſtatus":"PAID"}`, `{"id":"i","STATUS":"PAID"}`,
+		`{"event":"a.b","data":{"id":"d","ID":"e"}}`, `{"event":"a.b","data":{"id":"d","metadata":{"k":1,"\u212a":2}}}`,
+		// Shapes whose keys the contract's formats would let collide.
+		`{"id":"payment.succeeded","status":"py-1"}`, `{"event":"inv-1","data":{"id":"PAID"}}`,
 	} {
 		f.Add([]byte(s))
 	}

@@ -14,14 +14,17 @@ import (
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNotJSON means the body is not a JSON object with unique member
-	// names (at the top level and, for an envelope, in data).
+	// names (compared case-insensitively, with Unicode folding, in every
+	// object at any depth). A field Parse reads that the body spells only in
+	// another case ("Status") is refused too, with the error for that field.
 	ErrNotJSON = fmt.Errorf("%w: xendit: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventKey means the body has none of the fields its shape is keyed
 	// by, or one of them is not a string or not a usable token (see
-	// MaxFieldBytes).
+	// MaxFieldBytes), or a flat body's id holds a "." (see Parse).
 	ErrNoEventKey = fmt.Errorf("%w: xendit: no usable event key", providers.ErrMalformed)
 	// ErrInvalidEventType means event or status is present but not a string
-	// or not a usable token.
+	// or not a usable token, or an envelope's event holds no "." (see
+	// Parse).
 	ErrInvalidEventType = fmt.Errorf("%w: xendit: event or status is invalid", providers.ErrMalformed)
 )
 
@@ -41,7 +44,18 @@ const MaxFieldBytes = 120
 //
 // Type is event, or status for a flat body (empty when the body has
 // neither). Empty and null fields count as absent. No key part may contain
-// ":", so the parts cannot run into each other. Fingerprint covers the
+// ":", so the parts cannot run into each other, and keys of different
+// shapes cannot collide: a flat body's one-part key never equals an
+// envelope's or an invoice's two or three parts, and an envelope's event
+// must hold a "." while a flat body's id with a status must not, so
+// event:data.id never equals id:status. Xendit's envelope events are all
+// dotted resource.action names (payment.succeeded, payment.capture,
+// refund.succeeded, payment_request.expiry, v3_payout.succeeded) and its
+// ids never hold a dot (invoice ids are hex, the others prefixed like
+// py-..., rfd-...), so no genuine callback is refused; a body that breaks
+// either rule is refused with 400 rather than keyed where it could take
+// another event's key and leave that event with 422. The key formats of
+// legitimate callbacks stay those of docs/contract.md. Fingerprint covers the
 // fields that say what happened (see envelopeFields and flatFields), not the
 // whole body. Parse's errors wrap providers.ErrMalformed.
 func (a *Adapter) Parse(body []byte) (providers.Event, error) {
@@ -59,11 +73,16 @@ func (a *Adapter) Parse(body []byte) (providers.Event, error) {
 	}
 
 	var key string
-	var data *rawjson.Object
-	if event != "" && o.Has("data") {
+	var data *rawjson.Object // nil unless the body is an envelope
+	if event != "" {
 		data, _, err = o.Object("data")
 		if err != nil {
 			return providers.Event{}, fmt.Errorf("%w (data is not an object)", ErrNoEventKey)
+		}
+	}
+	if data != nil {
+		if !strings.Contains(event, ".") {
+			return providers.Event{}, fmt.Errorf("%w (an envelope's event is a dotted name)", ErrInvalidEventType)
 		}
 		key, err = envelopeKey(event, data)
 		if err != nil {
@@ -178,6 +197,9 @@ func flatKey(o *rawjson.Object, status string) (string, error) {
 	if status != "" {
 		if id == "" {
 			return "", fmt.Errorf("%w (status without id)", ErrNoEventKey)
+		}
+		if strings.Contains(id, ".") {
+			return "", fmt.Errorf("%w (id looks like an event name)", ErrNoEventKey)
 		}
 		return id + ":" + status, nil
 	}

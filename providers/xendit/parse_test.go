@@ -58,6 +58,7 @@ func TestParseFixtures(t *testing.T) {
 // TestParseKeys walks every rule of docs/contract.md's Xendit event key, in order.
 func TestParseKeys(t *testing.T) {
 	long := strings.Repeat("a", xendit.MaxFieldBytes)
+	longEvent := long[:len(long)-2] + ".b"
 	tests := []struct {
 		name     string
 		body     string
@@ -82,13 +83,13 @@ func TestParseKeys(t *testing.T) {
 			wantKey: "payment.succeeded:ddpy-1", wantType: "payment.succeeded"},
 		{name: "envelope: same data.id under two events is two keys", body: `{"event":"payment.failed","data":{"id":"ddpy-1"}}`,
 			wantKey: "payment.failed:ddpy-1", wantType: "payment.failed"},
-		{name: "envelope: longest parts", body: `{"event":"` + long + `","data":{"payment_id":"` + long + `","capture_id":"` + long + `"}}`,
-			wantKey: long + ":" + long + ":" + long, wantType: long},
+		{name: "envelope: longest parts", body: `{"event":"` + longEvent + `","data":{"payment_id":"` + long + `","capture_id":"` + long + `"}}`,
+			wantKey: longEvent + ":" + long + ":" + long, wantType: longEvent},
 		{name: "envelope: data with neither id nor payment_id", body: `{"event":"payment.succeeded","data":{"status":"SUCCEEDED"}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: capture_id alone is not enough", body: `{"event":"payment.capture","data":{"capture_id":"cp-1"}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data not an object", body: `{"event":"payment.succeeded","data":"ddpy-1"}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data an array", body: `{"event":"payment.succeeded","data":[{"id":"ddpy-1"}]}`, wantErr: xendit.ErrNoEventKey},
-		{name: "envelope: duplicate data.id", body: `{"event":"payment.succeeded","data":{"id":"a","id":"b"}}`, wantErr: xendit.ErrNoEventKey},
+		{name: "envelope: duplicate data.id", body: `{"event":"payment.succeeded","data":{"id":"a","id":"b"}}`, wantErr: xendit.ErrNotJSON},
 		{name: "envelope: numeric data.id", body: `{"event":"payment.succeeded","data":{"id":42}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data.id with a colon", body: `{"event":"payment.succeeded","data":{"id":"a:b"}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: data.payment_id with a space", body: `{"event":"payment.capture","data":{"payment_id":"py 1"}}`, wantErr: xendit.ErrNoEventKey},
@@ -96,6 +97,9 @@ func TestParseKeys(t *testing.T) {
 		{name: "envelope: data.id too long", body: `{"event":"payment.succeeded","data":{"id":"` + long + `a"}}`, wantErr: xendit.ErrNoEventKey},
 		{name: "envelope: event not a string", body: `{"event":7,"data":{"id":"ddpy-1"}}`, wantErr: xendit.ErrInvalidEventType},
 		{name: "envelope: event with a space", body: `{"event":"payment succeeded","data":{"id":"ddpy-1"}}`, wantErr: xendit.ErrInvalidEventType},
+		// Envelope events are dotted names; a flat body's id is not (see
+		// TestParseShapesCannotCollide).
+		{name: "envelope: event without a dot", body: `{"event":"inv-1","data":{"id":"PAID"}}`, wantErr: xendit.ErrInvalidEventType},
 
 		// Flat body with status.
 		{name: "flat: id and status", body: `{"id":"inv-1","external_id":"o-1","status":"PAID","payment_id":"pay-1"}`,
@@ -110,6 +114,8 @@ func TestParseKeys(t *testing.T) {
 		{name: "flat: status not a string", body: `{"id":"inv-1","status":1}`, wantErr: xendit.ErrInvalidEventType},
 		{name: "flat: status with a colon", body: `{"id":"inv-1","status":"PAID:x"}`, wantErr: xendit.ErrInvalidEventType},
 		{name: "flat: id with non-ASCII", body: `{"id":"inv-é","status":"PAID"}`, wantErr: xendit.ErrNoEventKey},
+		{name: "flat: id shaped like an event name", body: `{"id":"payment.succeeded","status":"py-1"}`, wantErr: xendit.ErrNoEventKey},
+		{name: "flat: id with a dot", body: `{"id":"inv.1","status":"PAID"}`, wantErr: xendit.ErrNoEventKey},
 
 		// Otherwise: payment_id, else id.
 		{name: "other: payment_id", body: `{"id":"va-pay-1","payment_id":"pay-1","callback_virtual_account_id":"va-1"}`,
@@ -149,6 +155,49 @@ func TestParseKeys(t *testing.T) {
 			require.Equal(t, tt.wantType, ev.Type)
 			require.LessOrEqual(t, len("xendit:"+ev.Key), dedupe.MaxKeyLen, "the store must take the key")
 		})
+	}
+}
+
+// TestParseShapesCannotCollide: an envelope is keyed event:data.id and a
+// flat body id:status, both two parts. Envelope events are dotted names
+// (payment.succeeded) and Xendit's ids never hold a dot, so Parse refuses an
+// envelope whose event has no dot and a flat body whose id has one: no flat
+// key can then equal an envelope key. Without that, a flat
+// {"id":"payment.succeeded","status":"py-1"} took the key of the envelope
+// {"event":"payment.succeeded","data":{"id":"py-1"}}, and whichever came
+// second got 422.
+func TestParseShapesCannotCollide(t *testing.T) {
+	a := newAdapter(t)
+	envelope := `{"event":"payment.succeeded","data":{"id":"py-1","status":"SUCCEEDED"}}`
+	ev, err := a.Parse([]byte(envelope))
+	require.NoError(t, err)
+	require.Equal(t, "payment.succeeded:py-1", ev.Key)
+	for _, flat := range []string{
+		`{"id":"payment.succeeded","status":"py-1"}`,
+		`{"id":"payment.succeeded","status":"py-1","event":"x"}`,
+		`{"id":"payment.succeeded","status":"py-1","event":"x.y","data":null}`,
+	} {
+		other, err := a.Parse([]byte(flat))
+		if err == nil {
+			require.NotEqual(t, ev.Key, other.Key, "%s and %s share a key", envelope, flat)
+			continue
+		}
+		require.ErrorIs(t, err, providers.ErrMalformed)
+	}
+
+	flat := `{"id":"inv-1","status":"PAID"}`
+	ev, err = a.Parse([]byte(flat))
+	require.NoError(t, err)
+	require.Equal(t, "inv-1:PAID", ev.Key)
+	other, err := a.Parse([]byte(`{"event":"inv-1","data":{"id":"PAID"}}`))
+	if err == nil {
+		require.NotEqual(t, ev.Key, other.Key)
+	}
+
+	// Every fixture keeps its key: Xendit's own events and ids pass.
+	for _, name := range []string{"invoice_paid.json", "invoice_expired.json", "payment_succeeded.json", "payment_capture.json", "refund_succeeded.json"} {
+		_, err := a.Parse(readFixture(t, name))
+		require.NoError(t, err, name)
 	}
 }
 

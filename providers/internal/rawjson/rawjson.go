@@ -8,7 +8,13 @@
 // It refuses a body that names the same member twice instead of picking one
 // of the values: webhookd and the core service that receives the raw body
 // could resolve the duplicate differently, and then the event webhookd keyed
-// and the event the core acts on would not be the same.
+// and the event the core acts on would not be the same. "The same" is as
+// lenient as the common decoders are (see names.go): Go's encoding/json
+// matches names case-insensitively with Unicode folding, last one wins, so
+// "Transaction_Status" or "tranſaction_ſtatus" after "transaction_status"
+// is refused, in every object at any depth. For the same reason a lookup of
+// a name that the object spells only another way is an error (ErrVariant),
+// never "absent": a folding decoder would read that member.
 //
 // It must never log or return any part of the body in an error.
 package rawjson
@@ -21,7 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 )
 
 // Errors returned by Parse.
@@ -29,8 +36,13 @@ var (
 	// ErrNotObject means the body is not exactly one JSON object (empty,
 	// invalid JSON, another kind of value, or trailing data after it).
 	ErrNotObject = errors.New("rawjson: not a single JSON object")
-	// ErrDuplicate means the object names one member more than once.
+	// ErrDuplicate means an object, at any depth, names one member more
+	// than once, exactly or in two spellings a case-insensitive decoder
+	// takes for one (see names.go).
 	ErrDuplicate = errors.New("rawjson: member named more than once")
+	// ErrVariant means a looked-up member is not spelled exactly as asked,
+	// but in a way a case-insensitive decoder takes for the name asked.
+	ErrVariant = errors.New("rawjson: member named in another spelling")
 )
 
 // Member is one top-level member of a parsed object.
@@ -53,9 +65,14 @@ type Object struct {
 }
 
 // Parse reads body as exactly one JSON object (white space around it is
-// allowed) and returns its top-level members. Nested values are validated but
-// not split further; use Object.Object to read a nested object.
-func Parse(body []byte) (*Object, error) {
+// allowed) and returns its top-level members. Nested values are validated,
+// and their member names checked, but not split further; use Object.Object
+// to read a nested object.
+func Parse(body []byte) (*Object, error) { return parse(body, true) }
+
+// parse is Parse; checked says whether to check the member names of every
+// object in body, which a nested object's parent has already done.
+func parse(body []byte, check bool) (*Object, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	tok, err := dec.Token()
 	if err != nil || tok != json.Delim('{') {
@@ -94,6 +111,11 @@ func Parse(body []byte) (*Object, error) {
 	if _, err := dec.Token(); err != io.EOF {
 		return nil, ErrNotObject
 	}
+	if check {
+		if err := checkNames(body); err != nil {
+			return nil, err
+		}
+	}
 	return o, nil
 }
 
@@ -104,25 +126,28 @@ func (o *Object) Len() int { return len(o.members) }
 // a new first member can be inserted.
 func (o *Object) Open() int { return o.open }
 
-// Get returns the member called name.
-func (o *Object) Get(name string) (Member, bool) {
-	m, ok := o.members[name]
-	return m, ok
-}
-
-// Has reports whether the member called name is present and not null.
-func (o *Object) Has(name string) bool {
-	m, ok := o.members[name]
-	return ok && !m.IsNull()
+// Get returns the member called name. err wraps ErrVariant when there is
+// no such member but one spelled another way (see names.go).
+func (o *Object) Get(name string) (m Member, ok bool, err error) {
+	if m, ok := o.members[name]; ok {
+		return m, true, nil
+	}
+	// Names are unique under folding, so only a miss can hide a variant.
+	for n := range o.members {
+		if sameName(n, name) {
+			return Member{}, false, fmt.Errorf("%w: %q", ErrVariant, name)
+		}
+	}
+	return Member{}, false, nil
 }
 
 // String returns the decoded value of the string member called name. ok is
 // false when the member is absent or null; err is set when it is present but
-// not a string.
+// not a string, or spelled another way (ErrVariant).
 func (o *Object) String(name string) (s string, ok bool, err error) {
-	m, present := o.members[name]
-	if !present || m.IsNull() {
-		return "", false, nil
+	m, present, err := o.Get(name)
+	if err != nil || !present || m.IsNull() {
+		return "", false, err
 	}
 	if len(m.Value) == 0 || m.Value[0] != '"' {
 		return "", false, fmt.Errorf("rawjson: member %q is not a string", name)
@@ -136,11 +161,12 @@ func (o *Object) String(name string) (s string, ok bool, err error) {
 // Scalar returns the text of the member called name when it is a string (its
 // decoded value) or a number (its raw text, never reformatted: 100000.00
 // stays "100000.00"). ok is false when the member is absent or null; err is
-// set for any other kind of value.
+// set for any other kind of value, or a member spelled another way
+// (ErrVariant).
 func (o *Object) Scalar(name string) (s string, ok bool, err error) {
-	m, present := o.members[name]
-	if !present || m.IsNull() {
-		return "", false, nil
+	m, present, err := o.Get(name)
+	if err != nil || !present || m.IsNull() {
+		return "", false, err
 	}
 	if c := m.Value[0]; c == '-' || (c >= '0' && c <= '9') {
 		return string(m.Value), true, nil
@@ -150,13 +176,14 @@ func (o *Object) Scalar(name string) (s string, ok bool, err error) {
 
 // Object parses the member called name as a nested object. ok is false when
 // the member is absent or null; err is set when it is present but not an
-// object, or names a member twice.
+// object, or spelled another way (ErrVariant). Its member names were
+// checked by the Parse of o.
 func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
-	m, present := o.members[name]
-	if !present || m.IsNull() {
-		return nil, false, nil
+	m, present, err := o.Get(name)
+	if err != nil || !present || m.IsNull() {
+		return nil, false, err
 	}
-	obj, err = Parse(m.Value)
+	obj, err = parse(m.Value, false)
 	if err != nil {
 		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, err)
 	}
@@ -173,11 +200,7 @@ func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
 // each name is JSON-quoted.
 func (o *Object) Fingerprint(names ...string) (string, error) {
 	if len(names) == 0 {
-		names = make([]string, 0, len(o.members))
-		for n := range o.members {
-			names = append(names, n)
-		}
-		sort.Strings(names)
+		names = slices.Sorted(maps.Keys(o.members))
 	}
 	var buf bytes.Buffer
 	buf.WriteByte('{')
@@ -192,11 +215,15 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 // AppendMembers writes the named members of o that are present, in the
 // order given, as comma-separated "name":value pairs with each value in
 // canonical form: the inside of a Fingerprint object, for callers that nest
-// one object's members in another's.
+// one object's members in another's. A name spelled another way in o is an
+// error wrapping ErrVariant.
 func (o *Object) AppendMembers(buf *bytes.Buffer, names []string) error {
 	first := true
 	for _, name := range names {
-		m, ok := o.members[name]
+		m, ok, err := o.Get(name)
+		if err != nil {
+			return err
+		}
 		if !ok {
 			continue
 		}

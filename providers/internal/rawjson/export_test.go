@@ -1,0 +1,4 @@
+package rawjson
+
+// CheckNames exposes checkNames to the benchmarks.
+var CheckNames = checkNames

@@ -1,0 +1,268 @@
+package rawjson
+
+import (
+	"slices"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
+)
+
+// Member names are compared the way the most lenient common decoders match
+// them, so that no decoder can take two members of one object for one name,
+// nor a name webhookd looks up for a member spelled another way:
+//
+//   - after unescaping ("\u0073" is "s"), with invalid UTF-8 and lone
+//     surrogate escapes read as U+FFFD, as encoding/json reads them;
+//   - case-insensitively with Unicode simple folding, as encoding/json
+//     matches struct fields (bytes.EqualFold: "ſ" U+017F is "s", the Kelvin
+//     sign U+212A is "k"), and also with the simple upper- and lower-case
+//     mappings, as Java's equalsIgnoreCase, .NET's OrdinalIgnoreCase and
+//     lower-casing decoders compare (dotless "ı" and dotted "İ" are "i").
+//
+// "_" and "-" count: encoding/json/v2's opt-in case:ignore matching skips
+// them, but a merchant's own metadata (Stripe metadata, Xendit metadata)
+// may well hold both "order_id" and "orderId", and a genuine event refused
+// with 400 is an event lost once the provider stops retrying. Provider
+// payloads never spell one name in two cases, so refusing those loses
+// nothing genuine.
+
+// checkNames reports whether any object in body, at any depth, has two
+// member names that are equal under foldKey. body must be valid JSON.
+//
+// It needs no allocation for bodies whose objects nest and hold few enough
+// members to fit the stack buffers below, whatever the names.
+func checkNames(body []byte) error {
+	var namesBuf [64][]byte
+	var openBuf [16]int
+	names := namesBuf[:0] // raw (still escaped) names of the open objects
+	open := openBuf[:0]   // where each open object's names start in names
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			open = append(open, len(names))
+		case '}':
+			if len(open) == 0 {
+				return ErrNotObject // not valid JSON after all
+			}
+			start := open[len(open)-1]
+			open = open[:len(open)-1]
+			if hasVariants(names[start:]) {
+				return ErrDuplicate
+			}
+			names = names[:start]
+		case '"':
+			end := stringEnd(body, i+1)
+			// In valid JSON a string followed by a colon is a member name.
+			if isName(body, end+1) {
+				names = append(names, body[i+1:end])
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// stringEnd returns the offset of the quote that closes the string whose
+// content starts at i.
+func stringEnd(body []byte, i int) int {
+	for ; i < len(body); i++ {
+		switch body[i] {
+		case '\\':
+			i++
+		case '"':
+			return i
+		}
+	}
+	return len(body)
+}
+
+// isName reports whether the first byte at or after i that is not white
+// space is a colon.
+func isName(body []byte, i int) bool {
+	for ; i < len(body); i++ {
+		switch body[i] {
+		case ' ', '\t', '\n', '\r':
+		case ':':
+			return true
+		default:
+			return false
+		}
+	}
+	return false
+}
+
+// hasVariants reports whether two of the raw names are equal under
+// foldKey. It may reorder names.
+func hasVariants(names [][]byte) bool {
+	switch len(names) {
+	case 0, 1:
+		return false
+	case 2:
+		return compareRaw(names[0], names[1]) == 0
+	}
+	slices.SortFunc(names, compareRaw)
+	for i := 1; i < len(names); i++ {
+		if compareRaw(names[i-1], names[i]) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// text is a name: raw bytes of the body or a decoded string.
+type text interface{ ~string | ~[]byte }
+
+func compareRaw(a, b []byte) int { return compareNames(a, true, b, true) }
+
+// sameName reports whether the decoded names a and b are equal under
+// foldKey.
+func sameName(a, b string) bool { return compareNames(a, false, b, false) == 0 }
+
+// compareNames orders two names by their sequences of foldKey runes; it returns 0 exactly when a decoder that folds the way
+// the package comment says could take one name for the other. A name is
+// escaped when it is the raw text between the quotes of a JSON string, and
+// decoded otherwise.
+func compareNames[T text](a T, escA bool, b T, escB bool) int {
+	i, j := 0, 0
+	for {
+		ka, ni, okA := nextKey(a, i, escA)
+		kb, nj, okB := nextKey(b, j, escB)
+		switch {
+		case !okA && !okB:
+			return 0
+		case !okA:
+			return -1
+		case !okB:
+			return 1
+		case ka != kb:
+			if ka < kb {
+				return -1
+			}
+			return 1
+		}
+		i, j = ni, nj
+	}
+}
+
+// nextKey returns the foldKey of the rune at i in s and the offset after
+// it; ok is false at the end of s.
+func nextKey[T text](s T, i int, escaped bool) (k rune, next int, ok bool) {
+	for i < len(s) {
+		c := s[i]
+		// The common case: a plain ASCII byte.
+		if c < utf8.RuneSelf && (c != '\\' || !escaped) {
+			i++
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+			return rune(c), i, true
+		}
+		var r rune
+		if escaped && c == '\\' {
+			r, i = unescape(s, i)
+		} else {
+			var n int
+			r, n = decodeRune(s[i:]) // invalid UTF-8 is U+FFFD, size 1
+			i += n
+		}
+		return foldKey(r), i, true
+	}
+	return 0, i, false
+}
+
+// unescape decodes the escape sequence at s[i] (a backslash) of a valid
+// JSON string as encoding/json does, and returns the rune and the offset
+// after the sequence.
+func unescape[T text](s T, i int) (rune, int) {
+	if i+1 >= len(s) {
+		return utf8.RuneError, len(s)
+	}
+	switch s[i+1] {
+	case 'u':
+		r := hex4(s, i+2)
+		if r < 0 {
+			return utf8.RuneError, len(s)
+		}
+		i += 6
+		if !utf16.IsSurrogate(r) {
+			return r, i
+		}
+		// A surrogate pair is one rune; a lone surrogate is U+FFFD, and the
+		// escape after it is read on its own.
+		if i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' {
+			if r2 := hex4(s, i+2); r2 >= 0 {
+				if dec := utf16.DecodeRune(r, r2); dec != unicode.ReplacementChar {
+					return dec, i + 6
+				}
+			}
+		}
+		return unicode.ReplacementChar, i
+	case 'b':
+		return '\b', i + 2
+	case 'f':
+		return '\f', i + 2
+	case 'n':
+		return '\n', i + 2
+	case 'r':
+		return '\r', i + 2
+	case 't':
+		return '\t', i + 2
+	default: // '"', '\\', '/'
+		return rune(s[i+1]), i + 2
+	}
+}
+
+// hex4 decodes the four hex digits at s[i:], or returns -1.
+func hex4[T text](s T, i int) rune {
+	if i+4 > len(s) {
+		return -1
+	}
+	var r rune
+	for k := i; k < i+4; k++ {
+		c := s[k]
+		switch {
+		case '0' <= c && c <= '9':
+			c -= '0'
+		case 'a' <= c && c <= 'f':
+			c = c - 'a' + 10
+		case 'A' <= c && c <= 'F':
+			c = c - 'A' + 10
+		default:
+			return -1
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
+}
+
+func decodeRune[T text](s T) (rune, int) {
+	switch s := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(s)
+	case []byte:
+		return utf8.DecodeRune(s)
+	}
+	return utf8.DecodeRuneInString(string(s))
+}
+
+// foldKey returns one rune for every rune that a case-insensitive decoder
+// could take for r: the smallest rune of the simple case folding orbit
+// (unicode.SimpleFold) of r's simple upper case of its simple lower case.
+// For ASCII it is the upper-case letter, as in encoding/json's foldName.
+// TestFoldKeyCoversOrbits checks every rune.
+func foldKey(r rune) rune {
+	if r < utf8.RuneSelf {
+		if 'a' <= r && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		return r
+	}
+	r = unicode.ToUpper(unicode.ToLower(r))
+	for {
+		next := unicode.SimpleFold(r)
+		if next <= r {
+			return next
+		}
+		r = next
+	}
+}
