@@ -204,9 +204,9 @@ func (s *PGStore) op(ctx context.Context) (context.Context, context.CancelFunc, 
 	return ctx, cancel, nil
 }
 
-// pgError is a storage failure. Its message names the operation only: the
-// receiver puts store errors in 503 bodies, and a driver error names hosts
-// and users. The cause is logged, and reachable with errors.Is/As.
+// pgError is a storage failure. Its message names the operation only: a
+// driver error names hosts and users, and store errors reach logs and the
+// admin tools. The cause is logged, and reachable with errors.Is/As.
 type pgError struct {
 	what  string
 	cause error

@@ -353,10 +353,17 @@ func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedup
 		w.Header().Set("Retry-After", retryAfter(wait))
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfter(h.RetryAfter))
-	case http.StatusInternalServerError:
-		h.Logger.Error("delivery failed", "provider", d.Provider, "key", d.Key, "error", err.Error())
 	}
-	writeError(w, status, err)
+	msg, hidden := publicMessage(err)
+	if hidden {
+		level := slog.LevelWarn
+		if status == http.StatusInternalServerError {
+			level = slog.LevelError
+		}
+		h.Logger.LogAttrs(context.Background(), level, "delivery failed",
+			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
+	}
+	writeError(w, status, msg)
 }
 
 func retryAfter(d time.Duration) string {
@@ -367,14 +374,10 @@ func retryAfter(d time.Duration) string {
 	return strconv.FormatInt(secs, 10)
 }
 
-// writeError answers with a small JSON error. Messages come from sentinel
-// errors, which never carry secrets, signatures or bodies; a 500 says
-// nothing more than its status.
-func writeError(w http.ResponseWriter, status int, err error) {
-	msg := http.StatusText(status)
-	if status != http.StatusInternalServerError && err != nil {
-		msg = err.Error()
-	}
+// writeError answers with a small JSON error. Its message comes from
+// publicMessage, which never passes on secrets, signatures, bodies or
+// storage detail.
+func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)

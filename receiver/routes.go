@@ -34,7 +34,8 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		if err := h.Ready(ctx); err != nil {
 			h.Logger.Warn("not ready", "error", err.Error())
-			writeError(w, http.StatusServiceUnavailable, err)
+			// The cause is logged; the route is public, like the provider's.
+			writeError(w, http.StatusServiceUnavailable, ErrStoreUnavailable.Error())
 			return
 		}
 	}
