@@ -1,10 +1,10 @@
 package receiver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -285,26 +285,48 @@ func checkEvent(ev providers.Event) error {
 	return nil
 }
 
+// firstBodyBuffer is how much readBody sets aside before a byte has
+// arrived: most provider events fit in it.
+const firstBodyBuffer = 4 << 10
+
+// readBody reads the body, up to limit bytes. A Content-Length over the
+// limit is refused before reading. Otherwise the buffer grows with the bytes
+// that arrive, doubling up to limit: the announced length is the client's
+// word, and sizing the buffer from it would let unauthenticated connections
+// that send nothing hold limit bytes each for the whole read timeout.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, ErrTooLarge
 	}
-	// One allocation when the length is announced, instead of ReadAll's
-	// doubling from 512 bytes.
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	size := int64(firstBodyBuffer)
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		// One byte more than announced, so the read that sees EOF needs
+		// no second buffer.
+		size = r.ContentLength + 1
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	body := buf.Bytes()
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, ErrTooLarge
+	buf := make([]byte, 0, min(size, limit+1))
+	body := http.MaxBytesReader(w, r.Body, limit)
+	for {
+		if len(buf) == cap(buf) {
+			// Room for limit+1 at most: MaxBytesReader fails the read
+			// past the limit.
+			next := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(next, buf)
+			buf = next
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		var tooLarge *http.MaxBytesError
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case errors.As(err, &tooLarge):
+			return nil, ErrTooLarge
+		default:
+			return nil, errors.Join(providers.ErrMalformed, err)
+		}
 	}
-	if err != nil {
-		return nil, errors.Join(providers.ErrMalformed, err)
-	}
-	return body, nil
 }
 
 func (h *handler) record(ctx context.Context, d *delivery, err error) {
