@@ -84,6 +84,10 @@ type Config struct {
 	// MaxBodyBytes bounds a delivery's body (413 beyond it).
 	MaxBodyBytes int64
 	FailedPolicy FailedPolicy
+	// StoreTimeout bounds each store call of a delivery (claim, complete,
+	// fail, release) and the /readyz probe: a call that runs out answers
+	// 503 with Retry-After. DefaultStoreTimeout if zero.
+	StoreTimeout time.Duration
 	// RetryAfter is the Retry-After sent with 503 answers.
 	RetryAfter time.Duration
 	Logger     *slog.Logger
@@ -120,6 +124,10 @@ func New(cfg Config) (http.Handler, error) {
 	default:
 		return nil, errors.New("receiver: FailedPolicy must be replay or retry")
 	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = DefaultStoreTimeout
+	}
+	cfg.Store = boundedStore{Store: cfg.Store, timeout: cfg.StoreTimeout}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 30 * time.Second
 	}
@@ -181,7 +189,8 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	// From here on the store's writes must finish even if the provider
 	// hangs up: a claim left behind would block the event until its lease
-	// passes. They run on a context the request's end does not cancel.
+	// passes. They run on a context the request's end does not cancel;
+	// each is bounded by StoreTimeout instead (boundedStore).
 	storeCtx := context.WithoutCancel(r.Context())
 	lease, rec, err := h.Store.Claim(storeCtx, d.Key, ev.Fingerprint)
 	switch {

@@ -36,6 +36,7 @@ type config struct {
 	MaxBodyBytes         int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
 	DispatchTimeout      time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
 	DispatchRetries      int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
+	StoreTimeout         time.Duration `envconfig:"STORE_TIMEOUT" default:"5s" desc:"bound on each store call of a delivery (claim, record, release) and on /readyz; a call that runs out answers 503 with Retry-After"`
 	FailedPolicy         string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
 	Store                string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
 	PostgresDSN          string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
@@ -98,6 +99,8 @@ func (c *config) check() error {
 		return v("DISPATCH_TIMEOUT", "must be positive")
 	case c.DispatchRetries < 0:
 		return v("DISPATCH_RETRIES", "must not be negative")
+	case c.StoreTimeout <= 0:
+		return v("STORE_TIMEOUT", "must be positive")
 	case c.Lease <= c.DispatchTimeout:
 		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice", c.Lease, c.DispatchTimeout)
 	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":

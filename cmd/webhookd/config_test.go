@@ -23,6 +23,8 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "90s"}, "WEBHOOKD_LEASE: "},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "0s"}, "WEBHOOKD_DISPATCH_TIMEOUT: must be positive"},
 		{map[string]string{"WEBHOOKD_DISPATCH_RETRIES": "-1"}, "WEBHOOKD_DISPATCH_RETRIES: "},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "0s"}, "WEBHOOKD_STORE_TIMEOUT: must be positive"},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "soon"}, "WEBHOOKD_STORE_TIMEOUT: cannot parse"},
 		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "1MB"}, "WEBHOOKD_MAX_BODY_BYTES: cannot parse"},
 		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "0"}, "WEBHOOKD_MAX_BODY_BYTES: must be positive"},
 		{map[string]string{"WEBHOOKD_RETENTION": "-1h"}, "WEBHOOKD_RETENTION: "},
@@ -70,6 +72,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 5*time.Minute, c.StripeTolerance)
 	require.Equal(t, 168*time.Hour, c.Retention)
 	require.Equal(t, 10*time.Second, c.DispatchTimeout)
+	require.Equal(t, 5*time.Second, c.StoreTimeout)
 	require.Equal(t, 10*time.Second, c.ShutdownGrace, "defaults to the dispatch timeout")
 }
 
@@ -93,7 +96,7 @@ func TestHelpListsEveryVariable(t *testing.T) {
 		for _, v := range []string{"WEBHOOKD_ADDR", "WEBHOOKD_DATA_DIR", "WEBHOOKD_DOWNSTREAM_URL", "WEBHOOKD_STRIPE_SECRETS",
 			"WEBHOOKD_STRIPE_TOLERANCE", "WEBHOOKD_MIDTRANS_SERVER_KEY", "WEBHOOKD_XENDIT_CALLBACK_TOKENS", "WEBHOOKD_LEASE",
 			"WEBHOOKD_RETENTION", "WEBHOOKD_MAX_BODY_BYTES", "WEBHOOKD_DISPATCH_TIMEOUT", "WEBHOOKD_DISPATCH_RETRIES",
-			"WEBHOOKD_FAILED_POLICY", "WEBHOOKD_STORE", "WEBHOOKD_POSTGRES_DSN"} {
+			"WEBHOOKD_FAILED_POLICY", "WEBHOOKD_STORE", "WEBHOOKD_POSTGRES_DSN", "WEBHOOKD_STORE_TIMEOUT"} {
 			require.Contains(t, out.String(), v)
 		}
 		require.Contains(t, out.String(), "168h")
