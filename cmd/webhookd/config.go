@@ -31,7 +31,7 @@ type config struct {
 	MidtransVerifyStatus bool          `envconfig:"MIDTRANS_VERIFY_STATUS" default:"false" desc:"confirm each Midtrans notification with Midtrans's GET status API before forwarding it (the signature does not cover the status)"`
 	MidtransAPIURL       string        `envconfig:"MIDTRANS_API_URL" default:"https://api.midtrans.com" desc:"Midtrans API asked by WEBHOOKD_MIDTRANS_VERIFY_STATUS (sandbox: https://api.sandbox.midtrans.com)"`
 	XenditCallbackTokens []string      `envconfig:"XENDIT_CALLBACK_TOKENS" desc:"comma-separated accepted x-callback-token values; enables /webhooks/xendit"`
-	Lease                time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Lease                time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT plus twice WEBHOOKD_STORE_TIMEOUT)"`
 	Retention            time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
 	MaxBodyBytes         int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
 	DispatchTimeout      time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
@@ -101,8 +101,9 @@ func (c *config) check() error {
 		return v("DISPATCH_RETRIES", "must not be negative")
 	case c.StoreTimeout <= 0:
 		return v("STORE_TIMEOUT", "must be positive")
-	case c.Lease <= c.DispatchTimeout:
-		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice", c.Lease, c.DispatchTimeout)
+	case c.Lease <= c.DispatchTimeout+c.leaseStoreCalls():
+		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus twice WEBHOOKD_STORE_TIMEOUT (%s), or a slow forward could be taken over and sent twice",
+			c.Lease, c.DispatchTimeout, c.StoreTimeout)
 	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":
 		return v("FAILED_POLICY", "%q is not replay or retry", c.FailedPolicy)
 	case c.MapSize <= 0:
@@ -152,6 +153,13 @@ func (c *config) check() error {
 	}
 	return c.checkMidtrans()
 }
+
+// leaseStoreCalls is the store's share of a lease: it starts as the claim
+// takes effect, so the rest of the claim call, then the record of the
+// answer (complete, fail or release), may each take up to StoreTimeout while
+// it is held. A record that lands after the lease could follow a second
+// node's forward.
+func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 
 // checkServe adds what only serve requires.
 func (c *config) checkServe() error {

@@ -36,9 +36,9 @@ func (c *config) checkMidtrans() error {
 		// Sandbox transactions are unknown to the production API: every
 		// notification would be refused.
 		return v("MIDTRANS_API_URL", "the server key is a sandbox key (SB-...); set https://api.sandbox.midtrans.com")
-	case c.Lease <= c.DispatchTimeout+midtrans.DefaultStatusTimeout:
-		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus the Midtrans status check (%s), or a slow delivery could be taken over and sent twice",
-			c.Lease, c.DispatchTimeout, midtrans.DefaultStatusTimeout)
+	case c.Lease <= c.DispatchTimeout+midtrans.DefaultStatusTimeout+c.leaseStoreCalls():
+		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus the Midtrans status check (%s) plus twice WEBHOOKD_STORE_TIMEOUT (%s), or a slow delivery could be taken over and sent twice",
+			c.Lease, c.DispatchTimeout, midtrans.DefaultStatusTimeout, c.StoreTimeout)
 	}
 	return nil
 }

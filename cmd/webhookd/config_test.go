@@ -21,6 +21,11 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WEBHOOKD_LEASE": "soon"}, "WEBHOOKD_LEASE: cannot parse"},
 		{map[string]string{"WEBHOOKD_LEASE": "10s"}, "WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT"},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "90s"}, "WEBHOOKD_LEASE: "},
+		// The lease must also cover the store calls made while it is held:
+		// the end of the claim and the record, WEBHOOKD_STORE_TIMEOUT each.
+		{map[string]string{"WEBHOOKD_LEASE": "11s"}, "WEBHOOKD_LEASE: 11s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (5s)"},
+		{map[string]string{"WEBHOOKD_LEASE": "20s"}, "WEBHOOKD_LEASE: 20s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (5s)"},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "25s"}, "WEBHOOKD_LEASE: 1m0s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (25s)"},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "0s"}, "WEBHOOKD_DISPATCH_TIMEOUT: must be positive"},
 		{map[string]string{"WEBHOOKD_DISPATCH_RETRIES": "-1"}, "WEBHOOKD_DISPATCH_RETRIES: "},
 		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "0s"}, "WEBHOOKD_STORE_TIMEOUT: must be positive"},
@@ -74,6 +79,14 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 10*time.Second, c.DispatchTimeout)
 	require.Equal(t, 5*time.Second, c.StoreTimeout)
 	require.Equal(t, 10*time.Second, c.ShutdownGrace, "defaults to the dispatch timeout")
+}
+
+func TestLeaseJustLongerThanItsCallsIsAccepted(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_LEASE", "21s")
+	c, err := loadConfig()
+	require.NoError(t, err, "10s forwarding and two 5s store calls fit in 21s")
+	require.Equal(t, 21*time.Second, c.Lease)
 }
 
 func TestEmptyVariableMeansDefault(t *testing.T) {
