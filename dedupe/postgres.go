@@ -27,9 +27,11 @@ const (
 // has too (Lease, Retention, AbandonAfter, PruneInterval, PruneBatch, Now,
 // OnPrune, Logger); its LMDB-only fields are ignored.
 //
-// Every node decides leases and expiries with its own clock (Options.Now),
-// so the nodes sharing a database need synchronised clocks (NTP): a node
-// whose clock runs ahead takes over leases early by the difference.
+// Leases and expiries are decided by the database's clock
+// (clock_timestamp(), read inside the statement that claims, finishes or
+// prunes), so nodes whose clocks differ agree on them, and a lease runs from
+// when its claim took effect, not from before a wait for a lock. Setting
+// Options.Now replaces the database's clock with it (tests).
 type PostgresOptions struct {
 	Options
 	// Schema holds the table; "" means the connection's search_path
@@ -48,10 +50,12 @@ type PostgresOptions struct {
 // the same outcomes as Store: Postgres's row locks make each transition
 // atomic across nodes. It is safe for concurrent use.
 type PGStore struct {
-	opts   PostgresOptions
-	pool   *pgxpool.Pool
-	table  string // quoted, schema-qualified
-	closed atomic.Bool
+	opts PostgresOptions
+	// dbClock: Options.Now was not set, and the database's clock decides.
+	dbClock bool
+	pool    *pgxpool.Pool
+	table   string // quoted, schema-qualified
+	closed  atomic.Bool
 
 	quit      chan struct{}
 	prunerWG  sync.WaitGroup
@@ -62,6 +66,7 @@ type PGStore struct {
 // table if they are missing. It fails, wrapping ErrUnavailable, when the
 // database cannot be reached.
 func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGStore, error) {
+	dbClock := opts.Now == nil
 	opts.setDefaults()
 	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
 		return nil, errors.New("dedupe: negative lease, retention or abandon period")
@@ -89,7 +94,7 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 	if opts.Schema != "" {
 		table = pgx.Identifier{opts.Schema, PostgresTable}
 	}
-	s := &PGStore{opts: opts, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
+	s := &PGStore{opts: opts, dbClock: dbClock, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -191,9 +196,31 @@ func (s *PGStore) Close() error {
 // Lease returns the lease length claims are given.
 func (s *PGStore) Lease() time.Duration { return s.opts.Lease }
 
-// now is the store's clock at Postgres's precision (microseconds), so that
-// a Lease's Until equals the LeaseUntil read back.
+// now is the node's clock at Postgres's precision (microseconds). Only
+// answers that decide nothing use it; see clock.
 func (s *PGStore) now() time.Time { return s.opts.Now().UTC().Truncate(time.Microsecond) }
+
+// clock is the argument of sqlNow: nil, for the database's clock, unless
+// Options.Now was set.
+func (s *PGStore) clock() *time.Time {
+	if s.dbClock {
+		return nil
+	}
+	t := s.now()
+	return &t
+}
+
+// sqlNow is the time at which a statement takes effect, given clock() as
+// parameter $n: clock_timestamp(), not now(), which is the transaction's
+// start and would hide a wait for a lock.
+func sqlNow(n int) string {
+	return fmt.Sprintf("COALESCE($%d::timestamptz, clock_timestamp())", n)
+}
+
+// sqlMicros turns parameter $n, a number of microseconds, into an interval.
+func sqlMicros(n int) string {
+	return fmt.Sprintf("($%d::bigint * interval '1 microsecond')", n)
+}
 
 // op bounds one operation and refuses it once the store is closed.
 func (s *PGStore) op(ctx context.Context) (context.Context, context.CancelFunc, error) {
@@ -204,9 +231,9 @@ func (s *PGStore) op(ctx context.Context) (context.Context, context.CancelFunc, 
 	return ctx, cancel, nil
 }
 
-// pgError is a storage failure. Its message names the operation only: the
-// receiver puts store errors in 503 bodies, and a driver error names hosts
-// and users. The cause is logged, and reachable with errors.Is/As.
+// pgError is a storage failure. Its message names the operation only: a
+// driver error names hosts and users, and store errors reach logs and the
+// admin tools. The cause is logged, and reachable with errors.Is/As.
 type pgError struct {
 	what  string
 	cause error
@@ -251,7 +278,8 @@ func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
-func scanRecord(row pgx.Row) (Record, error) {
+// scanRecord scans recordColumns, then into extra any columns that follow.
+func scanRecord(row pgx.Row, extra ...any) (Record, error) {
 	var (
 		r          Record
 		state      int16
@@ -260,8 +288,8 @@ func scanRecord(row pgx.Row) (Record, error) {
 		attempts   int32
 		status     int32
 	)
-	err := row.Scan(&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
-		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body)
+	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Record{}, ErrNotFound
 	}
@@ -284,7 +312,9 @@ func scanRecord(row pgx.Row) (Record, error) {
 // the key exists, takes it over only if it is IN_FLIGHT with a passed lease
 // and the same fingerprint. Postgres locks the row for the statement, so of
 // concurrent claims on any nodes exactly one wins; the losers read the
-// winner's row in the next round.
+// winner's row in the next round. The lease runs from the database's clock
+// as the statement takes effect: after any wait for a lock, on the row or
+// on the table, so that the wait is not taken out of the forward's time.
 func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error) {
 	if err := checkPGKey(key); err != nil {
 		return Lease{}, nil, err
@@ -299,34 +329,39 @@ func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *R
 		return Lease{}, nil, err
 	}
 	fingerprint = pgText(fingerprint)
+	// $3 is the clock, $4 the lease and $5 the abandon period. The update
+	// reads the clock afresh: it runs after the row lock it may wait for.
+	// Its lease_until, updated_at and expires_at come from one reading.
 	claim := `INSERT INTO ` + s.table + ` AS t (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint)
-		VALUES ($1, 1, $2, $3, 1, $4, $4, $5, $6)
-		ON CONFLICT (key) DO UPDATE SET state = 1, token = excluded.token, lease_until = excluded.lease_until,
-			attempts = t.attempts + 1, updated_at = excluded.updated_at, expires_at = excluded.expires_at
-		WHERE t.state = 1 AND t.lease_until <= excluded.updated_at AND t.fingerprint = excluded.fingerprint
-		RETURNING attempts`
+		SELECT $1, 1, $2, c.now + ` + sqlMicros(4) + `, 1, c.now, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `, $6
+		FROM (SELECT ` + sqlNow(3) + ` AS now) c
+		ON CONFLICT (key) DO UPDATE SET (state, token, lease_until, attempts, updated_at, expires_at) =
+			(SELECT 1, excluded.token, c.now + ` + sqlMicros(4) + `, t.attempts + 1, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `
+			FROM (SELECT ` + sqlNow(3) + ` AS now) c)
+		WHERE t.state = 1 AND t.lease_until <= ` + sqlNow(3) + ` AND t.fingerprint = excluded.fingerprint
+		RETURNING lease_until`
 	// Read first, as Store.Claim does: a replay or an in-flight answer then
 	// takes no row lock and writes no WAL; only an absent key or a passed
 	// lease goes on to the claim. The row may appear, vanish (released,
 	// pruned) or be taken over between the read and the claim; a few
-	// rounds settle it.
-	get := `SELECT ` + recordColumns + ` FROM ` + s.table + ` WHERE key = $1`
+	// rounds settle it. The read returns the clock the lease is judged by.
+	get := `SELECT ` + recordColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
+	leaseMicros, abandonMicros := s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()
 	for range 5 {
-		now := s.now()
-		rec, err := scanRecord(s.pool.QueryRow(ctx, get, key))
+		var now time.Time
+		rec, err := scanRecord(s.pool.QueryRow(ctx, get, key, s.clock()), &now)
 		switch {
 		case err == nil:
-			if r, err := decide(&rec, fingerprint, now); err != nil || r != nil {
+			if r, err := decide(&rec, fingerprint, now.UTC()); err != nil || r != nil {
 				return Lease{}, r, err
 			}
 		case !errors.Is(err, ErrNotFound):
 			return Lease{}, nil, s.wrap("claim", err)
 		}
-		until := now.Add(s.opts.Lease)
-		var attempts int32
-		err = s.pool.QueryRow(ctx, claim, key, int64(token), until, now, until.Add(s.opts.AbandonAfter), fingerprint).Scan(&attempts)
+		var until time.Time
+		err = s.pool.QueryRow(ctx, claim, key, int64(token), s.clock(), leaseMicros, abandonMicros, fingerprint).Scan(&until)
 		if err == nil {
-			return Lease{Key: key, Token: token, Until: until}, nil, nil
+			return Lease{Key: key, Token: token, Until: until.UTC()}, nil, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			s.abandonClaim(ctx, key, token)
@@ -373,11 +408,11 @@ func (s *PGStore) finish(ctx context.Context, l Lease, st State, resp Response) 
 		return err
 	}
 	defer cancel()
-	now := s.now()
 	tag, err := s.pool.Exec(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
-		updated_at = $4, expires_at = $5, status = $6, content_type = $7, body = $8
+		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
+		FROM (SELECT `+sqlNow(4)+` AS now) c
 		WHERE key = $1 AND state = 1 AND token = $2`,
-		l.Key, int64(l.Token), int16(st), now, now.Add(s.opts.Retention), int32(resp.Status), pgText(resp.ContentType), resp.Body)
+		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body)
 	if err != nil {
 		return s.wrap("finish", err)
 	}
@@ -424,8 +459,7 @@ func (s *PGStore) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	defer cancel()
-	now := s.now()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > $3))`, key, force, now)
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
 	if err != nil {
 		return s.wrap("delete", err)
 	}
@@ -436,7 +470,8 @@ func (s *PGStore) delete(ctx context.Context, key string, force bool) error {
 	switch {
 	case err != nil:
 		return err
-	case !force && rec.State == InFlight && now.Before(rec.LeaseUntil):
+	case !force && rec.State == InFlight:
+		// The statement found its lease running, by the database's clock.
 		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
 	}
 	// Claimed again between the two statements; the operator may retry.
@@ -556,8 +591,8 @@ func (s *PGStore) Prune(ctx context.Context, limit int) (int, error) {
 	}
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key IN (
-		SELECT key FROM `+s.table+` WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-		s.now(), limit)
+		SELECT key FROM `+s.table+` WHERE expires_at <= `+sqlNow(1)+` ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+		s.clock(), limit)
 	if err != nil {
 		return 0, s.wrap("prune", err)
 	}

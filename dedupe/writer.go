@@ -34,6 +34,11 @@ package dedupe
 // again from the start. Op functions therefore only read and write through
 // the transaction they are given and set their results afresh on each run.
 //
+// A caller waits for its answer only until its context ends (write): an op
+// whose caller has gone by the time the writer runs it is skipped, and one
+// caught in a commit that does not return (a stuck fsync) takes effect, or
+// not, with that commit, whoever still waits for it.
+//
 // Readers never wait for the writer: they run in their own read
 // transactions on the last committed state. They do wait, shortly, while
 // the map is grown (Store.mu).
@@ -49,16 +54,24 @@ import (
 )
 
 type op struct {
+	ctx  context.Context
 	fn   lmdb.TxnOp
 	err  error
-	done chan error
+	done chan error // buffered: the writer never waits for a caller
 }
 
-// write hands fn to the writer and waits for the commit that holds it. Once
-// queued, an op is always waited for: abandoning it on ctx cancellation
-// could leave the caller ignorant of a claim it made.
+// write hands fn to the writer and waits for the commit that holds it, or
+// for ctx to end, whichever comes first: a disk whose fsync never returns
+// must not hold every caller forever. A caller that gives up is answered
+// ctx's error, and its op:
+//   - if the writer has not received it, never runs;
+//   - if the writer receives it after ctx ended, is skipped (runBatch);
+//   - if it is already in the commit under way, takes effect with that
+//     commit, unknown to its caller. A claim made so is held by nobody and
+//     expires with its lease, as one left by a crash does; a complete,
+//     fail or release that lands late records what its caller meant.
 func (s *Store) write(ctx context.Context, fn lmdb.TxnOp) error {
-	o := &op{fn: fn, done: make(chan error, 1)}
+	o := &op{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	s.queued.Add(1) // the writer takes it off when it receives o
 	select {
 	case s.ops <- o:
@@ -69,7 +82,17 @@ func (s *Store) write(ctx context.Context, fn lmdb.TxnOp) error {
 		s.queued.Add(-1)
 		return ctx.Err()
 	}
-	return <-o.done
+	select {
+	case err := <-o.done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-o.done: // answered at the same moment: that stands
+			return err
+		default:
+		}
+		return fmt.Errorf("dedupe: gave up waiting for the commit (the write may still take effect): %w", ctx.Err())
+	}
 }
 
 func (s *Store) writeLoop() {
@@ -166,6 +189,12 @@ func (s *Store) runBatch(batch []*op) error {
 	}
 	return s.env.UpdateLocked(func(txn *lmdb.Txn) error {
 		for _, o := range batch {
+			if err := o.ctx.Err(); err != nil {
+				// Its caller has given up (or is about to): a write
+				// nobody waits for must not be made.
+				o.err = err
+				continue
+			}
 			o.err = txn.Sub(o.fn)
 			if isErrno(o.err, lmdb.MapFull) {
 				return o.err

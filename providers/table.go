@@ -49,4 +49,7 @@ type Env struct {
 	// before the forward (a confirmation call) needs the lease to cover
 	// both.
 	Lease, DispatchTimeout time.Duration
+	// StoreCalls is the store's share of a lease: the rest of the claim
+	// call and the record of the answer, each bounded by the store timeout.
+	StoreCalls time.Duration
 }

@@ -15,7 +15,8 @@ import (
 // TestFullDiskAnswers503AndRecovers fills the disk under a running receiver:
 // a delivery whose claim cannot be written gets 503 with Retry-After (the
 // provider retries), reaches nobody and leaves no claim behind; /readyz says
-// the store cannot write; once space returns, the provider's retry of that
+// the store cannot write; the provider is told no more than "store
+// unavailable"; once space returns, the provider's retry of that
 // same event is forwarded.
 func TestFullDiskAnswers503AndRecovers(t *testing.T) {
 	var dir string
@@ -39,6 +40,8 @@ func TestFullDiskAnswers503AndRecovers(t *testing.T) {
 		case http.StatusServiceUnavailable:
 			refused = id
 			require.NotEmpty(t, r.header.Get("Retry-After"))
+			// The storage detail is for the log, never for the provider.
+			require.JSONEq(t, `{"error":"store unavailable"}`, r.body)
 		default:
 			t.Fatalf("%s: unexpected %d %s", id, r.status, r.body)
 		}

@@ -23,6 +23,11 @@ var (
 	// ErrShuttingDown: the server is stopping and the delivery could not be
 	// forwarded before the grace period ran out; its key was released.
 	ErrShuttingDown = errors.New("webhookd is shutting down, retry later")
+	// ErrStoreUnavailable: the dedupe store could not answer (full disk,
+	// I/O error, database down, or Config.StoreTimeout passed). It is all a
+	// provider is told of a store failure: the cause, which can name files,
+	// hosts or system errors, goes to the log.
+	ErrStoreUnavailable = errors.New("store unavailable")
 )
 
 // outcome names what became of a delivery, for logs and metrics. The set is
@@ -59,26 +64,52 @@ func Outcomes() []string {
 // (docs/contract.md, "What a provider's delivery gets back"). Rows are checked in
 // order.
 func classify(err error) (int, outcome) {
-	for _, row := range statusTable {
-		for _, target := range row.errs {
-			if errors.Is(err, target) {
-				return row.status, row.outcome
-			}
-		}
-	}
-	return http.StatusInternalServerError, OutcomeError
+	row := lookup(err)
+	return row.status, row.outcome
 }
 
-var statusTable = []struct {
+// publicMessage is the text a provider is answered for err, and whether it
+// hides err's own text (which then belongs in the log).
+func publicMessage(err error) (msg string, hidden bool) {
+	row := lookup(err)
+	switch {
+	case row.status == http.StatusInternalServerError:
+		return http.StatusText(row.status), true
+	case row.say != nil:
+		return row.say.Error(), true
+	case err == nil:
+		return http.StatusText(row.status), false
+	}
+	return err.Error(), false
+}
+
+type statusRow struct {
 	errs    []error
 	status  int
 	outcome outcome
-}{
-	{[]error{ErrUnknownProvider}, http.StatusNotFound, OutcomeNotFound},
-	{[]error{ErrTooLarge}, http.StatusRequestEntityTooLarge, OutcomeTooLarge},
-	{[]error{providers.ErrUnauthorized, providers.ErrMismatch}, http.StatusUnauthorized, OutcomeUnauthorized},
-	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest},
-	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch},
-	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict},
-	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, dedupe.ErrUnavailable, dedupe.ErrClosed, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable},
+	// say, if set, is answered instead of the error's own text.
+	say error
+}
+
+func lookup(err error) statusRow {
+	for _, row := range statusTable {
+		for _, target := range row.errs {
+			if errors.Is(err, target) {
+				return row
+			}
+		}
+	}
+	return statusRow{status: http.StatusInternalServerError, outcome: OutcomeError}
+}
+
+var statusTable = []statusRow{
+	{[]error{ErrUnknownProvider}, http.StatusNotFound, OutcomeNotFound, nil},
+	{[]error{ErrTooLarge}, http.StatusRequestEntityTooLarge, OutcomeTooLarge, nil},
+	{[]error{providers.ErrUnauthorized, providers.ErrMismatch}, http.StatusUnauthorized, OutcomeUnauthorized, nil},
+	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil},
+	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil},
+	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
+	// Store errors carry storage detail (errno text, paths, hosts).
+	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable},
 }

@@ -31,11 +31,34 @@ func TestClassify(t *testing.T) {
 		{fmt.Errorf("%w: disk full", dedupe.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},
 		{dedupe.ErrClosed, http.StatusServiceUnavailable, OutcomeUnavailable},
 		{fmt.Errorf("%w: timeout", providers.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},
+		{fmt.Errorf("%w: %w", ErrStoreUnavailable, errors.New("deadline")), http.StatusServiceUnavailable, OutcomeUnavailable},
 		{errors.New("surprise"), http.StatusInternalServerError, OutcomeError},
 	}
 	for _, tt := range tests {
 		status, out := classify(tt.err)
 		require.Equal(t, tt.status, status, tt.err.Error())
 		require.Equal(t, tt.out, out, tt.err.Error())
+	}
+}
+
+// TestPublicMessageHidesStorageDetail: what the store says about its disk,
+// files or database stays in the log; a provider reads a fixed message.
+func TestPublicMessageHidesStorageDetail(t *testing.T) {
+	tests := []struct {
+		err    error
+		msg    string
+		hidden bool
+	}{
+		{fmt.Errorf("%w: mdb_txn_commit: no space left on device", dedupe.ErrUnavailable), "store unavailable", true},
+		{fmt.Errorf("%w: /var/lib/webhookd: closed", dedupe.ErrClosed), "store unavailable", true},
+		{fmt.Errorf("%w: %w", ErrStoreUnavailable, errors.New("context deadline exceeded")), "store unavailable", true},
+		{errors.New("surprise at /var/lib"), "Internal Server Error", true},
+		{dedupe.ErrInFlight, dedupe.ErrInFlight.Error(), false},
+		{ErrDownstreamUnavailable, ErrDownstreamUnavailable.Error(), false},
+	}
+	for _, tt := range tests {
+		msg, hidden := publicMessage(tt.err)
+		require.Equal(t, tt.msg, msg, tt.err.Error())
+		require.Equal(t, tt.hidden, hidden, tt.err.Error())
 	}
 }

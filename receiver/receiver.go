@@ -1,10 +1,10 @@
 package receiver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -101,6 +101,10 @@ type Config struct {
 	// MaxBodyBytes bounds a delivery's body (413 beyond it).
 	MaxBodyBytes int64
 	FailedPolicy FailedPolicy
+	// StoreTimeout bounds each store call of a delivery (claim, complete,
+	// fail, release) and the /readyz probe: a call that runs out answers
+	// 503 with Retry-After. DefaultStoreTimeout if zero.
+	StoreTimeout time.Duration
 	// RetryAfter is the Retry-After sent with 503 answers.
 	RetryAfter time.Duration
 	Logger     *slog.Logger
@@ -137,6 +141,10 @@ func New(cfg Config) (http.Handler, error) {
 	default:
 		return nil, errors.New("receiver: FailedPolicy must be replay or retry")
 	}
+	if cfg.StoreTimeout <= 0 {
+		cfg.StoreTimeout = DefaultStoreTimeout
+	}
+	cfg.Store = boundedStore{Store: cfg.Store, timeout: cfg.StoreTimeout}
 	if cfg.RetryAfter <= 0 {
 		cfg.RetryAfter = 30 * time.Second
 	}
@@ -198,7 +206,8 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	// From here on the store's writes must finish even if the provider
 	// hangs up: a claim left behind would block the event until its lease
-	// passes. They run on a context the request's end does not cancel.
+	// passes. They run on a context the request's end does not cancel;
+	// each is bounded by StoreTimeout instead (boundedStore).
 	storeCtx := context.WithoutCancel(r.Context())
 	lease, rec, err := h.Store.Claim(storeCtx, d.Key, ev.Fingerprint)
 	switch {
@@ -302,26 +311,48 @@ func checkEvent(ev providers.Event) error {
 	return nil
 }
 
+// firstBodyBuffer is how much readBody sets aside before a byte has
+// arrived: most provider events fit in it.
+const firstBodyBuffer = 4 << 10
+
+// readBody reads the body, up to limit bytes. A Content-Length over the
+// limit is refused before reading. Otherwise the buffer grows with the bytes
+// that arrive, doubling up to limit: the announced length is the client's
+// word, and sizing the buffer from it would let unauthenticated connections
+// that send nothing hold limit bytes each for the whole read timeout.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	if r.ContentLength > limit {
 		return nil, ErrTooLarge
 	}
-	// One allocation when the length is announced, instead of ReadAll's
-	// doubling from 512 bytes.
-	var buf bytes.Buffer
-	if r.ContentLength > 0 {
-		buf.Grow(int(r.ContentLength) + bytes.MinRead)
+	size := int64(firstBodyBuffer)
+	if r.ContentLength >= 0 && r.ContentLength < size {
+		// One byte more than announced, so the read that sees EOF needs
+		// no second buffer.
+		size = r.ContentLength + 1
 	}
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, limit))
-	body := buf.Bytes()
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return nil, ErrTooLarge
+	buf := make([]byte, 0, min(size, limit+1))
+	body := http.MaxBytesReader(w, r.Body, limit)
+	for {
+		if len(buf) == cap(buf) {
+			// Room for limit+1 at most: MaxBytesReader fails the read
+			// past the limit.
+			next := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
+			copy(next, buf)
+			buf = next
+		}
+		n, err := body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		var tooLarge *http.MaxBytesError
+		switch {
+		case err == nil:
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case errors.As(err, &tooLarge):
+			return nil, ErrTooLarge
+		default:
+			return nil, errors.Join(providers.ErrMalformed, err)
+		}
 	}
-	if err != nil {
-		return nil, errors.Join(providers.ErrMalformed, err)
-	}
-	return body, nil
 }
 
 func (h *handler) record(ctx context.Context, d *delivery, err error) {
@@ -373,10 +404,17 @@ func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedup
 		w.Header().Set("Retry-After", retryAfter(wait))
 	case http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", retryAfter(h.RetryAfter))
-	case http.StatusInternalServerError:
-		h.Logger.Error("delivery failed", "provider", d.Provider, "key", d.Key, "error", err.Error())
 	}
-	writeError(w, status, err)
+	msg, hidden := publicMessage(err)
+	if hidden {
+		level := slog.LevelWarn
+		if status == http.StatusInternalServerError {
+			level = slog.LevelError
+		}
+		h.Logger.LogAttrs(context.Background(), level, "delivery failed",
+			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
+	}
+	writeError(w, status, msg)
 }
 
 // markRejection names who refused the delivery when d.Status is a 4xx (see
@@ -396,14 +434,10 @@ func retryAfter(d time.Duration) string {
 	return strconv.FormatInt(secs, 10)
 }
 
-// writeError answers with a small JSON error. Messages come from sentinel
-// errors, which never carry secrets, signatures or bodies; a 500 says
-// nothing more than its status.
-func writeError(w http.ResponseWriter, status int, err error) {
-	msg := http.StatusText(status)
-	if status != http.StatusInternalServerError && err != nil {
-		msg = err.Error()
-	}
+// writeError answers with a small JSON error. Its message comes from
+// publicMessage, which never passes on secrets, signatures, bodies or
+// storage detail.
+func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)

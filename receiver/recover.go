@@ -33,7 +33,7 @@ func (h *handler) recoverer(next http.Handler) http.Handler {
 				slog.String("panic", fmt.Sprint(p)),
 				slog.String("stack", string(debug.Stack())))
 			if !tw.wroteHeader {
-				writeError(tw, http.StatusInternalServerError, nil)
+				writeError(tw, http.StatusInternalServerError, http.StatusText(http.StatusInternalServerError))
 			}
 		}()
 		next.ServeHTTP(tw, r)

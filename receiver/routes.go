@@ -3,7 +3,6 @@ package receiver
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/go-chi/chi/v5"
 )
@@ -30,11 +29,12 @@ func (h *handler) healthz(w http.ResponseWriter, r *http.Request) {
 // readyz answers 200 only when the store can be read and written.
 func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 	if h.Ready != nil {
-		ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), h.StoreTimeout)
 		defer cancel()
 		if err := h.Ready(ctx); err != nil {
 			h.Logger.Warn("not ready", "error", err.Error())
-			writeError(w, http.StatusServiceUnavailable, err)
+			// The cause is logged; the route is public, like the provider's.
+			writeError(w, http.StatusServiceUnavailable, ErrStoreUnavailable.Error())
 			return
 		}
 	}

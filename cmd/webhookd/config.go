@@ -28,11 +28,12 @@ type config struct {
 	DataDir           string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
 	DownstreamURL     string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
 	CaptureDir        string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
-	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
+	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT plus twice WEBHOOKD_STORE_TIMEOUT)"`
 	Retention         time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
 	MaxBodyBytes      int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
 	DispatchTimeout   time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
 	DispatchRetries   int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
+	StoreTimeout      time.Duration `envconfig:"STORE_TIMEOUT" default:"5s" desc:"bound on each store call of a delivery (claim, record, release) and on /readyz; a call that runs out answers 503 with Retry-After"`
 	FailedPolicy      string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
 	Store             string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
 	PostgresDSN       string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
@@ -129,8 +130,11 @@ func (c *config) check() error {
 		return v("DISPATCH_TIMEOUT", "must be positive")
 	case c.DispatchRetries < 0:
 		return v("DISPATCH_RETRIES", "must not be negative")
-	case c.Lease <= c.DispatchTimeout:
-		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice", c.Lease, c.DispatchTimeout)
+	case c.StoreTimeout <= 0:
+		return v("STORE_TIMEOUT", "must be positive")
+	case c.Lease <= c.DispatchTimeout+c.leaseStoreCalls():
+		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus twice WEBHOOKD_STORE_TIMEOUT (%s), or a slow forward could be taken over and sent twice",
+			c.Lease, c.DispatchTimeout, c.StoreTimeout)
 	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":
 		return v("FAILED_POLICY", "%q is not replay or retry", c.FailedPolicy)
 	case c.MapSize <= 0:
@@ -168,7 +172,7 @@ func (c *config) check() error {
 	default:
 		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
 	}
-	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout}
+	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls()}
 	for _, p := range c.providers {
 		if err := p.settings.Check(env); err != nil {
 			return err
@@ -176,6 +180,13 @@ func (c *config) check() error {
 	}
 	return nil
 }
+
+// leaseStoreCalls is the store's share of a lease: it starts as the claim
+// takes effect, so the rest of the claim call, then the record of the
+// answer (complete, fail or release), may each take up to StoreTimeout while
+// it is held. A record that lands after the lease could follow a second
+// node's forward.
+func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 
 // checkServe adds what only serve requires.
 func (c *config) checkServe() error {

@@ -27,8 +27,9 @@ func TestMidtransConfigErrors(t *testing.T) {
 		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
 			"WEBHOOKD_MIDTRANS_API_URL: the server key is a sandbox key"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true",
-			"WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com", "WEBHOOKD_LEASE": "12s"},
-			"WEBHOOKD_LEASE: 12s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus the Midtrans status check"},
+			"WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com", "WEBHOOKD_LEASE": "13s",
+			"WEBHOOKD_STORE_TIMEOUT": "1s"},
+			"WEBHOOKD_LEASE: 13s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus the Midtrans status check (5s) plus the store's calls (2s, twice WEBHOOKD_STORE_TIMEOUT)"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key + " "}, "WEBHOOKD_MIDTRANS_SERVER_KEY: has leading or trailing white space"},
 		{map[string]string{"WEBHOOKD_XENDIT_CALLBACK_TOKENS": "a,,b"}, "WEBHOOKD_XENDIT_CALLBACK_TOKENS: "},
 	}

@@ -23,8 +23,15 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WEBHOOKD_LEASE": "soon"}, "WEBHOOKD_LEASE: cannot parse"},
 		{map[string]string{"WEBHOOKD_LEASE": "10s"}, "WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT"},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "90s"}, "WEBHOOKD_LEASE: "},
+		// The lease must also cover the store calls made while it is held:
+		// the end of the claim and the record, WEBHOOKD_STORE_TIMEOUT each.
+		{map[string]string{"WEBHOOKD_LEASE": "11s"}, "WEBHOOKD_LEASE: 11s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (5s)"},
+		{map[string]string{"WEBHOOKD_LEASE": "20s"}, "WEBHOOKD_LEASE: 20s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (5s)"},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "25s"}, "WEBHOOKD_LEASE: 1m0s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (25s)"},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "0s"}, "WEBHOOKD_DISPATCH_TIMEOUT: must be positive"},
 		{map[string]string{"WEBHOOKD_DISPATCH_RETRIES": "-1"}, "WEBHOOKD_DISPATCH_RETRIES: "},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "0s"}, "WEBHOOKD_STORE_TIMEOUT: must be positive"},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "soon"}, "WEBHOOKD_STORE_TIMEOUT: cannot parse"},
 		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "1MB"}, "WEBHOOKD_MAX_BODY_BYTES: cannot parse"},
 		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "0"}, "WEBHOOKD_MAX_BODY_BYTES: must be positive"},
 		{map[string]string{"WEBHOOKD_RETENTION": "-1h"}, "WEBHOOKD_RETENTION: "},
@@ -72,7 +79,16 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 5*time.Minute, providerSettings[*stripe.Settings](t, c, "stripe").Tolerance)
 	require.Equal(t, 168*time.Hour, c.Retention)
 	require.Equal(t, 10*time.Second, c.DispatchTimeout)
+	require.Equal(t, 5*time.Second, c.StoreTimeout)
 	require.Equal(t, 10*time.Second, c.ShutdownGrace, "defaults to the dispatch timeout")
+}
+
+func TestLeaseJustLongerThanItsCallsIsAccepted(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_LEASE", "21s")
+	c, err := loadConfig()
+	require.NoError(t, err, "10s forwarding and two 5s store calls fit in 21s")
+	require.Equal(t, 21*time.Second, c.Lease)
 }
 
 func TestEmptyVariableMeansDefault(t *testing.T) {
@@ -95,7 +111,7 @@ func TestHelpListsEveryVariable(t *testing.T) {
 		for _, v := range []string{"WEBHOOKD_ADDR", "WEBHOOKD_DATA_DIR", "WEBHOOKD_DOWNSTREAM_URL", "WEBHOOKD_STRIPE_SECRETS",
 			"WEBHOOKD_STRIPE_TOLERANCE", "WEBHOOKD_MIDTRANS_SERVER_KEY", "WEBHOOKD_XENDIT_CALLBACK_TOKENS", "WEBHOOKD_LEASE",
 			"WEBHOOKD_RETENTION", "WEBHOOKD_MAX_BODY_BYTES", "WEBHOOKD_DISPATCH_TIMEOUT", "WEBHOOKD_DISPATCH_RETRIES",
-			"WEBHOOKD_FAILED_POLICY", "WEBHOOKD_STORE", "WEBHOOKD_POSTGRES_DSN"} {
+			"WEBHOOKD_FAILED_POLICY", "WEBHOOKD_STORE", "WEBHOOKD_POSTGRES_DSN", "WEBHOOKD_STORE_TIMEOUT"} {
 			require.Contains(t, out.String(), v)
 		}
 		require.Contains(t, out.String(), "168h")

@@ -110,6 +110,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		Ready:        store.Ping,
 		Metrics:      met.Handler(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
+		StoreTimeout: cfg.StoreTimeout,
 		FailedPolicy: receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:       log,
 		OnDelivery:   met.ObserveDelivery,

@@ -254,7 +254,7 @@ func TestSIGTERMGraceRunsOutReleasesTheKeyAndAnswers503(t *testing.T) {
 
 func TestSecondSignalExitsAtOnce(t *testing.T) {
 	core := newHeld(t)
-	p := start(t, core.URL, "WEBHOOKD_SHUTDOWN_GRACE=50s", "WEBHOOKD_DISPATCH_TIMEOUT=50s", "WEBHOOKD_LEASE=60s")
+	p := start(t, core.URL, "WEBHOOKD_SHUTDOWN_GRACE=50s", "WEBHOOKD_DISPATCH_TIMEOUT=50s", "WEBHOOKD_LEASE=70s")
 	go p.deliver("evt_forever")
 	core.waitArrival(t)
 

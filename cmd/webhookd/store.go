@@ -59,7 +59,7 @@ func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal 
 	}
 	ctx, cancel := context.WithTimeout(ctx, postgresOpenTimeout)
 	defer cancel()
-	shared, err := dedupe.OpenPostgres(ctx, cfg.PostgresDSN, dedupe.PostgresOptions{Options: opts})
+	shared, err := dedupe.OpenPostgres(ctx, cfg.PostgresDSN, dedupe.PostgresOptions{Options: opts, OpTimeout: cfg.StoreTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("%s_POSTGRES_DSN: %w", envPrefix, err)
 	}

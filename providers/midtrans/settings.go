@@ -53,10 +53,10 @@ func (s *Settings) Check(env providers.Env) error {
 		// Sandbox transactions are unknown to the production API: every
 		// notification would be refused.
 		return v("MIDTRANS_API_URL", "the server key is a sandbox key (SB-...); set https://api.sandbox.midtrans.com")
-	case env.Lease <= env.DispatchTimeout+DefaultStatusTimeout:
+	case env.Lease <= env.DispatchTimeout+DefaultStatusTimeout+env.StoreCalls:
 		// The status call runs under the claim, before the forward.
-		return v("LEASE", "%s must be longer than %s (%s) plus the Midtrans status check (%s), or a slow delivery could be taken over and sent twice",
-			env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultStatusTimeout)
+		return v("LEASE", "%s must be longer than %s (%s) plus the Midtrans status check (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
+			env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultStatusTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
 	}
 	return nil
 }
