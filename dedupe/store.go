@@ -160,7 +160,10 @@ type Store struct {
 	commitHook atomic.Pointer[func() error]
 }
 
-// Open opens (creating if needed) the store in dir.
+// Open opens (creating if needed) the store in dir. It refuses, with an
+// error wrapping ErrDamaged, a data file shorter than its header says, an
+// empty one, and a missing one in a directory that held a store (Open
+// leaves a marker file beside data.mdb to know).
 func Open(dir string, opts Options) (*Store, error) {
 	opts.setDefaults()
 	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
@@ -172,12 +175,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("dedupe: create data dir: %w", err)
 	}
+	// Before LMDB maps the file: a truncated one is mapped without complaint
+	// and kills the process with SIGBUS at the first read past its end.
+	if _, err := verifyFile(dir); err != nil {
+		return nil, err
+	}
 	env, err := lmdb.NewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
 	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), quit: make(chan struct{})}
 	if err := s.open(dir); err != nil {
+		env.Close()
+		return nil, err
+	}
+	// From now on a missing or empty data.mdb here is damage, not a new
+	// store (verifyFile).
+	if err := writeMarker(dir); err != nil {
 		env.Close()
 		return nil, err
 	}

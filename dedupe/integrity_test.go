@@ -1,0 +1,109 @@
+package dedupe
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// seedSized writes n COMPLETED records with 1 KiB bodies into a new store
+// in dir and closes it, so that data.mdb spans many pages.
+func seedSized(t *testing.T, dir string, n int) {
+	t.Helper()
+	s, err := Open(dir, Options{NoSync: true, PruneInterval: -1})
+	require.NoError(t, err)
+	for i := range n {
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp")
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(ctx, l, Response{Status: 200, Body: bytes.Repeat([]byte{'x'}, 1024)}))
+	}
+	require.NoError(t, s.Close())
+}
+
+// TestOpenRefusesADamagedDataFile: a store whose data.mdb was truncated,
+// emptied, overwritten or removed is refused at Open, with one line naming
+// the file and the way back (a backup). Before, a truncated file opened and
+// the first read past its end was SIGBUS; an empty or missing one became a
+// new store, and every acknowledged event was forwarded again.
+func TestOpenRefusesADamagedDataFile(t *testing.T) {
+	tests := []struct {
+		name   string
+		damage func(t *testing.T, path string)
+		want   string
+	}{
+		{"truncated to half", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			require.NoError(t, os.Truncate(path, fi.Size()/2))
+		}, "is truncated"},
+		{"truncated to one page", func(t *testing.T, path string) {
+			require.NoError(t, os.Truncate(path, 4096))
+		}, "meta page 1 is cut short"},
+		{"truncated to zero", func(t *testing.T, path string) {
+			require.NoError(t, os.Truncate(path, 0))
+		}, "is empty (0 bytes)"},
+		{"zeroed", func(t *testing.T, path string) {
+			fi, err := os.Stat(path)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, make([]byte, fi.Size()), 0o640))
+		}, "is not a readable LMDB file"},
+		{"missing, marker present", func(t *testing.T, path string) {
+			require.NoError(t, os.Remove(path))
+		}, "is missing, but this directory held a store"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			seedSized(t, dir, 300)
+			path := filepath.Join(dir, dataFile)
+			tt.damage(t, path)
+			before, _ := os.ReadFile(path)
+
+			_, err := Open(dir, Options{PruneInterval: -1})
+			require.ErrorIs(t, err, ErrDamaged)
+			msg := err.Error()
+			require.Contains(t, msg, tt.want)
+			require.Contains(t, msg, path)
+			require.Contains(t, msg, "webhookd backup")
+			require.NotContains(t, msg, "\n")
+
+			after, _ := os.ReadFile(path)
+			require.Equal(t, before, after, "the damaged file is left as it was")
+			_, err = OpenExisting(dir, Options{PruneInterval: -1})
+			require.Error(t, err, "webhookd keys refuses it too")
+		})
+	}
+}
+
+// TestMarkerSaysTheDirectoryHeldAStore: Open leaves the marker; a healthy
+// store, a backup of it and a new directory all open; removing the marker
+// with data.mdb starts afresh on purpose.
+func TestMarkerSaysTheDirectoryHeldAStore(t *testing.T) {
+	dir := t.TempDir()
+	seedSized(t, dir, 300)
+	_, err := os.Stat(filepath.Join(dir, markerFile))
+	require.NoError(t, err, "Open wrote the marker")
+
+	s, err := Open(dir, Options{PruneInterval: -1})
+	require.NoError(t, err, "a healthy store opens")
+	bk := filepath.Join(t.TempDir(), "bk")
+	require.NoError(t, s.Backup(bk))
+	require.NoError(t, s.Close())
+	b, err := Open(bk, Options{PruneInterval: -1})
+	require.NoError(t, err, "a compacted backup passes the size check")
+	st, err := b.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 300, st[Completed])
+	require.NoError(t, b.Close())
+
+	for _, f := range []string{dataFile, markerFile} {
+		require.NoError(t, os.Remove(filepath.Join(dir, f)))
+	}
+	s, err = Open(dir, Options{PruneInterval: -1})
+	require.NoError(t, err, "no marker, no data: a new store")
+	require.NoError(t, s.Close())
+}
