@@ -22,6 +22,20 @@ import (
 // mn_ksize is the key's length and whose flags are 0 is the record's.
 func damageValueLength(t *testing.T, dir, key string) {
 	t.Helper()
+	editRecordNode(t, dir, key, func(node []byte) { copy(node[:4], []byte{0xff, 0xff, 0xff, 0xff}) })
+}
+
+// flipValueByte sets byte off of key's value in the data file of the closed
+// store in dir to b, as a bit flip on disk would.
+func flipValueByte(t *testing.T, dir, key string, off int, b byte) {
+	t.Helper()
+	editRecordNode(t, dir, key, func(node []byte) { node[8+len(key)+off] = b })
+}
+
+// editRecordNode calls edit with every copy of key's node in the records
+// B-tree (header, key, value) in the data file of the closed store in dir.
+func editRecordNode(t *testing.T, dir, key string, edit func(node []byte)) {
+	t.Helper()
 	path := filepath.Join(dir, dataFile)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
@@ -36,7 +50,7 @@ func damageValueLength(t *testing.T, dir, key string) {
 		if i < 8 || binary.LittleEndian.Uint16(b[i-2:]) != uint16(len(key)) || binary.LittleEndian.Uint16(b[i-4:]) != 0 {
 			continue
 		}
-		copy(b[i-8:i-4], []byte{0xff, 0xff, 0xff, 0xff})
+		edit(b[i-8:])
 		n++
 	}
 	require.NotZero(t, n, "no node of %s in %s", key, path)
