@@ -166,17 +166,154 @@ func checkMeta(path string) error {
 		return damaged(path, "is not a readable LMDB file (%d bytes): %v", size, err)
 	}
 	ps := uint64(meta.PageSize)
-	need := (meta.LastPage + 1) * ps
-	if uint64(size) < need {
-		return damaged(path, "is truncated: %d bytes, but its header (transaction %d) uses %d pages of %d bytes, %d bytes",
-			size, meta.TxnID, meta.LastPage+1, ps, need)
-	}
 	for _, root := range []uint64{meta.MainRoot, meta.FreeRoot} {
 		if root != lmdbInvalidPage && root > meta.LastPage {
 			return damaged(path, "has a tree root at page %d, past its last page %d", root, meta.LastPage)
 		}
 	}
+	need := (meta.LastPage + 1) * ps
+	if uint64(size) >= need {
+		return nil
+	}
+	// LMDB does not write a page that a transaction allocated and freed
+	// again (a "loose" page), so a healthy file may end before its last
+	// page when the pages past the end are all free. Anything else there is
+	// lost data.
+	have := uint64(size) / ps
+	free, err := freeTail(path, meta, have)
+	if err == nil {
+		for p := have; p <= meta.LastPage; p++ {
+			if !free[p] {
+				err = fmt.Errorf("page %d is in use", p)
+				break
+			}
+		}
+	}
+	if err != nil {
+		return damaged(path, "is truncated: %d bytes, but its header (transaction %d) uses %d pages of %d bytes, %d bytes (%v)",
+			size, meta.TxnID, meta.LastPage+1, ps, need, err)
+	}
 	return nil
+}
+
+// Page and node layout (mdb.c): after the page header, lower/upper
+// delimit an array of uint16 node offsets; a node is lo, hi, flags, ksize
+// (uint16 each), key, value. A branch node's child page is lo|hi<<16|
+// flags<<32; a leaf's value size is lo|hi<<16, and with F_BIGDATA the
+// value is the number of its first overflow page, whose header's
+// lower/upper field holds the count of pages it spans. The free-space
+// tree maps a transaction id to a list of page numbers, its count first.
+const (
+	lmdbPBranch   = 0x01
+	lmdbPLeaf     = 0x02
+	lmdbPOverflow = 0x04
+	lmdbFBigData  = 0x01
+	lmdbMaxDepth  = 32
+)
+
+// freeTail reads the free-space tree of the data file at path with plain
+// file I/O and returns the free page numbers at or after page from. It
+// fails if a page of the tree itself lies at or after from (cut off) or
+// does not parse.
+func freeTail(path string, meta lmdbMeta, from uint64) (map[uint64]bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ps := uint64(meta.PageSize)
+	le := binary.LittleEndian
+	free := map[uint64]bool{}
+	read := func(pgno, n uint64) ([]byte, error) {
+		if pgno >= from || pgno+n > from {
+			return nil, fmt.Errorf("free-space tree page %d is past the end", pgno)
+		}
+		b := make([]byte, n*ps)
+		if _, err := f.ReadAt(b, int64(pgno*ps)); err != nil {
+			return nil, err
+		}
+		return b, nil
+	}
+	addList := func(v []byte) error {
+		if len(v) < 8 || uint64(len(v)) < 8*(le.Uint64(v)+1) {
+			return errors.New("free-space list does not parse")
+		}
+		for i, n := uint64(1), le.Uint64(v); i <= n; i++ {
+			if p := le.Uint64(v[8*i:]); p >= from {
+				free[p] = true
+			}
+		}
+		return nil
+	}
+	seen := map[uint64]bool{}
+	var walk func(pgno uint64, depth int) error
+	walk = func(pgno uint64, depth int) error {
+		if depth > lmdbMaxDepth || seen[pgno] {
+			return errors.New("free-space tree has a cycle")
+		}
+		seen[pgno] = true
+		pg, err := read(pgno, 1)
+		if err != nil {
+			return err
+		}
+		flags, lower := le.Uint16(pg[10:]), uint64(le.Uint16(pg[12:]))
+		if lower < lmdbPageHeader || lower > ps {
+			return fmt.Errorf("free-space tree page %d does not parse", pgno)
+		}
+		for i := uint64(lmdbPageHeader); i < lower; i += 2 {
+			off := uint64(le.Uint16(pg[i:]))
+			if off+8 > ps {
+				return fmt.Errorf("free-space tree page %d does not parse", pgno)
+			}
+			node := pg[off:]
+			lo, hi, nf, ks := uint64(le.Uint16(node)), uint64(le.Uint16(node[2:])), le.Uint16(node[4:]), uint64(le.Uint16(node[6:]))
+			data := off + 8 + ks
+			switch {
+			case flags&lmdbPBranch != 0:
+				if err := walk(lo|hi<<16|uint64(nf)<<32, depth+1); err != nil {
+					return err
+				}
+			case flags&lmdbPLeaf != 0 && nf&lmdbFBigData != 0:
+				if data+8 > ps {
+					return fmt.Errorf("free-space tree page %d does not parse", pgno)
+				}
+				ov := le.Uint64(pg[data:])
+				head, err := read(ov, 1)
+				if err != nil {
+					return err
+				}
+				if le.Uint16(head[10:])&lmdbPOverflow == 0 {
+					return fmt.Errorf("page %d is not an overflow page", ov)
+				}
+				body, err := read(ov, uint64(le.Uint32(head[12:])))
+				if err != nil {
+					return err
+				}
+				size := lo | hi<<16
+				if lmdbPageHeader+size > uint64(len(body)) {
+					return fmt.Errorf("overflow page %d is too short", ov)
+				}
+				if err := addList(body[lmdbPageHeader : lmdbPageHeader+size]); err != nil {
+					return err
+				}
+			case flags&lmdbPLeaf != 0:
+				size := lo | hi<<16
+				if data+size > ps {
+					return fmt.Errorf("free-space tree page %d does not parse", pgno)
+				}
+				if err := addList(pg[data : data+size]); err != nil {
+					return err
+				}
+			default:
+				return fmt.Errorf("free-space tree page %d is neither branch nor leaf", pgno)
+			}
+		}
+		return nil
+	}
+	if meta.FreeRoot == lmdbInvalidPage {
+		return free, nil
+	}
+	return free, walk(meta.FreeRoot, 0)
 }
 
 func damaged(path, format string, args ...any) error {
