@@ -123,6 +123,11 @@ func decodeRecord(key string, buf []byte) (Record, error) {
 		fields[i] = p[w : w+int(n)]
 		p = p[w+int(n):]
 	}
+	if len(p) != 0 {
+		// encode writes nothing after the body: a length that says less
+		// than was written is damage, not a shorter field.
+		return Record{}, fmt.Errorf("%w: key %q: %d bytes after the last field", ErrCorrupt, key, len(p))
+	}
 	r.Fingerprint = string(fields[0])
 	r.Response.ContentType = string(fields[1])
 	if len(fields[2]) > 0 {

@@ -160,7 +160,10 @@ type Store struct {
 	commitHook atomic.Pointer[func() error]
 }
 
-// Open opens (creating if needed) the store in dir.
+// Open opens (creating if needed) the store in dir. It refuses, with an
+// error wrapping ErrDamaged, a data file shorter than its header says, an
+// empty one, and a missing one in a directory that held a store (Open
+// leaves a marker file beside data.mdb to know).
 func Open(dir string, opts Options) (*Store, error) {
 	opts.setDefaults()
 	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
@@ -172,12 +175,23 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("dedupe: create data dir: %w", err)
 	}
+	// Before LMDB maps the file: a truncated one is mapped without complaint
+	// and kills the process with SIGBUS at the first read past its end.
+	if _, err := verifyFile(dir); err != nil {
+		return nil, err
+	}
 	env, err := lmdb.NewEnv()
 	if err != nil {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
 	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), quit: make(chan struct{})}
 	if err := s.open(dir); err != nil {
+		env.Close()
+		return nil, err
+	}
+	// From now on a missing or empty data.mdb here is damage, not a new
+	// store (verifyFile).
+	if err := writeMarker(dir); err != nil {
 		env.Close()
 		return nil, err
 	}
@@ -267,9 +281,9 @@ func (s *Store) Close() error {
 		s.writerWG.Wait()
 		s.prunerWG.Wait()
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		s.closed = true
 		s.env.Close()
-		s.mu.Unlock()
 	})
 	return nil
 }
@@ -315,7 +329,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (Lease, *Rec
 		lease Lease
 		found *Record
 	)
-	err = s.write(ctx, func(txn *lmdb.Txn) error {
+	err = s.update(ctx, func(txn *lmdb.Txn) error {
 		lease, found = Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
 		cur, err := s.get(txn, key)
@@ -387,7 +401,7 @@ func (s *Store) finish(ctx context.Context, l Lease, st State, resp Response) er
 	if len(resp.Body) > MaxStoredBody {
 		resp.Body = resp.Body[:MaxStoredBody]
 	}
-	return s.write(ctx, func(txn *lmdb.Txn) error {
+	return s.update(ctx, func(txn *lmdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
@@ -406,7 +420,7 @@ func (s *Store) finish(ctx context.Context, l Lease, st State, resp Response) er
 // Release deletes the caller's IN_FLIGHT record so that the provider's next
 // delivery of the event is forwarded afresh.
 func (s *Store) Release(ctx context.Context, l Lease) error {
-	return s.write(ctx, func(txn *lmdb.Txn) error {
+	return s.update(ctx, func(txn *lmdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
@@ -434,7 +448,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 	if err := checkKey(key); err != nil {
 		return err
 	}
-	return s.write(ctx, func(txn *lmdb.Txn) error {
+	return s.update(ctx, func(txn *lmdb.Txn) error {
 		cur, err := s.get(txn, key)
 		switch {
 		case errors.Is(err, ErrCorrupt) && force:
@@ -490,7 +504,11 @@ type ListOptions struct {
 // List returns records in key order.
 func (s *Store) List(ctx context.Context, o ListOptions) ([]Record, error) {
 	var out []Record
-	err := s.view(func(txn *lmdb.Txn) error {
+	err := s.view(func(txn *lmdb.Txn) (err error) {
+		// A value LMDB cannot hand over panics in cur.Get, before its key
+		// is known: name the record by the last key read.
+		last := ""
+		defer recoverCorrupt(&err, func() string { return afterKey(last) })
 		cur, err := txn.OpenCursor(s.records)
 		if err != nil {
 			return err
@@ -508,6 +526,7 @@ func (s *Store) List(ctx context.Context, o ListOptions) ([]Record, error) {
 		}
 		for ; err == nil; k, v, err = cur.Get(nil, nil, lmdb.Next) {
 			key := string(k)
+			last = key
 			if key == o.After {
 				continue
 			}
@@ -577,7 +596,7 @@ var pingKey = []byte("\x00ping")
 // without touching the disk), so a disk too full or too broken to take a
 // claim fails Ping too.
 func (s *Store) Ping(ctx context.Context) error {
-	return s.write(ctx, func(txn *lmdb.Txn) error {
+	return s.update(ctx, func(txn *lmdb.Txn) error {
 		for _, dbi := range []lmdb.DBI{s.records, s.expiry} {
 			if err := txn.Put(dbi, pingKey, nil, 0); err != nil {
 				return err
@@ -590,7 +609,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	})
 }
 
-func (s *Store) get(txn *lmdb.Txn, key string) (Record, error) {
+func (s *Store) get(txn *lmdb.Txn, key string) (_ Record, err error) {
+	defer recoverCorrupt(&err, func() string { return fmt.Sprintf("key %q", key) })
 	v, err := txn.Get(s.records, []byte(key))
 	if lmdb.IsNotFound(err) {
 		return Record{}, ErrNotFound
@@ -629,9 +649,44 @@ func (s *Store) del(txn *lmdb.Txn, rec *Record) error {
 	return txn.Del(s.records, []byte(rec.Key), nil)
 }
 
-// view runs fn in a read transaction.
+// view runs fn in a read transaction. A panic inside fn is an unreadable
+// record (recoverCorrupt), and the transaction ends as for any error.
 func (s *Store) view(fn lmdb.TxnOp) error {
-	return s.read(func() error { return s.env.View(fn) })
+	return s.read(func() error { return s.env.View(guardTxn(fn)) })
+}
+
+// update runs fn as one op of the writer (writer.go), with the same guard
+// as view: a panic in the writer's goroutine would end the process.
+func (s *Store) update(ctx context.Context, fn lmdb.TxnOp) error {
+	return s.write(ctx, guardTxn(fn))
+}
+
+// guardTxn makes a panic in fn its error, so that the transaction is
+// aborted normally and the caller hears ErrCorrupt.
+func guardTxn(fn lmdb.TxnOp) lmdb.TxnOp {
+	return func(txn *lmdb.Txn) (err error) {
+		defer recoverCorrupt(&err, func() string { return "reading the store" })
+		return fn(txn)
+	}
+}
+
+// recoverCorrupt, deferred, turns a panic into an error wrapping
+// ErrCorrupt, what() naming the record. LMDB trusts the lengths it finds on
+// its pages (it keeps no checksums), and lmdb-go panics when one is out of
+// range as it copies the value ("gobytes: length out of range"): damage on
+// disk, to be answered as an error for that key, not a crash.
+func recoverCorrupt(err *error, what func() string) {
+	if r := recover(); r != nil {
+		*err = fmt.Errorf("%w: %s: %v", ErrCorrupt, what(), r)
+	}
+}
+
+// afterKey names the record that follows key in a cursor walk.
+func afterKey(key string) string {
+	if key == "" {
+		return "the first record"
+	}
+	return fmt.Sprintf("the record after key %q", key)
 }
 
 // read runs fn, which opens one read transaction, holding a reader slot
@@ -641,13 +696,7 @@ func (s *Store) read(fn func() error) error {
 	s.readers <- struct{}{}
 	defer func() { <-s.readers }()
 	for attempt := 0; ; attempt++ {
-		s.mu.RLock()
-		if s.closed {
-			s.mu.RUnlock()
-			return ErrClosed
-		}
-		err := fn()
-		s.mu.RUnlock()
+		err := s.readOnce(fn)
 		if isErrno(err, lmdb.MapResized) && attempt < 3 {
 			if rerr := s.adoptMapSize(); rerr != nil {
 				return rerr
@@ -656,6 +705,18 @@ func (s *Store) read(fn func() error) error {
 		}
 		return err
 	}
+}
+
+// readOnce runs fn holding s.mu shared. The unlock is deferred: fn may
+// panic, and a lock left held would make Close and every resize wait
+// forever.
+func (s *Store) readOnce(fn func() error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return fn()
 }
 
 // adoptMapSize picks up a map size set by another process (MDB_MAP_RESIZED).

@@ -452,7 +452,7 @@ func TestMapFullAtMaximumIsUnavailable(t *testing.T) {
 }
 
 func TestDecodeRejectsGarbage(t *testing.T) {
-	for _, buf := range [][]byte{nil, {1}, {9, 1, 2, 3}, append((&Record{State: Completed}).encode(nil)[:48], 0xff)} {
+	for _, buf := range [][]byte{nil, {1}, {9, 1, 2, 3}, append((&Record{State: Completed}).encode(nil)[:48], 0xff), append((&Record{State: Completed}).encode(nil), 0)} {
 		_, err := decodeRecord("k", buf)
 		require.ErrorIs(t, err, ErrCorrupt)
 	}

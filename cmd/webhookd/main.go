@@ -41,6 +41,7 @@ func commands() []command {
 		{"keys", "list | get KEY | delete KEY: read or edit the dedupe store, also while serve runs", runKeys},
 		{"healthcheck", "GET the running server's /healthz, exit 0 if it answers 200 (Docker HEALTHCHECK) [--url URL] [--timeout D]", runHealthcheck},
 		{"backup", "write a compacted, consistent copy of the store to a new directory: backup DEST", runBackup},
+		{"check", "verify the store read-only (records, index, file size); exit 1 on damage", runCheck},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
 	}
 }
