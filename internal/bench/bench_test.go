@@ -150,7 +150,7 @@ func TestFaultsAFewDozenEvents(t *testing.T) {
 	var log strings.Builder
 	r, err := e.faults(context.Background(), faultsOpts{
 		variant: variantLMDB, u: 24, d: 2, c: 8, dup: "mix",
-		lease: 1500 * time.Millisecond, timeout: 500 * time.Millisecond,
+		lease: 2 * time.Second, timeout: time.Second,
 	}, &log)
 	require.NoError(t, err, log.String())
 	require.Equal(t, 24, r.events)
