@@ -1,0 +1,183 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// compareOpts configure a side-by-side run.
+type compareOpts struct {
+	u, d, c  int
+	dup      string
+	duration time.Duration
+	count    int
+	rounds   int
+	warmup   int
+	variants []string
+	pgDSN    string
+	redis    string
+}
+
+// runStats is one measured run of one design.
+type runStats struct {
+	perSec         float64
+	p50, p99, p999 time.Duration
+	statuses       map[int]int
+	once           onceResult
+}
+
+// variantSummary is one design over every round.
+type variantSummary struct {
+	variant string
+	skipped string // why it did not run, if it did not
+	runs    []runStats
+}
+
+// median returns the median of f over the runs.
+func (v *variantSummary) median(f func(runStats) float64) float64 {
+	xs := make([]float64, len(v.runs))
+	for i, r := range v.runs {
+		xs[i] = f(r)
+	}
+	slices.Sort(xs)
+	n := len(xs)
+	if n == 0 {
+		return 0
+	}
+	if n%2 == 1 {
+		return xs[n/2]
+	}
+	return (xs[n/2-1] + xs[n/2]) / 2
+}
+
+func perSec(r runStats) float64  { return r.perSec }
+func p50ms(r runStats) float64   { return ms(r.p50) }
+func p99ms(r runStats) float64   { return ms(r.p99) }
+func p999ms(r runStats) float64  { return ms(r.p999) }
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// compare runs every design o.rounds times, alternating (A B A B), and
+// returns their summaries in o.variants order. Progress goes to log.
+func (e *env) compare(ctx context.Context, o compareOpts, log io.Writer) ([]*variantSummary, error) {
+	sums := make([]*variantSummary, len(o.variants))
+	for i, v := range o.variants {
+		sums[i] = &variantSummary{variant: v}
+	}
+	for round := 1; round <= o.rounds; round++ {
+		for _, s := range sums {
+			if s.skipped != "" {
+				continue
+			}
+			st, err := e.measure(ctx, s.variant, o, filepath.Join(e.tmp, fmt.Sprintf("%s-%d", s.variant, round)))
+			if errors.Is(err, errSkipped) {
+				s.skipped = err.Error()
+				fmt.Fprintf(log, "%s: %v\n", s.variant, err)
+				continue
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s, round %d: %w", s.variant, round, err)
+			}
+			s.runs = append(s.runs, st)
+			fmt.Fprintf(log, "round %d %-8s %8.0f deliveries/s  p50 %6.2f ms  p99 %7.2f ms  p99.9 %7.2f ms  %s  events fwd 0/1/>1: %d/%d/%d\n",
+				round, s.variant, st.perSec, ms(st.p50), ms(st.p99), ms(st.p999), statusString(st.statuses),
+				st.once.zero, st.once.once, st.once.more)
+		}
+	}
+	return sums, ctx.Err()
+}
+
+// measure starts one design behind a fresh stub, warms it up, runs the
+// load and stops it.
+func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir string) (runStats, error) {
+	st, err := newStub(false, 0)
+	if err != nil {
+		return runStats{}, err
+	}
+	defer st.Close()
+	p, cleanup, err := e.startVariant(ctx, variant, targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir})
+	if err != nil {
+		return runStats{}, err
+	}
+	defer cleanup()
+	client := newClient(o.c, 30*time.Second)
+	defer client.CloseIdleConnections()
+	url := func() string { return p.url() }
+	if o.warmup > 0 {
+		// Opens the client's connections and the target's, and lets the
+		// store grow its files, before anything is timed.
+		runLoad(ctx, loadSpec{url: url, client: client, run: newRunID() + "w", u: max(o.warmup/o.d, 1), d: o.d, dup: o.dup, c: o.c, count: o.warmup})
+		st.reset()
+	}
+	res := runLoad(ctx, loadSpec{url: url, client: client, run: newRunID(), u: o.u, d: o.d, dup: o.dup, c: o.c, duration: o.duration, count: o.count})
+	return runStats{
+		perSec: res.perSecond(),
+		p50:    res.quantile(0.50), p99: res.quantile(0.99), p999: res.quantile(0.999),
+		statuses: res.statuses,
+		once:     tallyOnce(res.events, st.snapshot(), dedupes(variant)),
+	}, nil
+}
+
+// statusString formats status counts as "200: 9000, 409: 3" (0 is "error").
+func statusString(m map[int]int) string {
+	var parts []string
+	for _, s := range slices.Sorted(maps.Keys(m)) {
+		name := strconv.Itoa(s)
+		if s == 0 {
+			name = "error"
+		}
+		parts = append(parts, fmt.Sprintf("%s: %d", name, m[s]))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// table renders the summaries as markdown: medians, and ratios to the
+// bare proxy.
+func table(sums []*variantSummary) string {
+	var base *variantSummary
+	for _, s := range sums {
+		if s.variant == variantProxy && len(s.runs) > 0 {
+			base = s
+		}
+	}
+	var b strings.Builder
+	b.WriteString("| design | deliveries/s | × proxy | p50 ms | p99 ms | p99 × proxy | p99.9 ms | answers (all rounds) | events forwarded 0 / 1 / >1 |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	for _, s := range sums {
+		if len(s.runs) == 0 {
+			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | |\n", variantLabels[s.variant], strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
+			continue
+		}
+		tput, p99 := s.median(perSec), s.median(p99ms)
+		ratioT, ratioP := "—", "—"
+		if base != nil && base != s {
+			ratioT = fmt.Sprintf("%.2f", tput/base.median(perSec))
+			ratioP = fmt.Sprintf("%.2f", p99/base.median(p99ms))
+		} else if base == s {
+			ratioT, ratioP = "1.00", "1.00"
+		}
+		statuses := make(map[int]int)
+		var o onceResult
+		for _, r := range s.runs {
+			for k, n := range r.statuses {
+				statuses[k] += n
+			}
+			o.zero += r.once.zero
+			o.once += r.once.once
+			o.more += r.once.more
+			o.lost += r.once.lost
+			o.wrongKeys += r.once.wrongKeys
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f | %.2f | %s | %.2f | %s | %d / %d / %d |\n",
+			variantLabels[s.variant], tput, ratioT, s.median(p50ms), p99, ratioP, s.median(p999ms),
+			statusString(statuses), o.zero, o.once, o.more)
+	}
+	return b.String()
+}

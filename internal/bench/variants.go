@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// The designs webhookbench compares.
+const (
+	variantLMDB     = "lmdb"
+	variantProxy    = "proxy"
+	variantPostgres = "postgres"
+	variantRedis    = "redis"
+)
+
+// variantLabels name the designs in reports.
+var variantLabels = map[string]string{
+	variantLMDB:     "webhookd, LMDB store (default)",
+	variantProxy:    "bare httputil.ReverseProxy",
+	variantPostgres: "webhookd, Postgres store",
+	variantRedis:    "Redis SET NX PX + dispatch.Forwarder",
+}
+
+// dedupes reports whether a design dedupes and sets Idempotency-Key.
+func dedupes(variant string) bool { return variant != variantProxy }
+
+// targetOpts configure one start of a design.
+type targetOpts struct {
+	downstream string
+	// lease and dispatchTimeout override the design's defaults when set.
+	lease, dispatchTimeout time.Duration
+	pgDSN                  string
+	redisAddr              string
+	// dir is this start's own directory (data dir, log).
+	dir string
+}
+
+// startVariant starts one design in front of o.downstream. The returned
+// cleanup stops it and removes what it left in Postgres or Redis.
+func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*proc, func(), error) {
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return nil, nil, err
+	}
+	addr, err := freeAddr()
+	if err != nil {
+		return nil, nil, err
+	}
+	logPath := filepath.Join(o.dir, variant+".log")
+	var extra []string
+	if o.lease > 0 {
+		extra = append(extra, "WEBHOOKD_LEASE="+o.lease.String())
+	}
+	if o.dispatchTimeout > 0 {
+		extra = append(extra, "WEBHOOKD_DISPATCH_TIMEOUT="+o.dispatchTimeout.String())
+	}
+	switch variant {
+	case variantLMDB:
+		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.stop, nil
+	case variantPostgres:
+		if o.pgDSN == "" {
+			return nil, nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)
+		}
+		dsn, drop, err := pgSchema(ctx, o.pgDSN)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%w: Postgres: %v", errSkipped, err)
+		}
+		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+dsn)
+		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
+		if err != nil {
+			drop()
+			return nil, nil, err
+		}
+		return p, func() { p.stop(); drop() }, nil
+	case variantProxy:
+		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.stop, nil
+	case variantRedis:
+		if o.redisAddr == "" {
+			return nil, nil, fmt.Errorf("%w: no Redis address (-redis)", errSkipped)
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: o.redisAddr})
+		pctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		err := rdb.Ping(pctx).Err()
+		cancel()
+		if err != nil {
+			rdb.Close()
+			return nil, nil, fmt.Errorf("%w: Redis at %s: %v", errSkipped, o.redisAddr, err)
+		}
+		prefix := "webhookbench:" + newRunID() + ":"
+		args := []string{"redis-receiver", "-listen", addr, "-downstream", o.downstream, "-redis", o.redisAddr, "-prefix", prefix}
+		if o.lease > 0 {
+			args = append(args, "-lease", o.lease.String())
+		}
+		if o.dispatchTimeout > 0 {
+			args = append(args, "-dispatch-timeout", o.dispatchTimeout.String())
+		}
+		p, err := startProc(e.self(args...), addr, logPath)
+		if err != nil {
+			rdb.Close()
+			return nil, nil, err
+		}
+		return p, func() {
+			p.stop()
+			dropRedisPrefix(rdb, prefix)
+			rdb.Close()
+		}, nil
+	}
+	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres or redis)", variant)
+}
+
+// dropRedisPrefix deletes one run's keys.
+func dropRedisPrefix(rdb *redis.Client, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	var keys []string
+	for iter.Next(ctx) {
+		keys = append(keys, iter.Val())
+		if len(keys) == 1000 {
+			rdb.Del(ctx, keys...)
+			keys = keys[:0]
+		}
+	}
+	if len(keys) > 0 {
+		rdb.Del(ctx, keys...)
+	}
+}
