@@ -73,3 +73,25 @@ type Confirmer interface {
 type Signer interface {
 	Sign(body []byte) ([]byte, http.Header, error)
 }
+
+// HeaderParser is implemented by adapters whose event key is not in the body
+// but in a signed header (Standard Webhooks' webhook-id). The receiver calls
+// ParseHeader instead of Parse for them (see ParseDelivery); their Parse,
+// which cannot see the header, must fail with an error wrapping
+// ErrMalformed. Adapters that key on the body need not implement it.
+type HeaderParser interface {
+	// ParseHeader derives the event from a verified delivery's headers and
+	// body. Its errors wrap ErrMalformed.
+	ParseHeader(header http.Header, body []byte) (Event, error)
+}
+
+// ParseDelivery derives the event of a verified delivery: p's ParseHeader
+// when p is a HeaderParser, else p's Parse of the body. The receiver and
+// the conformance kit call it, so that an adapter keyed by a header is
+// parsed with the headers it was verified with.
+func ParseDelivery(p Provider, header http.Header, body []byte) (Event, error) {
+	if hp, ok := p.(HeaderParser); ok {
+		return hp.ParseHeader(header, body)
+	}
+	return p.Parse(body)
+}

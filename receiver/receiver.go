@@ -186,7 +186,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, d, err, nil)
 		return
 	}
-	ev, err := p.Parse(body)
+	ev, err := providers.ParseDelivery(p, r.Header, body)
 	if err == nil {
 		err = checkEvent(ev)
 	}

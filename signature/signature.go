@@ -4,7 +4,10 @@
 //
 // It knows nothing about any provider's header format or payload: an adapter
 // decides what bytes are signed and with which key, and this package only
-// computes and compares. Every comparison of a secret-derived value here runs
+// computes and compares. The one exception is Standard Webhooks
+// (webhooks.go), a scheme two parts of webhookd share: the signed content,
+// key encoding and signature list live there once, for webhookverify (the
+// forwards to the core service) and for the standard adapter. Every comparison of a secret-derived value here runs
 // in constant time; callers must never compare signatures or tokens with ==
 // or bytes.Equal.
 package signature

@@ -30,7 +30,8 @@
 // tests can sign their own requests.
 //
 // This package depends only on the standard library and webhookd's
-// signature package. It must never log, and its errors must never contain a
+// signature package, which holds the scheme itself (signature/webhooks.go),
+// shared with webhookd's adapter for Standard Webhooks senders. It must never log, and its errors must never contain a
 // secret, a signature or a body: they say which check failed and nothing
 // more. Signatures are compared in constant time, and the body is verified
 // as the exact bytes received, never re-encoded.

@@ -1,12 +1,12 @@
 package webhookverify
 
 import (
-	"encoding/base64"
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
+
+	"github.com/webhookd/webhookd/signature"
 )
 
 // Signer signs requests in the format Verify checks. webhookd's dispatch
@@ -49,11 +49,7 @@ func (s *Signer) MinKeyBytes() int {
 // id, timestamp and body.
 func (s *Signer) Sign(h http.Header, id string, ts time.Time, body []byte) {
 	unix := strconv.FormatInt(ts.Unix(), 10)
-	sigs := make([]string, len(s.keys))
-	for i, key := range s.keys {
-		sigs[i] = "v1," + base64.StdEncoding.EncodeToString(mac(key, id, unix, body))
-	}
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, unix)
-	h.Set(HeaderSignature, strings.Join(sigs, " "))
+	h.Set(HeaderSignature, signature.WebhookSignatures(s.keys, id, unix, body))
 }

@@ -1,11 +1,9 @@
 package webhookverify
 
 import (
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +19,7 @@ const (
 )
 
 // SecretPrefix marks a base64-encoded secret.
-const SecretPrefix = "whsec_"
+const SecretPrefix = signature.WebhookSecretPrefix
 
 // DefaultTolerance is how far a timestamp may be from the verifier's clock,
 // either way, as the Standard Webhooks reference libraries allow.
@@ -60,22 +58,18 @@ var (
 )
 
 // DecodeSecret returns the HMAC key of secret: the base64-decoded rest of a
-// whsec_ secret, or the bytes of any other non-empty string.
+// whsec_ secret (signature.DecodeWebhookSecret), or the bytes of any other
+// non-empty string.
 func DecodeSecret(secret string) ([]byte, error) {
-	rest, prefixed := strings.CutPrefix(secret, SecretPrefix)
-	if !prefixed {
+	if !strings.HasPrefix(secret, SecretPrefix) {
 		if secret == "" {
 			return nil, fmt.Errorf("%w: empty", ErrInvalidSecret)
 		}
 		return []byte(secret), nil
 	}
-	key, err := base64.StdEncoding.DecodeString(rest)
+	key, err := signature.DecodeWebhookSecret(secret)
 	if err != nil {
-		// The decoder's error quotes an offset into the secret; say less.
-		return nil, fmt.Errorf("%w: the part after %s is not standard base64", ErrInvalidSecret, SecretPrefix)
-	}
-	if len(key) == 0 {
-		return nil, fmt.Errorf("%w: empty key after %s", ErrInvalidSecret, SecretPrefix)
+		return nil, fmt.Errorf("%w: %w", ErrInvalidSecret, err)
 	}
 	return key, nil
 }
@@ -116,21 +110,8 @@ func verify(secret string, header http.Header, body []byte, tolerance time.Durat
 	if err := checkTimestamp(ts, now, tolerance); err != nil {
 		return err
 	}
-	want := mac(key, id, ts, body)
-	for _, candidate := range strings.Fields(list) {
-		version, encoded, ok := strings.Cut(candidate, ",")
-		// Other versions (v1a is the asymmetric scheme) are skipped, as the
-		// specification asks, so a sender may add them.
-		if !ok || version != "v1" {
-			continue
-		}
-		got, err := base64.StdEncoding.DecodeString(encoded)
-		if err != nil {
-			continue
-		}
-		if signature.Equal(got, want) {
-			return nil
-		}
+	if signature.MatchWebhookSignature(list, [][]byte{key}, id, ts, body) {
+		return nil
 	}
 	return ErrNoValidSignature
 }
@@ -147,29 +128,19 @@ func single(h http.Header, name string) (string, error) {
 	return values[0], nil
 }
 
+// checkTimestamp maps signature.CheckWebhookTimestamp's errors to this
+// package's.
 func checkTimestamp(ts string, now time.Time, tolerance time.Duration) error {
-	// Digits only: ParseInt alone would also take "+12" or "-0".
-	if len(ts) > 19 || strings.TrimLeft(ts, "0123456789") != "" {
-		return fmt.Errorf("%w: %s is not unix seconds", ErrInvalidHeader, HeaderTimestamp)
+	err := signature.CheckWebhookTimestamp(ts, now, tolerance)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, signature.ErrTooOld):
+		return fmt.Errorf("%w: %w", ErrTooOld, err)
+	case errors.Is(err, signature.ErrTooNew):
+		return fmt.Errorf("%w: %w", ErrTooNew, err)
+	case errors.Is(err, signature.ErrInvalidTolerance):
+		return ErrInvalidTolerance
 	}
-	secs, err := strconv.ParseInt(ts, 10, 64)
-	if err != nil {
-		return fmt.Errorf("%w: %s is not unix seconds", ErrInvalidHeader, HeaderTimestamp)
-	}
-	// Sub saturates instead of overflowing, so an absurd value still
-	// compares as too old or too new.
-	at := time.Unix(secs, 0)
-	if age := now.Sub(at); age > tolerance {
-		return fmt.Errorf("%w (age %s, tolerance %s)", ErrTooOld, age.Round(time.Second), tolerance)
-	}
-	if ahead := at.Sub(now); ahead > tolerance {
-		return fmt.Errorf("%w (ahead by %s, tolerance %s)", ErrTooNew, ahead.Round(time.Second), tolerance)
-	}
-	return nil
-}
-
-// mac is the v1 signature's raw bytes: HMAC-SHA256 of "id.timestamp.body".
-// The body is passed as a part, not copied.
-func mac(key []byte, id, ts string, body []byte) []byte {
-	return signature.HMACSHA256(key, []byte(id), []byte("."), []byte(ts), []byte("."), body)
+	return fmt.Errorf("%w: %s is not unix seconds", ErrInvalidHeader, HeaderTimestamp)
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/razorpay"
+	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
@@ -19,6 +21,8 @@ func providerTable() []providers.Entry {
 		stripe.Entry(),
 		midtrans.Entry(),
 		xendit.Entry(),
+		standard.Entry(),
+		razorpay.Entry(),
 	}
 }
 

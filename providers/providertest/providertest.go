@@ -101,6 +101,15 @@ type Kit struct {
 	// BodyUnsigned says the provider's signature does not cover the body at
 	// all (Xendit's static callback token); only the token is tampered with.
 	BodyUnsigned bool
+	// Resend is for a provider whose event key is in a signed header, not
+	// in the body (Standard Webhooks' webhook-id; the adapter is a
+	// providers.HeaderParser): it signs body as another delivery of the
+	// event first was delivered with (the same id, a new timestamp and
+	// signature). The retry and changed-payload checks sign with it instead
+	// of Sign. Such a provider resends the very same body on a retry, so
+	// Retry may then be nil (the body is sent unchanged), and the retry
+	// check requires the headers to change instead.
+	Resend func(p providers.Provider, first http.Header, body []byte) ([]byte, http.Header, error)
 }
 
 // Run runs the conformance checks for k, one subtest per fixture plus one
@@ -108,7 +117,7 @@ type Kit struct {
 func Run(t *testing.T, k Kit) {
 	t.Helper()
 	require.NotNil(t, k.New, "Kit.New is required")
-	require.NotNil(t, k.Retry, "Kit.Retry is required")
+	require.True(t, k.Retry != nil || k.Resend != nil, "Kit.Retry is required")
 	require.NotNil(t, k.Change, "Kit.Change is required")
 	require.NotEmpty(t, k.Secret, "Kit.Secret is required")
 	require.NotEmpty(t, k.OtherSecret, "Kit.OtherSecret is required")
@@ -151,7 +160,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	body, h, err := signer.Sign(bytes.Clone(fixture))
 	require.NoError(t, err, "Sign")
 	require.NoError(t, p.Verify(h, body), "a body signed by Sign must verify")
-	ev, err := p.Parse(body)
+	ev, err := providers.ParseDelivery(p, h, body)
 	require.NoError(t, err, "Parse of a signed fixture")
 	requireUsable(t, p.Name(), ev)
 	if k.SignatureField == "" {
@@ -244,7 +253,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 					dupBody, dupH = dup, h
 				}
 				if p.Verify(dupH, dupBody) == nil {
-					_, err := p.Parse(dupBody)
+					_, err := providers.ParseDelivery(p, dupH, dupBody)
 					require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
 				}
 				n++
@@ -262,13 +271,21 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	})
 
 	t.Run("provider retry keeps key, type and fingerprint", func(t *testing.T) {
-		retry := k.Retry(bytes.Clone(fixture))
-		require.NotEqual(t, fixture, retry, "Kit.Retry must change the body")
+		retry := bytes.Clone(fixture)
+		if k.Retry != nil {
+			retry = k.Retry(retry)
+		}
+		if k.Resend == nil {
+			require.NotEqual(t, fixture, retry, "Kit.Retry must change the body")
+		}
 		c.set(c.get().Add(RetryDelay))
-		retryBody, retryH, err := signer.Sign(retry)
+		retryBody, retryH, err := k.sameEvent(p, h, retry)
 		require.NoError(t, err)
+		if k.Resend != nil {
+			require.NotEqual(t, h, retryH, "a retry is signed afresh: Kit.Resend must change the headers")
+		}
 		require.NoError(t, p.Verify(retryH, retryBody), "the retry must verify")
-		got, err := p.Parse(retryBody)
+		got, err := providers.ParseDelivery(p, retryH, retryBody)
 		require.NoError(t, err)
 		require.Equal(t, ev, got, "a retry of one event must have the same key, type and fingerprint")
 		// The first attempt still verifies: signatures do not depend on
@@ -279,16 +296,26 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	t.Run("changed payload changes the fingerprint", func(t *testing.T) {
 		changed := k.Change(bytes.Clone(fixture))
 		require.NotEqual(t, fixture, changed, "Kit.Change must change the body")
-		changedBody, changedH, err := signer.Sign(changed)
+		changedBody, changedH, err := k.sameEvent(p, h, changed)
 		require.NoError(t, err)
 		require.NoError(t, p.Verify(changedH, changedBody), "the changed body must verify")
-		got, err := p.Parse(changedBody)
+		got, err := providers.ParseDelivery(p, changedH, changedBody)
 		require.NoError(t, err)
 		require.Equal(t, ev.Key, got.Key, "Kit.Change must keep the event key")
 		require.NotEqual(t, ev.Fingerprint, got.Fingerprint,
 			"a changed payload under the same key must change the fingerprint: else it is answered as a replay of the first instead of 422")
 	})
 	return ev
+}
+
+// sameEvent signs body as another delivery of the event first was sent as:
+// with Resend for a provider keyed by a header, else with Sign (the key is
+// in the body).
+func (k Kit) sameEvent(p providers.Provider, first http.Header, body []byte) ([]byte, http.Header, error) {
+	if k.Resend != nil {
+		return k.Resend(p, first, body)
+	}
+	return p.(providers.Signer).Sign(body)
 }
 
 func (k Kit) adapter(t *testing.T, secret string, c *clock) providers.Provider {

@@ -1,0 +1,50 @@
+package razorpay
+
+import (
+	"encoding/hex"
+	"fmt"
+	"net/http"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/signature"
+)
+
+// Verify's errors. Each wraps providers.ErrUnauthorized and says which check
+// failed, without quoting the header or a secret.
+var (
+	// ErrNotSigned means the request has no X-Razorpay-Signature header, or
+	// an empty one.
+	ErrNotSigned = fmt.Errorf("%w: razorpay: no X-Razorpay-Signature header", providers.ErrUnauthorized)
+	// ErrInvalidHeader means the header was sent more than once or is not
+	// 64 hex digits.
+	ErrInvalidHeader = fmt.Errorf("%w: razorpay: invalid X-Razorpay-Signature header", providers.ErrUnauthorized)
+	// ErrNoValidSignature means the signature is not the HMAC of the body
+	// under any configured secret.
+	ErrNoValidSignature = fmt.Errorf("%w: razorpay: signature does not match", providers.ErrUnauthorized)
+)
+
+// Verify authenticates a delivery: X-Razorpay-Signature must be the hex
+// HMAC-SHA256 of the raw body under some configured secret, compared in
+// constant time (Razorpay's SDK compares with !=). It returns nil,
+// ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
+func (a *Adapter) Verify(header http.Header, body []byte) error {
+	values := header.Values(HeaderName)
+	switch {
+	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
+		return ErrNotSigned
+	case len(values) > 1:
+		return fmt.Errorf("%w (sent %d times)", ErrInvalidHeader, len(values))
+	case len(values[0]) != 2*32:
+		return fmt.Errorf("%w (not 64 hex digits)", ErrInvalidHeader)
+	}
+	got, err := hex.DecodeString(values[0])
+	if err != nil {
+		return fmt.Errorf("%w (not 64 hex digits)", ErrInvalidHeader)
+	}
+	for _, secret := range a.secrets {
+		if signature.Equal(got, signature.HMACSHA256(secret, body)) {
+			return nil
+		}
+	}
+	return ErrNoValidSignature
+}

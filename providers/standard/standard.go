@@ -1,0 +1,101 @@
+package standard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/signature"
+)
+
+// Name is the adapter's route segment and event key prefix.
+const Name = "standard"
+
+// Header names, in Go's canonical form: the Standard Webhooks names and the
+// svix- names Svix sends (its libraries read either).
+const (
+	HeaderID            = "Webhook-Id"
+	HeaderTimestamp     = "Webhook-Timestamp"
+	HeaderSignature     = "Webhook-Signature"
+	HeaderSvixID        = "Svix-Id"
+	HeaderSvixTimestamp = "Svix-Timestamp"
+	HeaderSvixSignature = "Svix-Signature"
+)
+
+// DefaultTolerance is how far webhook-timestamp may be from now, either way,
+// by default: the reference libraries' five minutes.
+const DefaultTolerance = 5 * time.Minute
+
+// Adapter verifies and parses Standard Webhooks deliveries. Build one with
+// New; an Adapter is safe for concurrent use. The zero value verifies
+// nothing: it rejects every delivery.
+type Adapter struct {
+	keys      [][]byte
+	tolerance time.Duration
+	now       func() time.Time
+}
+
+var (
+	_ providers.Provider     = (*Adapter)(nil)
+	_ providers.HeaderParser = (*Adapter)(nil)
+	_ providers.Signer       = (*Adapter)(nil)
+)
+
+// Option configures an Adapter built by New.
+type Option func(*Adapter)
+
+// WithClock makes the Adapter read the current time from now instead of
+// time.Now, for the tolerance check and for Sign. A nil now is ignored.
+func WithClock(now func() time.Time) Option {
+	return func(a *Adapter) {
+		if now != nil {
+			a.now = now
+		}
+	}
+}
+
+// New returns an Adapter that accepts deliveries signed with any of secrets
+// (more than one while a secret is rotated) whose timestamp is within
+// tolerance of now, either way. Sign uses the first secret.
+//
+// Each secret must be a Standard Webhooks secret, "whsec_" and the standard
+// base64 encoding of the key, as senders show it; New refuses any other
+// form (a raw key would silently never match), surrounding white space, and
+// a tolerance that is not positive.
+func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
+	if len(secrets) == 0 {
+		return nil, errors.New("standard: no secret configured")
+	}
+	a := &Adapter{keys: make([][]byte, 0, len(secrets)), tolerance: tolerance, now: time.Now}
+	for i, s := range secrets {
+		if strings.TrimSpace(s) != s {
+			return nil, fmt.Errorf("standard: secret %d of %d has leading or trailing white space", i+1, len(secrets))
+		}
+		key, err := signature.DecodeWebhookSecret(s)
+		if err != nil {
+			return nil, fmt.Errorf("standard: secret %d of %d: %w", i+1, len(secrets), err)
+		}
+		a.keys = append(a.keys, key)
+	}
+	if tolerance <= 0 {
+		return nil, fmt.Errorf("standard: tolerance must be positive, got %s", tolerance)
+	}
+	for _, opt := range opts {
+		opt(a)
+	}
+	return a, nil
+}
+
+// Name returns "standard".
+func (a *Adapter) Name() string { return Name }
+
+// clock returns the current time, falling back to time.Now for the zero
+// Adapter.
+func (a *Adapter) clock() time.Time {
+	if a.now == nil {
+		return time.Now()
+	}
+	return a.now()
+}
