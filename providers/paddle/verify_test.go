@@ -25,12 +25,12 @@ const (
 
 	// paddle-node-sdk webhooks-validator.node.test.ts: the spaces in the
 	// body are signed, so the same body with more spaces must fail.
-	vecNodeSecret     = "VALID_SECRET"
-	vecNodeTS         = 1698796800
-	vecNodeHeader     = "ts=1698796800;h1=a300428748dce5c70e4da19bffd60769591ea969c99dea3105d0ec9612cf43f9"
-	vecNodeBody       = `{"data": ["1", "2"]}`
-	vecNodeMultiBody  = `{"data": "value"}`
-	vecNodeMultiH1    = "28981e941fae76e53db32f3d2a83cb69db41476595e84e1970a1b5d98f62b261"
+	vecNodeSecret      = "VALID_SECRET"
+	vecNodeTS          = 1698796800
+	vecNodeHeader      = "ts=1698796800;h1=a300428748dce5c70e4da19bffd60769591ea969c99dea3105d0ec9612cf43f9"
+	vecNodeBody        = `{"data": ["1", "2"]}`
+	vecNodeMultiBody   = `{"data": "value"}`
+	vecNodeMultiH1     = "28981e941fae76e53db32f3d2a83cb69db41476595e84e1970a1b5d98f62b261"
 	vecNodeMultiHeader = "ts=1698796800;h1=" + vecNodeMultiH1 + ";h1=" + vecNodeMultiH1 + ";h2=RANDOM_HASH"
 
 	// paddle-python-sdk tests/Unit/Notification/test_Verifier.py: the
