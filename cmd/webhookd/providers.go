@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/doku"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
@@ -19,6 +21,8 @@ func providerTable() []providers.Entry {
 		stripe.Entry(),
 		midtrans.Entry(),
 		xendit.Entry(),
+		paddle.Entry(),
+		doku.Entry(),
 	}
 }
 
