@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/doku"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -23,6 +25,8 @@ func providerTable() []providers.Entry {
 		xendit.Entry(),
 		standard.Entry(),
 		razorpay.Entry(),
+		paddle.Entry(),
+		doku.Entry(),
 	}
 }
 
