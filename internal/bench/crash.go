@@ -78,7 +78,8 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 	if err != nil {
 		return nil, err
 	}
-	extra := []string{"WEBHOOKD_LEASE=" + o.lease.String(), "WEBHOOKD_DISPATCH_TIMEOUT=" + o.timeout.String()}
+	extra := []string{"WEBHOOKD_LEASE=" + o.lease.String(), "WEBHOOKD_DISPATCH_TIMEOUT=" + o.timeout.String(),
+		"WEBHOOKD_STORE_TIMEOUT=" + storeTimeout(o.lease, o.timeout).String()}
 	if o.store == variantPostgres {
 		if o.pgDSN == "" {
 			return nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)
@@ -189,4 +190,12 @@ func tallyCrash(events []*event, kept []delivery, kills [][2]time.Time, seen map
 		}
 	}
 	return r
+}
+
+// storeTimeout fits WEBHOOKD_STORE_TIMEOUT into a short test lease: serve
+// requires the lease to exceed the dispatch timeout plus twice the store
+// timeout, so a third of what the lease leaves over the dispatch timeout
+// satisfies it (2s and 1s give 333ms, ample for a local disk or Postgres).
+func storeTimeout(lease, dispatch time.Duration) time.Duration {
+	return (lease - dispatch) / 3
 }

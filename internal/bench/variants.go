@@ -58,6 +58,9 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 	if o.dispatchTimeout > 0 {
 		extra = append(extra, "WEBHOOKD_DISPATCH_TIMEOUT="+o.dispatchTimeout.String())
 	}
+	if o.lease > 0 && o.dispatchTimeout > 0 {
+		extra = append(extra, "WEBHOOKD_STORE_TIMEOUT="+storeTimeout(o.lease, o.dispatchTimeout).String())
+	}
 	switch variant {
 	case variantLMDB:
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
