@@ -1,4 +1,4 @@
-package dedupe
+package postgres
 
 import (
 	"context"
@@ -13,27 +13,28 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/webhookd/webhookd/dedupe"
 )
 
-// Defaults for PostgresOptions fields left zero.
+// Defaults for Options fields left zero.
 const (
-	DefaultPostgresMaxConns  = 10
-	DefaultPostgresOpTimeout = 5 * time.Second
-	// PostgresTable is the table every node shares.
-	PostgresTable = "webhookd_records"
+	DefaultMaxConns  = 10
+	DefaultOpTimeout = 5 * time.Second
+	// Table is the table every node shares.
+	Table = "webhookd_records"
 )
 
-// PostgresOptions configure a PGStore. Options carries what the LMDB store
-// has too (Lease, Retention, AbandonAfter, PruneInterval, PruneBatch, Now,
-// OnPrune, Logger); its LMDB-only fields are ignored.
+// Options configure a Store: the options every backend has
+// (dedupe.Options), and Postgres's own.
 //
 // Leases and expiries are decided by the database's clock
 // (clock_timestamp(), read inside the statement that claims, finishes or
 // prunes), so nodes whose clocks differ agree on them, and a lease runs from
 // when its claim took effect, not from before a wait for a lock. Setting
 // Options.Now replaces the database's clock with it (tests).
-type PostgresOptions struct {
-	Options
+type Options struct {
+	dedupe.Options
 	// Schema holds the table; "" means the connection's search_path
 	// (public by default). It is created if missing. Tests use one schema
 	// each, so that they never see each other's keys.
@@ -46,11 +47,11 @@ type PostgresOptions struct {
 	OpTimeout time.Duration
 }
 
-// PGStore is the dedupe store shared by every node through Postgres, with
+// Store is the dedupe store shared by every node through Postgres, with
 // the same outcomes as Store: Postgres's row locks make each transition
 // atomic across nodes. It is safe for concurrent use.
-type PGStore struct {
-	opts PostgresOptions
+type Store struct {
+	opts Options
 	// dbClock: Options.Now was not set, and the database's clock decides.
 	dbClock bool
 	pool    *pgxpool.Pool
@@ -62,20 +63,20 @@ type PGStore struct {
 	closeOnce sync.Once
 }
 
-// OpenPostgres connects to the database at dsn and creates the schema and
+// Open connects to the database at dsn and creates the schema and
 // table if they are missing. It fails, wrapping ErrUnavailable, when the
 // database cannot be reached.
-func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGStore, error) {
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	dbClock := opts.Now == nil
-	opts.setDefaults()
+	opts.SetDefaults()
 	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
 		return nil, errors.New("dedupe: negative lease, retention or abandon period")
 	}
 	if opts.MaxConns <= 0 {
-		opts.MaxConns = DefaultPostgresMaxConns
+		opts.MaxConns = DefaultMaxConns
 	}
 	if opts.OpTimeout <= 0 {
-		opts.OpTimeout = DefaultPostgresOpTimeout
+		opts.OpTimeout = DefaultOpTimeout
 	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -88,13 +89,13 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, err)
+		return nil, fmt.Errorf("%w: postgres: %v", dedupe.ErrUnavailable, err)
 	}
-	table := pgx.Identifier{PostgresTable}
+	table := pgx.Identifier{Table}
 	if opts.Schema != "" {
-		table = pgx.Identifier{opts.Schema, PostgresTable}
+		table = pgx.Identifier{opts.Schema, Table}
 	}
-	s := &PGStore{opts: opts, dbClock: dbClock, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
+	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -112,12 +113,12 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 // table an administrator created could not start otherwise. Nodes starting
 // together would race on CREATE ... IF NOT EXISTS (it is not atomic in
 // Postgres), so they take turns under an advisory lock.
-func (s *PGStore) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 4*s.opts.OpTimeout)
 	defer cancel()
-	idx := pgx.Identifier{PostgresTable + "_expires_at"}
+	idx := pgx.Identifier{Table + "_expires_at"}
 	if s.opts.Schema != "" {
-		idx = pgx.Identifier{s.opts.Schema, PostgresTable + "_expires_at"}
+		idx = pgx.Identifier{s.opts.Schema, Table + "_expires_at"}
 	}
 	var haveTable, haveIndex bool
 	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`, s.table, idx.Sanitize()).
@@ -162,14 +163,14 @@ func (s *PGStore) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{PostgresTable + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`)
+		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{Table + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`)
 		return err
 	}))
 }
 
 // migrateError reports a permission error as the configuration error it
 // is, not as ErrUnavailable: retrying cannot fix it, an administrator must.
-func (s *PGStore) migrateError(what string, err error) error {
+func (s *Store) migrateError(what string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == pgPermissionDenied {
 		// The server's message names the object, never the host or user.
@@ -183,7 +184,7 @@ const pgPermissionDenied = "42501"
 
 // Close stops the pruner and closes the pool. Calls made after it fail
 // with ErrClosed.
-func (s *PGStore) Close() error {
+func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		close(s.quit)
@@ -194,19 +195,19 @@ func (s *PGStore) Close() error {
 }
 
 // Lease returns the lease length claims are given.
-func (s *PGStore) Lease() time.Duration { return s.opts.Lease }
+func (s *Store) Lease() time.Duration { return s.opts.Lease }
 
-// now is the node's clock at Postgres's precision (microseconds). Only
+// Now is the node's clock at Postgres's precision (microseconds). Only
 // answers that decide nothing use it; see clock.
-func (s *PGStore) now() time.Time { return s.opts.Now().UTC().Truncate(time.Microsecond) }
+func (s *Store) Now() time.Time { return s.opts.Now().UTC().Truncate(time.Microsecond) }
 
 // clock is the argument of sqlNow: nil, for the database's clock, unless
 // Options.Now was set.
-func (s *PGStore) clock() *time.Time {
+func (s *Store) clock() *time.Time {
 	if s.dbClock {
 		return nil
 	}
-	t := s.now()
+	t := s.Now()
 	return &t
 }
 
@@ -223,9 +224,9 @@ func sqlMicros(n int) string {
 }
 
 // op bounds one operation and refuses it once the store is closed.
-func (s *PGStore) op(ctx context.Context) (context.Context, context.CancelFunc, error) {
+func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	if s.closed.Load() {
-		return nil, nil, ErrClosed
+		return nil, nil, dedupe.ErrClosed
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
 	return ctx, cancel, nil
@@ -239,17 +240,19 @@ type pgError struct {
 	cause error
 }
 
-func (e *pgError) Error() string   { return ErrUnavailable.Error() + ": postgres " + e.what + " failed" }
-func (e *pgError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
+func (e *pgError) Error() string {
+	return dedupe.ErrUnavailable.Error() + ": postgres " + e.what + " failed"
+}
+func (e *pgError) Unwrap() []error { return []error{dedupe.ErrUnavailable, e.cause} }
 
 // wrap turns a driver error into one wrapping ErrUnavailable (after
 // logging it); this package's own outcomes pass through.
-func (s *PGStore) wrap(what string, err error) error {
-	if err == nil || isLogical(err) || errors.Is(err, ErrClosed) {
+func (s *Store) wrap(what string, err error) error {
+	if err == nil || dedupe.IsLogical(err) || errors.Is(err, dedupe.ErrClosed) {
 		return err
 	}
 	if s.closed.Load() {
-		return ErrClosed
+		return dedupe.ErrClosed
 	}
 	s.opts.Logger.Warn("dedupe: postgres operation failed", "op", what, "error", err.Error())
 	return &pgError{what: what, cause: err}
@@ -261,14 +264,14 @@ const recordColumns = `key, state, token, lease_until, attempts, created_at, upd
 // a control character keeps it apart from every delivery's key all the same.
 const pgPingKey = "\x01ping"
 
-// checkPGKey adds Postgres's limits on text to checkKey's: valid UTF-8
+// CheckKey adds Postgres's limits on text to dedupe.CheckKey's: valid UTF-8
 // without NUL bytes.
-func checkPGKey(key string) error {
-	if err := checkKey(key); err != nil {
+func CheckKey(key string) error {
+	if err := dedupe.CheckKey(key); err != nil {
 		return err
 	}
 	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
-		return fmt.Errorf("%w: not UTF-8 text without NUL bytes", ErrInvalidKey)
+		return fmt.Errorf("%w: not UTF-8 text without NUL bytes", dedupe.ErrInvalidKey)
 	}
 	return nil
 }
@@ -279,9 +282,9 @@ func pgText(s string) string {
 }
 
 // scanRecord scans recordColumns, then into extra any columns that follow.
-func scanRecord(row pgx.Row, extra ...any) (Record, error) {
+func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	var (
-		r          Record
+		r          dedupe.Record
 		state      int16
 		token      int64
 		leaseUntil *time.Time
@@ -291,12 +294,12 @@ func scanRecord(row pgx.Row, extra ...any) (Record, error) {
 	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
 		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Record{}, ErrNotFound
+		return dedupe.Record{}, dedupe.ErrNotFound
 	}
 	if err != nil {
-		return Record{}, err
+		return dedupe.Record{}, err
 	}
-	r.State, r.Token, r.Attempts, r.Response.Status = State(state), uint64(token), uint32(attempts), int(status)
+	r.State, r.Token, r.Attempts, r.Response.Status = dedupe.State(state), uint64(token), uint32(attempts), int(status)
 	if leaseUntil != nil {
 		r.LeaseUntil = leaseUntil.UTC()
 	}
@@ -315,18 +318,18 @@ func scanRecord(row pgx.Row, extra ...any) (Record, error) {
 // winner's row in the next round. The lease runs from the database's clock
 // as the statement takes effect: after any wait for a lock, on the row or
 // on the table, so that the wait is not taken out of the forward's time.
-func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error) {
-	if err := checkPGKey(key); err != nil {
-		return Lease{}, nil, err
+func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	if err := CheckKey(key); err != nil {
+		return dedupe.Lease{}, nil, err
 	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
-		return Lease{}, nil, err
+		return dedupe.Lease{}, nil, err
 	}
 	defer cancel()
-	token, err := newToken()
+	token, err := dedupe.NewToken()
 	if err != nil {
-		return Lease{}, nil, err
+		return dedupe.Lease{}, nil, err
 	}
 	fingerprint = pgText(fingerprint)
 	// $3 is the clock, $4 the lease and $5 the abandon period. The update
@@ -352,23 +355,23 @@ func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *R
 		rec, err := scanRecord(s.pool.QueryRow(ctx, get, key, s.clock()), &now)
 		switch {
 		case err == nil:
-			if r, err := decide(&rec, fingerprint, now.UTC()); err != nil || r != nil {
-				return Lease{}, r, err
+			if r, err := dedupe.Decide(&rec, fingerprint, now.UTC()); err != nil || r != nil {
+				return dedupe.Lease{}, r, err
 			}
-		case !errors.Is(err, ErrNotFound):
-			return Lease{}, nil, s.wrap("claim", err)
+		case !errors.Is(err, dedupe.ErrNotFound):
+			return dedupe.Lease{}, nil, s.wrap("claim", err)
 		}
 		var until time.Time
 		err = s.pool.QueryRow(ctx, claim, key, int64(token), s.clock(), leaseMicros, abandonMicros, fingerprint).Scan(&until)
 		if err == nil {
-			return Lease{Key: key, Token: token, Until: until.UTC()}, nil, nil
+			return dedupe.Lease{Key: key, Token: token, Until: until.UTC()}, nil, nil
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			s.abandonClaim(ctx, key, token)
-			return Lease{}, nil, s.wrap("claim", err)
+			return dedupe.Lease{}, nil, s.wrap("claim", err)
 		}
 	}
-	return Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", ErrUnavailable, key)
+	return dedupe.Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", dedupe.ErrUnavailable, key)
 }
 
 // abandonClaim deletes the claim of token on key, best effort, after the
@@ -377,7 +380,7 @@ func (s *PGStore) Claim(ctx context.Context, key, fingerprint string) (Lease, *R
 // the key would answer 409 to every retry, for a lease, with nobody
 // forwarding it. It runs on a fresh, short context, since ctx has usually
 // run out. Only this claim's own row can match the token.
-func (s *PGStore) abandonClaim(ctx context.Context, key string, token uint64) {
+func (s *Store) abandonClaim(ctx context.Context, key string, token uint64) {
 	if s.closed.Load() {
 		return
 	}
@@ -390,18 +393,18 @@ func (s *PGStore) abandonClaim(ctx context.Context, key string, token uint64) {
 }
 
 // Complete records a delivered event with the downstream's response.
-func (s *PGStore) Complete(ctx context.Context, l Lease, resp Response) error {
-	return s.finish(ctx, l, Completed, resp)
+func (s *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
+	return s.finish(ctx, l, dedupe.Completed, resp)
 }
 
 // Fail records an event the downstream rejected permanently.
-func (s *PGStore) Fail(ctx context.Context, l Lease, resp Response) error {
-	return s.finish(ctx, l, Failed, resp)
+func (s *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
+	return s.finish(ctx, l, dedupe.Failed, resp)
 }
 
-func (s *PGStore) finish(ctx context.Context, l Lease, st State, resp Response) error {
-	if len(resp.Body) > MaxStoredBody {
-		resp.Body = resp.Body[:MaxStoredBody]
+func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
+	if len(resp.Body) > dedupe.MaxStoredBody {
+		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
@@ -417,13 +420,13 @@ func (s *PGStore) finish(ctx context.Context, l Lease, st State, resp Response) 
 		return s.wrap("finish", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return ErrLeaseLost
+		return dedupe.ErrLeaseLost
 	}
 	return nil
 }
 
 // Release deletes the caller's IN_FLIGHT record.
-func (s *PGStore) Release(ctx context.Context, l Lease) error {
+func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return err
@@ -434,24 +437,24 @@ func (s *PGStore) Release(ctx context.Context, l Lease) error {
 		return s.wrap("release", err)
 	}
 	if tag.RowsAffected() == 0 {
-		return ErrLeaseLost
+		return dedupe.ErrLeaseLost
 	}
 	return nil
 }
 
 // Delete removes key, refusing with ErrInFlight a key whose lease is still
 // running; the check and the delete are one statement.
-func (s *PGStore) Delete(ctx context.Context, key string) error {
+func (s *Store) Delete(ctx context.Context, key string) error {
 	return s.delete(ctx, key, false)
 }
 
 // ForceDelete removes key whatever its state.
-func (s *PGStore) ForceDelete(ctx context.Context, key string) error {
+func (s *Store) ForceDelete(ctx context.Context, key string) error {
 	return s.delete(ctx, key, true)
 }
 
-func (s *PGStore) delete(ctx context.Context, key string, force bool) error {
-	if err := checkPGKey(key); err != nil {
+func (s *Store) delete(ctx context.Context, key string, force bool) error {
+	if err := CheckKey(key); err != nil {
 		return err
 	}
 	ctx, cancel, err := s.op(ctx)
@@ -470,34 +473,34 @@ func (s *PGStore) delete(ctx context.Context, key string, force bool) error {
 	switch {
 	case err != nil:
 		return err
-	case !force && rec.State == InFlight:
+	case !force && rec.State == dedupe.InFlight:
 		// The statement found its lease running, by the database's clock.
-		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
+		return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
 	}
 	// Claimed again between the two statements; the operator may retry.
-	return fmt.Errorf("%w: key %q changed while being deleted", ErrUnavailable, key)
+	return fmt.Errorf("%w: key %q changed while being deleted", dedupe.ErrUnavailable, key)
 }
 
 // Get returns the record of key, or ErrNotFound.
-func (s *PGStore) Get(ctx context.Context, key string) (Record, error) {
-	if err := checkPGKey(key); err != nil {
-		return Record{}, err
+func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
+	if err := CheckKey(key); err != nil {
+		return dedupe.Record{}, err
 	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
-		return Record{}, err
+		return dedupe.Record{}, err
 	}
 	defer cancel()
 	return s.get(ctx, key)
 }
 
-func (s *PGStore) get(ctx context.Context, key string) (Record, error) {
+func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
 	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
 	return rec, s.wrap("get", err)
 }
 
 // List returns records in key order (bytewise, as Store does).
-func (s *PGStore) List(ctx context.Context, o ListOptions) ([]Record, error) {
+func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error) {
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return nil, err
@@ -515,7 +518,7 @@ func (s *PGStore) List(ctx context.Context, o ListOptions) ([]Record, error) {
 		return nil, s.wrap("list", err)
 	}
 	defer rows.Close()
-	var out []Record
+	var out []dedupe.Record
 	for rows.Next() {
 		rec, err := scanRecord(rows)
 		if err != nil {
@@ -527,7 +530,7 @@ func (s *PGStore) List(ctx context.Context, o ListOptions) ([]Record, error) {
 }
 
 // Stats counts records by state.
-func (s *PGStore) Stats(ctx context.Context) (map[State]int, error) {
+func (s *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) {
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return nil, err
@@ -538,7 +541,7 @@ func (s *PGStore) Stats(ctx context.Context) (map[State]int, error) {
 		return nil, s.wrap("stats", err)
 	}
 	defer rows.Close()
-	counts := map[State]int{}
+	counts := map[dedupe.State]int{}
 	for rows.Next() {
 		var (
 			st int16
@@ -547,7 +550,7 @@ func (s *PGStore) Stats(ctx context.Context) (map[State]int, error) {
 		if err := rows.Scan(&st, &n); err != nil {
 			return nil, s.wrap("stats", err)
 		}
-		counts[State(st)] = int(n)
+		counts[dedupe.State(st)] = int(n)
 	}
 	return counts, s.wrap("stats", rows.Err())
 }
@@ -555,7 +558,7 @@ func (s *PGStore) Stats(ctx context.Context) (map[State]int, error) {
 // Ping proves the table can be written, for readiness probes: it inserts
 // and deletes a key no delivery can have, in one transaction that is rolled
 // back. A read-only database (a standby after a failover) fails it.
-func (s *PGStore) Ping(ctx context.Context) error {
+func (s *Store) Ping(ctx context.Context) error {
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return err
@@ -572,7 +575,7 @@ func (s *PGStore) Ping(ctx context.Context) error {
 		defer rcancel()
 		_ = tx.Rollback(rctx) // the ping's outcome is decided
 	}()
-	now := s.now()
+	now := s.Now()
 	_, err = tx.Exec(ctx, `INSERT INTO `+s.table+` (key, state, created_at, updated_at, expires_at, fingerprint)
 		VALUES ($1, 1, $2, $2, $2, '') ON CONFLICT (key) DO NOTHING`, pgPingKey, now)
 	return s.wrap("ping", err)
@@ -581,7 +584,7 @@ func (s *PGStore) Ping(ctx context.Context) error {
 // Prune deletes up to limit records whose ExpiresAt has passed and returns
 // how many it deleted. Rows another node is pruning or claiming are
 // skipped, not waited for.
-func (s *PGStore) Prune(ctx context.Context, limit int) (int, error) {
+func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
 	if limit <= 0 {
 		return 0, nil
 	}
@@ -603,10 +606,10 @@ func (s *PGStore) Prune(ctx context.Context, limit int) (int, error) {
 	return n, nil
 }
 
-func (s *PGStore) pruneLoop() {
+func (s *Store) pruneLoop() {
 	defer s.prunerWG.Done()
-	runPruner(s.quit, s.opts.PruneInterval, func(ctx context.Context) {
-		pruneBatches(ctx, s.opts.Logger, func(ctx context.Context) (int, bool, error) {
+	dedupe.RunPruner(s.quit, s.opts.PruneInterval, func(ctx context.Context) {
+		dedupe.PruneBatches(ctx, s.opts.Logger, func(ctx context.Context) (int, bool, error) {
 			n, err := s.Prune(ctx, s.opts.PruneBatch)
 			return n, n == s.opts.PruneBatch, err
 		})

@@ -1,14 +1,16 @@
-package dedupe
+package tiered
 
 import (
 	"context"
 	"errors"
 	"time"
 
-	"github.com/PowerDNS/lmdb-go/lmdb"
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
 )
 
-// Tiered puts a node's LMDB store in front of the Postgres store its nodes
+// Store puts a node's LMDB store in front of the Postgres store its nodes
 // share. Postgres decides every claim, so an event is forwarded at most once
 // across the nodes; the finished records (COMPLETED, FAILED) are also kept
 // in the node's LMDB, so that duplicates of them are replayed locally, also
@@ -18,65 +20,65 @@ import (
 // The local copies are a cache that never decides a claim: IN_FLIGHT
 // records live in Postgres only. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
-type Tiered struct {
-	local  *Store
-	shared *PGStore
+type Store struct {
+	local  *lmdb.Store
+	shared *postgres.Store
 }
 
-// NewTiered returns the tiered store over local and shared. It takes both
+// New returns the tiered store over local and shared. It takes both
 // over: Close closes them.
-func NewTiered(local *Store, shared *PGStore) *Tiered {
-	return &Tiered{local: local, shared: shared}
+func New(local *lmdb.Store, shared *postgres.Store) *Store {
+	return &Store{local: local, shared: shared}
 }
 
 // Close closes the shared store, then the local one.
-func (t *Tiered) Close() error {
+func (t *Store) Close() error {
 	return errors.Join(t.shared.Close(), t.local.Close())
 }
 
 // Lease returns the lease length claims are given (the shared store's).
-func (t *Tiered) Lease() time.Duration { return t.shared.Lease() }
+func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 
 // Claim has Store.Claim's outcomes. A finished record in the local copy is
 // answered without asking Postgres; anything else is claimed in Postgres,
 // and a finished record found there is copied locally for next time.
-func (t *Tiered) Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error) {
-	if err := checkPGKey(key); err != nil {
-		return Lease{}, nil, err
+func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	if err := postgres.CheckKey(key); err != nil {
+		return dedupe.Lease{}, nil, err
 	}
 	rec, err := t.local.Get(ctx, key)
 	switch {
-	case err == nil && rec.State != InFlight:
-		r, err := decide(&rec, fingerprint, t.shared.now())
-		return Lease{}, r, err
-	case err != nil && !errors.Is(err, ErrNotFound):
+	case err == nil && rec.State != dedupe.InFlight:
+		r, err := dedupe.Decide(&rec, fingerprint, t.shared.Now())
+		return dedupe.Lease{}, r, err
+	case err != nil && !errors.Is(err, dedupe.ErrNotFound):
 		// A local failure costs the shortcut only: Postgres decides.
-		t.local.logger.Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
+		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
 	}
 	lease, r, err := t.shared.Claim(ctx, key, fingerprint)
-	if err == nil && r != nil && r.State != InFlight {
+	if err == nil && r != nil && r.State != dedupe.InFlight {
 		t.keep(ctx, *r)
 	}
 	return lease, r, err
 }
 
 // Complete records the delivered event in Postgres, then copies it locally.
-func (t *Tiered) Complete(ctx context.Context, l Lease, resp Response) error {
+func (t *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
 	return t.finish(ctx, l, resp, t.shared.Complete)
 }
 
 // Fail records the rejected event in Postgres, then copies it locally.
-func (t *Tiered) Fail(ctx context.Context, l Lease, resp Response) error {
+func (t *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
 	return t.finish(ctx, l, resp, t.shared.Fail)
 }
 
-func (t *Tiered) finish(ctx context.Context, l Lease, resp Response, fn func(context.Context, Lease, Response) error) error {
+func (t *Store) finish(ctx context.Context, l dedupe.Lease, resp dedupe.Response, fn func(context.Context, dedupe.Lease, dedupe.Response) error) error {
 	if err := fn(ctx, l, resp); err != nil {
 		return err
 	}
 	// The shared record is the truth; read it back rather than rebuild it,
 	// so that the copy carries its times, attempts and fingerprint.
-	if rec, err := t.shared.Get(ctx, l.Key); err == nil && rec.State != InFlight {
+	if rec, err := t.shared.Get(ctx, l.Key); err == nil && rec.State != dedupe.InFlight {
 		t.keep(ctx, rec)
 	}
 	return nil
@@ -90,65 +92,65 @@ func (t *Tiered) finish(ctx context.Context, l Lease, resp Response, fn func(con
 // shared row is read again after the write, and the copy dropped when the
 // row is gone or has changed. (If Postgres cannot answer, the copy stays:
 // it was the shared record a moment ago.)
-func (t *Tiered) keep(ctx context.Context, rec Record) {
-	if err := t.local.keep(ctx, rec); err != nil {
-		t.local.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
+func (t *Store) keep(ctx context.Context, rec dedupe.Record) {
+	if err := t.local.Keep(ctx, rec); err != nil {
+		t.local.Logger().Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
 		return
 	}
 	cur, err := t.shared.Get(ctx, rec.Key)
-	if err == nil && cur.UpdatedAt.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, ErrNotFound) {
+	if err == nil && cur.UpdatedAt.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, dedupe.ErrNotFound) {
 		return
 	}
-	if err := t.local.ForceDelete(ctx, rec.Key); err != nil && !errors.Is(err, ErrNotFound) {
-		t.local.logger.Warn("dedupe: could not drop the local copy of a record deleted meanwhile", "key", rec.Key, "error", err.Error())
+	if err := t.local.ForceDelete(ctx, rec.Key); err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+		t.local.Logger().Warn("dedupe: could not drop the local copy of a record deleted meanwhile", "key", rec.Key, "error", err.Error())
 	}
 }
 
 // Release deletes the caller's claim in Postgres.
-func (t *Tiered) Release(ctx context.Context, l Lease) error { return t.shared.Release(ctx, l) }
+func (t *Store) Release(ctx context.Context, l dedupe.Lease) error { return t.shared.Release(ctx, l) }
 
 // Get returns the shared record of key or, when the shared record is gone
 // (deleted on another node, pruned), this node's copy: Claim replays that
 // copy, so `keys get` must show it and `keys delete` must find it.
-func (t *Tiered) Get(ctx context.Context, key string) (Record, error) {
+func (t *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
 	rec, err := t.shared.Get(ctx, key)
-	if !errors.Is(err, ErrNotFound) {
+	if !errors.Is(err, dedupe.ErrNotFound) {
 		return rec, err
 	}
-	if lrec, lerr := t.local.Get(ctx, key); lerr == nil || !errors.Is(lerr, ErrNotFound) {
+	if lrec, lerr := t.local.Get(ctx, key); lerr == nil || !errors.Is(lerr, dedupe.ErrNotFound) {
 		return lrec, lerr
 	}
-	return Record{}, err
+	return dedupe.Record{}, err
 }
 
 // List lists the shared records.
-func (t *Tiered) List(ctx context.Context, o ListOptions) ([]Record, error) {
+func (t *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error) {
 	return t.shared.List(ctx, o)
 }
 
 // Stats counts the shared records by state.
-func (t *Tiered) Stats(ctx context.Context) (map[State]int, error) { return t.shared.Stats(ctx) }
+func (t *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) { return t.shared.Stats(ctx) }
 
 // Delete deletes key in Postgres (refusing a live claim), then this node's
 // copy. Other nodes keep theirs until it expires: to forward an event again
 // everywhere, delete it on every node.
-func (t *Tiered) Delete(ctx context.Context, key string) error {
+func (t *Store) Delete(ctx context.Context, key string) error {
 	return t.delete(ctx, key, t.shared.Delete)
 }
 
 // ForceDelete deletes key whatever its state, in Postgres and locally.
-func (t *Tiered) ForceDelete(ctx context.Context, key string) error {
+func (t *Store) ForceDelete(ctx context.Context, key string) error {
 	return t.delete(ctx, key, t.shared.ForceDelete)
 }
 
-func (t *Tiered) delete(ctx context.Context, key string, fn func(context.Context, string) error) error {
+func (t *Store) delete(ctx context.Context, key string, fn func(context.Context, string) error) error {
 	serr := fn(ctx, key)
-	if serr != nil && !errors.Is(serr, ErrNotFound) {
+	if serr != nil && !errors.Is(serr, dedupe.ErrNotFound) {
 		return serr
 	}
 	lerr := t.local.ForceDelete(ctx, key)
 	switch {
-	case lerr != nil && !errors.Is(lerr, ErrNotFound):
+	case lerr != nil && !errors.Is(lerr, dedupe.ErrNotFound):
 		return lerr
 	case serr != nil && lerr != nil:
 		return serr // in neither
@@ -159,37 +161,13 @@ func (t *Tiered) delete(ctx context.Context, key string, fn func(context.Context
 // Ping proves both stores writable: a node whose local disk is full can
 // still claim, but not keep copies, and a node without Postgres cannot take
 // new events.
-func (t *Tiered) Ping(ctx context.Context) error {
+func (t *Store) Ping(ctx context.Context) error {
 	return errors.Join(t.shared.Ping(ctx), t.local.Ping(ctx))
 }
 
 // Prune prunes both stores and returns how many shared records it deleted.
-func (t *Tiered) Prune(ctx context.Context, limit int) (int, error) {
+func (t *Store) Prune(ctx context.Context, limit int) (int, error) {
 	n, err := t.shared.Prune(ctx, limit)
 	_, lerr := t.local.Prune(ctx, limit)
 	return n, errors.Join(err, lerr)
-}
-
-// keep writes rec, a finished record copied from another store, as it is,
-// unless the key holds a live claim of this store's own.
-func (s *Store) keep(ctx context.Context, rec Record) error {
-	if err := checkKey(rec.Key); err != nil {
-		return err
-	}
-	return s.write(ctx, func(txn *lmdb.Txn) error {
-		cur, err := s.get(txn, rec.Key)
-		switch {
-		case errors.Is(err, ErrNotFound):
-		case err != nil && !errors.Is(err, ErrCorrupt):
-			return err
-		case err == nil:
-			if cur.State == InFlight && s.opts.Now().Before(cur.LeaseUntil) {
-				return nil
-			}
-			if err := s.unindex(txn, &cur); err != nil {
-				return err
-			}
-		}
-		return s.put(txn, &rec)
-	})
 }
