@@ -129,3 +129,50 @@ func TestUnreadableRecordIsAnErrorNotAPanic(t *testing.T) {
 		})
 	}
 }
+
+// damageIndexValueLength sets the value length of key's expiry index entry,
+// in the data file of the closed store in dir, out of range. The entry's key
+// is the 8-byte expiry time, then key.
+func damageIndexValueLength(t *testing.T, dir, key string) {
+	t.Helper()
+	path := filepath.Join(dir, DataFile)
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	n := 0
+	for off := 0; ; {
+		i := bytes.Index(b[off:], []byte(key))
+		if i < 0 {
+			break
+		}
+		i += off
+		off = i + 1
+		h := i - 8 - 8 // node header, then the time, then key
+		if h < 0 || binary.LittleEndian.Uint16(b[h+6:]) != uint16(len(key)+8) || binary.LittleEndian.Uint16(b[h+4:]) != 0 {
+			continue
+		}
+		copy(b[h:h+4], []byte{0xff, 0xff, 0xff, 0xff})
+		n++
+	}
+	require.NotZero(t, n, "no index entry of %s in %s", key, path)
+	require.NoError(t, os.WriteFile(path, b, 0o640))
+}
+
+// TestPruneMeetsAnUnreadableIndexEntry: the pruner reads the expiry index
+// in the writer's goroutine, where a panic would end the process. A damaged
+// entry is ErrCorrupt for that pruning transaction, and the store goes on.
+func TestPruneMeetsAnUnreadableIndexEntry(t *testing.T) {
+	dir := t.TempDir()
+	c := newClock()
+	s := openTest(t, dir, c)
+	seedKeys(t, s, "stripe:evt_indexed")
+	require.NoError(t, s.Close())
+	damageIndexValueLength(t, dir, "stripe:evt_indexed")
+	s = openTest(t, dir, c)
+	c.Advance(2 * time.Hour) // past the record's retention
+
+	_, err := s.Prune(ctx, 10)
+	require.ErrorIs(t, err, dedupe.ErrCorrupt)
+	_, _, err = s.Claim(ctx, "stripe:evt_new", "fp")
+	require.NoError(t, err, "the writer still runs")
+	closesPromptly(t, s)
+}

@@ -26,7 +26,9 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 	if limit <= 0 {
 		return 0, false, nil
 	}
-	err = s.write(ctx, func(txn *mdb.Txn) error {
+	// Through update, as every other op: a damaged index entry panics in
+	// lmdb-go, and a panic in the writer goroutine would end the process.
+	err = s.update(ctx, func(txn *mdb.Txn) error {
 		deleted, more = 0, false
 		now := s.opts.Now()
 		cur, err := txn.OpenCursor(s.expiry)
