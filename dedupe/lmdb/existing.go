@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 )
 
 // ErrNoStore is returned by OpenExisting when the directory holds no store.
@@ -17,7 +16,8 @@ const DataFile = "data.mdb"
 
 // OpenExisting opens the store in dir as Open does, but creates nothing:
 // when dir, or the store in it, does not exist it fails with an error that
-// wraps ErrNoStore. Tools that inspect the store a server writes (webhookd
+// wraps ErrNoStore, and when dir held a store that has lost its data file,
+// with one that wraps ErrDamaged, as Open does. Tools that inspect the store a server writes (webhookd
 // keys) use it, because quietly creating an empty store at a mistyped path
 // would hide the mistake: every key would look unknown.
 func OpenExisting(dir string, opts Options) (*Store, error) {
@@ -30,11 +30,14 @@ func OpenExisting(dir string, opts Options) (*Store, error) {
 	case !info.IsDir():
 		return nil, fmt.Errorf("%w: %s is not a directory", ErrNoStore, dir)
 	}
-	if _, err := os.Stat(filepath.Join(dir, DataFile)); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %s holds no store (%s is missing)", ErrNoStore, dir, DataFile)
-		}
-		return nil, fmt.Errorf("dedupe: %w", err)
+	// As Open and Check do: a missing data file where the marker says a
+	// store was is damage (ErrDamaged), to restore from a backup.
+	exists, err := verifyFile(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !exists {
+		return nil, fmt.Errorf("%w: %s holds no store (%s is missing)", ErrNoStore, dir, DataFile)
 	}
 	return Open(dir, opts)
 }

@@ -38,3 +38,20 @@ func TestOpenExistingCreatesNothing(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 }
+
+// A directory that held a store (its marker is there) but has lost
+// data.mdb is damaged, as Open and Check say, not "no store": keys must
+// not tell the operator there is nothing to restore.
+func TestOpenExistingCallsAMissingDataFileDamage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "store")
+	s, err := Open(dir, Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.NoError(t, os.Remove(filepath.Join(dir, DataFile)))
+
+	_, err = OpenExisting(dir, Options{Options: dedupe.Options{PruneInterval: -1}})
+	require.ErrorIs(t, err, ErrDamaged)
+	require.NotErrorIs(t, err, ErrNoStore)
+	_, err = Check(dir)
+	require.ErrorIs(t, err, ErrDamaged, "as check says")
+}
