@@ -81,7 +81,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse errors can quote the DSN, password included.
-		return nil, errors.New("dedupe: WEBHOOKD_POSTGRES_DSN is not a valid Postgres connection string")
+		return nil, ErrInvalidDSN
 	}
 	cfg.MaxConns = opts.MaxConns
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.OpTimeout {

@@ -95,3 +95,12 @@ func TestPostgresUnavailable(t *testing.T) {
 	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp")
 	require.ErrorIs(t, err, dedupe.ErrClosed)
 }
+
+// A connection string that does not parse is ErrInvalidDSN, quoting neither
+// the string nor a variable of the command's.
+func TestOpenRefusesAnInvalidDSN(t *testing.T) {
+	_, err := Open(context.Background(), "postgres://u:secretpw@127.0.0.1:notaport/x", Options{})
+	require.ErrorIs(t, err, ErrInvalidDSN)
+	require.NotContains(t, err.Error(), "secretpw")
+	require.NotContains(t, err.Error(), "WEBHOOKD_")
+}
