@@ -20,7 +20,7 @@ import (
 // commit (mode=group) and with one transaction per write (mode=perop,
 // MaxBatch 1), so both figures come out of one run:
 //
-//	go test ./dedupe -run '^$' -bench ClaimComplete -count 5
+//	go test ./dedupe/lmdb -run '^$' -bench ClaimComplete -count 5
 //
 // writes/s counts durable writes (two per webhook); p50_us and p99_us are
 // the latency of one write as its caller sees it; writes/commit is the
