@@ -78,7 +78,7 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 	if err != nil {
 		return nil, err
 	}
-	extra := []string{"WEBHOOKD_LEASE=" + o.lease.String(), "WEBHOOKD_DISPATCH_TIMEOUT=" + o.timeout.String()}
+	extra := []string{"WEBHOOKD_LEASE=" + o.lease.String(), "WEBHOOKD_DISPATCH_TIMEOUT=" + o.timeout.String(), storeTimeoutFor(o.lease, o.timeout)}
 	if o.store == variantPostgres {
 		if o.pgDSN == "" {
 			return nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)

@@ -58,6 +58,9 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 	if o.dispatchTimeout > 0 {
 		extra = append(extra, "WEBHOOKD_DISPATCH_TIMEOUT="+o.dispatchTimeout.String())
 	}
+	if o.lease > 0 && o.dispatchTimeout > 0 {
+		extra = append(extra, storeTimeoutFor(o.lease, o.dispatchTimeout))
+	}
 	switch variant {
 	case variantLMDB:
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
@@ -136,4 +139,12 @@ func dropRedisPrefix(rdb *redis.Client, prefix string) {
 	if len(keys) > 0 {
 		rdb.Del(ctx, keys...)
 	}
+}
+
+// storeTimeoutFor is the WEBHOOKD_STORE_TIMEOUT setting for a short test
+// lease: webhookd refuses a lease not longer than the dispatch timeout plus
+// twice the store timeout (whose default, 5s, exceeds such a lease), so the
+// store gets a quarter of what the lease leaves beyond the dispatch.
+func storeTimeoutFor(lease, dispatch time.Duration) string {
+	return "WEBHOOKD_STORE_TIMEOUT=" + max((lease-dispatch)/4, time.Millisecond).String()
 }
