@@ -1,12 +1,21 @@
-// Package dedupe is webhookd's dedupe store: it records, for every
-// provider:event key, whether a delivery is IN_FLIGHT (claimed, under a
-// lease), COMPLETED or FAILED (with the downstream's stored answer). Three
-// backends keep the same contract: Store, an LMDB environment embedded in
-// the process (one node; Open, OpenExisting); PGStore, a Postgres table
-// shared by every node (OpenPostgres); and Tiered, a node's LMDB Store in
-// front of the shared PGStore, which stays the authority (NewTiered).
+// Package dedupe is the contract of webhookd's dedupe store: it records, for
+// every provider:event key, whether a delivery is IN_FLIGHT (claimed, under
+// a lease), COMPLETED or FAILED (with the downstream's stored answer). This
+// package holds what every backend shares and nothing backend-specific: the
+// Store interface (and Claimer, the part the receiver needs), Record,
+// State, Lease and Response, the sentinel errors, the claim decision
+// (Decide), the key check (CheckKey, MaxKeyLen), the options every backend
+// takes (Options) and the pruner loop (RunPruner, PruneBatches).
 //
-// State machine (one atomic write transaction per transition):
+// The backends, each in its own package, each passing the behavioural
+// table of dedupe/dedupetest:
+//
+//   - dedupe/lmdb: an LMDB environment embedded in the process (one node).
+//   - dedupe/postgres: a Postgres table shared by every node.
+//   - dedupe/tiered: a node's LMDB store in front of the shared Postgres
+//     store, which stays the authority.
+//
+// State machine (one atomic transition each):
 //
 //	absent ──Claim──▶ IN_FLIGHT ──Complete──▶ COMPLETED
 //	                     │  ▲      ──Fail─────▶ FAILED
@@ -17,20 +26,11 @@
 // the token that currently owns the key, so an attempt whose lease was taken
 // over cannot overwrite the new owner's record (ErrLeaseLost).
 //
-// This package owns every byte that goes into LMDB and Postgres: the DBI
-// names, the key layout (keys.go), the record encoding (record.go) and the
-// table (postgres.go). Nothing else in webhookd imports lmdb-go or pgx,
-// tests aside. LMDB commits are durable (synced) unless Options.NoSync says
-// otherwise; writes go through a single writer goroutine that coalesces
-// concurrent callers into one commit (writer.go).
+// Nothing lives forever: every record has an expiry, and a background
+// pruner deletes what has expired in bounded batches.
 //
-// Nothing lives forever: every record has an expiry (in LMDB, an entry in a
-// time-ordered index; in Postgres, an indexed expires_at column), and a
-// background pruner deletes what has expired in bounded batches (pruner.go,
-// Prune), so that under steady traffic LMDB reuses the freed pages and the
-// file stops growing. The LMDB map grows when full, and Backup writes a
-// compacted copy while writers run (backup.go).
-//
-// The store must never acknowledge a write before the commit that holds it
-// is on disk, and never leave one write half applied.
+// This package must never import a backend or its driver (lmdb-go, pgx):
+// the receiver, the metrics and the provider kit depend on it alone, and
+// cmd/webhookd's layering test keeps it so. A backend must never
+// acknowledge a write before it is durable, nor leave one half applied.
 package dedupe

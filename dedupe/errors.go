@@ -24,7 +24,16 @@ var (
 	ErrClosed = errors.New("dedupe: store closed")
 	// ErrCorrupt means a stored record could not be decoded.
 	ErrCorrupt = errors.New("dedupe: corrupt record")
-	// ErrBackupDest means a backup's destination exists and is not an
-	// empty directory: a backup never overwrites anything.
-	ErrBackupDest = errors.New("dedupe: backup destination exists and is not an empty directory")
 )
+
+// IsLogical reports whether err is one of the contract's outcomes (an
+// answer about a key) rather than a storage failure. Backends use it to
+// tell what they must wrap as ErrUnavailable from what they pass on.
+func IsLogical(err error) bool {
+	for _, e := range []error{ErrInFlight, ErrFingerprintMismatch, ErrLeaseLost, ErrNotFound, ErrInvalidKey, ErrCorrupt} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}

@@ -7,10 +7,10 @@ import (
 	"time"
 )
 
-// runPruner calls pass every interval until quit is closed. The context
+// RunPruner calls pass every interval until quit is closed. The context
 // pass gets is cancelled by quit, so Close never waits for a long pass.
-// Both backends prune this way; only what one pass does differs.
-func runPruner(quit <-chan struct{}, interval time.Duration, pass func(context.Context)) {
+// Every backend prunes this way; only what one pass does differs.
+func RunPruner(quit <-chan struct{}, interval time.Duration, pass func(context.Context)) {
 	t := time.NewTicker(interval)
 	defer t.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -32,10 +32,10 @@ func runPruner(quit <-chan struct{}, interval time.Duration, pass func(context.C
 	}
 }
 
-// pruneBatches deletes every expired record in bounded batches, one batch per
+// PruneBatches deletes every expired record in bounded batches, one batch per
 // call of batch, which reports how many it deleted and whether expired
 // records may remain. Between batches the store serves deliveries.
-func pruneBatches(ctx context.Context, log *slog.Logger, batch func(context.Context) (int, bool, error)) {
+func PruneBatches(ctx context.Context, log *slog.Logger, batch func(context.Context) (int, bool, error)) {
 	total := 0
 	for {
 		n, more, err := batch(ctx)

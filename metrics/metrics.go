@@ -129,7 +129,7 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 	m.commitBatch = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "webhookd_store_commit_batch_size",
 		Help:    "Writes coalesced into one dedupe store commit (group commit).",
-		Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512; dedupe.DefaultMaxBatch is 256
+		Buckets: prometheus.ExponentialBuckets(1, 2, 10), // 1 to 512; lmdb.DefaultMaxBatch is 256
 	})
 	m.pruned = prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "webhookd_store_pruned_records_total",

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/providers"
@@ -47,7 +48,7 @@ func (c *clock) Advance(d time.Duration) {
 type stack struct {
 	t     *testing.T
 	srv   *httptest.Server
-	store *dedupe.Store
+	store *lmdb.Store
 	clock *clock
 	// slow is closed to let the downstream answer evt_slow.
 	slow    chan struct{}
@@ -79,9 +80,10 @@ func newStack(t *testing.T) *stack {
 	// Counted on every scrape, so that the test sees the pruning at once.
 	m, err := metrics.New(reg, metrics.Options{Providers: []string{"stripe"}, RecordsMaxAge: -1})
 	require.NoError(t, err)
-	store, err := dedupe.Open(t.TempDir(), dedupe.Options{
-		Lease: time.Minute, Retention: time.Hour, Now: s.clock.Now, NoSync: true, PruneInterval: -1,
-		OnCommit: m.ObserveCommit, OnPrune: m.ObservePrune,
+	store, err := lmdb.Open(t.TempDir(), lmdb.Options{
+		Options:  dedupe.Options{Lease: time.Minute, Retention: time.Hour, Now: s.clock.Now, PruneInterval: -1, OnPrune: m.ObservePrune},
+		NoSync:   true,
+		OnCommit: m.ObserveCommit,
 	})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })

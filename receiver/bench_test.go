@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -40,7 +41,7 @@ func benchReceive(b *testing.B, duplicate bool, callers int) {
 		w.WriteHeader(http.StatusOK)
 	}))
 	defer down.Close()
-	store, err := dedupe.Open(b.TempDir(), dedupe.Options{PruneInterval: -1})
+	store, err := lmdb.Open(b.TempDir(), lmdb.Options{Options: dedupe.Options{PruneInterval: -1}})
 	if err != nil {
 		b.Fatal(err)
 	}

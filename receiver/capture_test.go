@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -30,7 +31,7 @@ func TestCaptureSeesOnlyVerifiedDeliveries(t *testing.T) {
 		mu  sync.Mutex
 		got []captured
 	)
-	store, err := dedupe.Open(t.TempDir(), dedupe.Options{NoSync: true, PruneInterval: -1})
+	store, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
 	ad, err := stripe.New([]string{secret}, 5*time.Minute)

@@ -16,6 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/tiered"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -47,8 +50,8 @@ func pgSchema(t *testing.T) (dsn, schema string) {
 }
 
 // openPG opens one node's connection pool on the shared schema.
-func openPG(t *testing.T, dsn, schema string) *dedupe.PGStore {
-	s, err := dedupe.OpenPostgres(context.Background(), dsn, dedupe.PostgresOptions{
+func openPG(t *testing.T, dsn, schema string) *postgres.Store {
+	s, err := postgres.Open(context.Background(), dsn, postgres.Options{
 		Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, Schema: schema, OpTimeout: 2 * time.Second,
 	})
 	require.NoError(t, err)
@@ -124,10 +127,10 @@ func TestTwoNodesOnPostgresForwardOnce(t *testing.T) {
 func TestTieredReplaysLocallyWithoutPostgres(t *testing.T) {
 	dsn, schema := pgSchema(t)
 	down := newDownstream(t)
-	local, err := dedupe.Open(t.TempDir(), dedupe.Options{Lease: time.Minute, NoSync: true, PruneInterval: -1})
+	local, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	shared := openPG(t, dsn, schema)
-	tiered := dedupe.NewTiered(local, shared)
+	tiered := tiered.New(local, shared)
 	t.Cleanup(func() { tiered.Close() })
 	// Another node finished an event before; this node has no copy of it.
 	other := node(t, openPG(t, dsn, schema), down.URL)

@@ -17,14 +17,9 @@ import (
 	"github.com/webhookd/webhookd/providers"
 )
 
-// Store is what the receiver needs of the dedupe store (dedupe.Store, or any
-// other backend with the same semantics).
-type Store interface {
-	Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error)
-	Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
-	Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
-	Release(ctx context.Context, l dedupe.Lease) error
-}
+// Store is what the receiver needs of the dedupe store: the four
+// transitions of a delivery, which every backend (dedupe.Store) has.
+type Store = dedupe.Claimer
 
 // Forwarder sends a claimed event downstream (dispatch.Forwarder).
 type Forwarder interface {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -81,7 +82,7 @@ type harness struct {
 	t      *testing.T
 	dir    string
 	clock  *clock
-	store  *dedupe.Store
+	store  *lmdb.Store
 	down   *downstream
 	srv    *httptest.Server
 	policy receiver.FailedPolicy
@@ -106,7 +107,7 @@ func newHarness(t *testing.T, mut ...func(*harness)) *harness {
 // process exit would.
 func (h *harness) start() {
 	t := h.t
-	store, err := dedupe.Open(h.dir, dedupe.Options{Lease: time.Minute, Now: h.clock.Now, NoSync: true, PruneInterval: -1})
+	store, err := lmdb.Open(h.dir, lmdb.Options{Options: dedupe.Options{Lease: time.Minute, Now: h.clock.Now, PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	h.store = store
 	ad, err := stripe.New([]string{secret}, 5*time.Minute)

@@ -8,15 +8,16 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
 )
 
 const backupUsage = `usage: webhookd backup DEST
 
 Writes a compacted, consistent copy of the dedupe store in WEBHOOKD_DATA_DIR
-to DEST/` + dedupe.DataFile + `, also while webhookd serve is running on it. DEST must not
+to DEST/` + lmdb.DataFile + `, also while webhookd serve is running on it. DEST must not
 exist or be an empty directory. To restore, stop webhookd and point
-WEBHOOKD_DATA_DIR at DEST (or copy DEST/` + dedupe.DataFile + ` into the data directory).
+WEBHOOKD_DATA_DIR at DEST (or copy DEST/` + lmdb.DataFile + ` into the data directory).
 `
 
 // runBackup implements `webhookd backup DEST`.
@@ -41,11 +42,11 @@ func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		// The records that matter are in the shared database; a tiered
 		// node's LMDB only caches finished ones.
 		fmt.Fprintf(stderr, "webhookd backup: backs up the lmdb store only; with %s_STORE=%s the records are in Postgres: back them up with pg_dump (table %s)\n",
-			envPrefix, cfg.Store, dedupe.PostgresTable)
+			envPrefix, cfg.Store, postgres.Table)
 		return 1
 	}
 	// Open would create an empty store; a backup of nothing is a mistake.
-	if _, err := os.Stat(filepath.Join(cfg.DataDir, dedupe.DataFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(cfg.DataDir, lmdb.DataFile)); err != nil {
 		fmt.Fprintf(stderr, "webhookd backup: no store in WEBHOOKD_DATA_DIR=%s: %v\n", cfg.DataDir, err)
 		return 1
 	}
@@ -58,7 +59,7 @@ func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	opts := storeOptions(cfg, newLogger(cfg, stderr))
 	opts.PruneInterval = -1 // the serving process prunes; a backup only reads
-	store, err := dedupe.Open(cfg.DataDir, opts)
+	store, err := lmdb.Open(cfg.DataDir, opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd backup: %v\n", err)
 		return 1
@@ -70,11 +71,11 @@ func runBackup(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	size := int64(-1)
-	if fi, err := os.Stat(filepath.Join(dest, dedupe.DataFile)); err == nil {
+	if fi, err := os.Stat(filepath.Join(dest, lmdb.DataFile)); err == nil {
 		size = fi.Size()
 	}
 	fmt.Fprintf(stdout, "backup of %s written to %s (%d bytes, %s)\n",
-		cfg.DataDir, filepath.Join(dest, dedupe.DataFile), size, time.Since(start).Round(time.Millisecond))
+		cfg.DataDir, filepath.Join(dest, lmdb.DataFile), size, time.Since(start).Round(time.Millisecond))
 	return 0
 }
 

@@ -13,12 +13,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 )
 
 // seedCompleted writes n COMPLETED records into a store in dir and closes it.
 func seedCompleted(t *testing.T, dir string, n int) {
 	t.Helper()
-	s, err := dedupe.Open(dir, dedupe.Options{PruneInterval: -1, NoSync: true})
+	s, err := lmdb.Open(dir, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	defer s.Close()
 	ctx := context.Background()
@@ -40,7 +41,7 @@ func TestBackupCommand(t *testing.T) {
 	require.Zero(t, run(context.Background(), []string{"backup", dest}, &stdout, &stderr), stderr.String())
 	require.Contains(t, stdout.String(), filepath.Join(dest, "data.mdb"))
 
-	b, err := dedupe.Open(dest, dedupe.Options{PruneInterval: -1})
+	b, err := lmdb.Open(dest, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
 	stats, err := b.Stats(context.Background())
 	require.NoError(t, err)

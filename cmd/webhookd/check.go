@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 )
 
 const checkUsage = `usage: webhookd check
@@ -41,9 +42,9 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "webhookd check: checks the lmdb store only; with %s_STORE=postgres the records are in Postgres\n", envPrefix)
 		return 1
 	}
-	r, err := dedupe.Check(cfg.DataDir)
+	r, err := lmdb.Check(cfg.DataDir)
 	if err != nil {
-		if errors.Is(err, dedupe.ErrNoStore) {
+		if errors.Is(err, lmdb.ErrNoStore) {
 			fmt.Fprintf(stderr, "webhookd check: %s_DATA_DIR=%s: %v\n", envPrefix, cfg.DataDir, err)
 		} else {
 			fmt.Fprintf(stderr, "webhookd check: %v\n", err)

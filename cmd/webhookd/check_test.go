@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 )
 
 func checkCmd(t *testing.T, dataDir string, args ...string) (string, string, int) {
@@ -95,7 +96,7 @@ func TestCheckCommand(t *testing.T) {
 func TestCheckBesideAnOpenStore(t *testing.T) {
 	dir := t.TempDir()
 	seedStore(t, dir, 5)
-	s, err := dedupe.Open(dir, dedupe.Options{PruneInterval: -1})
+	s, err := lmdb.Open(dir, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
 	defer s.Close()
 	before, err := os.ReadFile(filepath.Join(dir, "data.mdb"))

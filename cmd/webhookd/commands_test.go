@@ -20,6 +20,7 @@ import (
 
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -155,7 +156,7 @@ func TestReplayRefusesBeforeSending(t *testing.T) {
 func seedStore(t *testing.T, dir string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	s, err := dedupe.Open(dir, dedupe.Options{NoSync: true, PruneInterval: -1})
+	s, err := lmdb.Open(dir, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range n {
@@ -408,7 +409,7 @@ func TestHelpListsTheCommands(t *testing.T) {
 // and leaves stdout empty for scripts (table and JSON Lines alike).
 func TestKeysListSaysWhenEmpty(t *testing.T) {
 	empty := t.TempDir()
-	s, err := dedupe.Open(empty, dedupe.Options{NoSync: true, PruneInterval: -1})
+	s, err := lmdb.Open(empty, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	seeded := t.TempDir()

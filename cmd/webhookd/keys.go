@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 )
 
 const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPLETED|FAILED] [--limit N] [--json]
@@ -60,27 +61,29 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // postgres the shared database; for tiered the shared database, with this
 // node's LMDB copy when WEBHOOKD_DATA_DIR holds one (delete removes the copy
 // too).
-func openKeysStore(ctx context.Context, stderr io.Writer) (dedupeStore, int) {
+func openKeysStore(ctx context.Context, stderr io.Writer) (dedupe.Store, int) {
 	cfg, err := loadConfig()
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return nil, 2
 	}
 	cfg.warnUnknown(stderr)
-	opts := dedupe.Options{
-		Lease:         cfg.Lease,
-		Retention:     cfg.Retention,
-		MapSize:       cfg.MapSize,
-		MaxMapSize:    cfg.MaxMapSize,
-		PruneInterval: -1,
+	opts := lmdb.Options{
+		Options: dedupe.Options{
+			Lease:         cfg.Lease,
+			Retention:     cfg.Retention,
+			PruneInterval: -1,
+		},
+		MapSize:    cfg.MapSize,
+		MaxMapSize: cfg.MaxMapSize,
 	}
-	s, err := openStore(ctx, cfg, opts, dedupe.OpenExisting)
-	if errors.Is(err, dedupe.ErrNoStore) && cfg.Store == "tiered" {
+	s, err := openStore(ctx, cfg, opts, lmdb.OpenExisting)
+	if errors.Is(err, lmdb.ErrNoStore) && cfg.Store == "tiered" {
 		// No copy on this machine: the shared records are all there is.
 		cfg.Store = "postgres"
-		s, err = openStore(ctx, cfg, opts, dedupe.OpenExisting)
+		s, err = openStore(ctx, cfg, opts, lmdb.OpenExisting)
 	}
-	if errors.Is(err, dedupe.ErrNoStore) {
+	if errors.Is(err, lmdb.ErrNoStore) {
 		fmt.Fprintf(stderr, "webhookd keys: %s_DATA_DIR: %v; set it to the directory serve uses\n", envPrefix, err)
 		return nil, 2
 	}

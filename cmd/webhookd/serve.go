@@ -11,8 +11,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/webhookd/webhookd/capture"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 
-	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/receiver"
@@ -68,7 +68,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	storeOpts := storeOptions(cfg, log)
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
-	store, err := openStore(ctx, cfg, storeOpts, dedupe.Open)
+	store, err := openStore(ctx, cfg, storeOpts, lmdb.Open)
 	if err != nil {
 		return err
 	}

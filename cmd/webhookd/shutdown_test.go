@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -194,7 +195,7 @@ func (h *held) waitArrival(t *testing.T) {
 // absent).
 func (p *process) state(key string) dedupe.State {
 	p.t.Helper()
-	s, err := dedupe.Open(p.dataDir, dedupe.Options{PruneInterval: -1})
+	s, err := lmdb.Open(p.dataDir, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(p.t, err)
 	defer s.Close()
 	rec, err := s.Get(context.Background(), key)

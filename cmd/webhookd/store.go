@@ -7,36 +7,24 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/tiered"
 )
-
-// dedupeStore is what serve, keys and metrics need of a dedupe store;
-// *dedupe.Store (lmdb), *dedupe.PGStore (postgres) and *dedupe.Tiered
-// (tiered) all have it.
-type dedupeStore interface {
-	Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error)
-	Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
-	Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
-	Release(ctx context.Context, l dedupe.Lease) error
-	Get(ctx context.Context, key string) (dedupe.Record, error)
-	Delete(ctx context.Context, key string) error
-	ForceDelete(ctx context.Context, key string) error
-	List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error)
-	Stats(ctx context.Context) (map[dedupe.State]int, error)
-	Ping(ctx context.Context) error
-	Close() error
-}
 
 // storeOptions are the dedupe options every subcommand that opens the
 // store uses.
-func storeOptions(cfg *config, log *slog.Logger) dedupe.Options {
-	return dedupe.Options{
-		Lease:         cfg.Lease,
-		Retention:     cfg.Retention,
-		MapSize:       cfg.MapSize,
-		MaxMapSize:    cfg.MaxMapSize,
-		MaxReaders:    cfg.MaxReaders,
-		PruneInterval: cfg.PruneInterval,
-		Logger:        log,
+func storeOptions(cfg *config, log *slog.Logger) lmdb.Options {
+	return lmdb.Options{
+		Options: dedupe.Options{
+			Lease:         cfg.Lease,
+			Retention:     cfg.Retention,
+			PruneInterval: cfg.PruneInterval,
+			Logger:        log,
+		},
+		MapSize:    cfg.MapSize,
+		MaxMapSize: cfg.MaxMapSize,
+		MaxReaders: cfg.MaxReaders,
 	}
 }
 
@@ -45,9 +33,10 @@ func storeOptions(cfg *config, log *slog.Logger) dedupe.Options {
 const postgresOpenTimeout = 30 * time.Second
 
 // openStore opens the store WEBHOOKD_STORE names. openLocal opens the LMDB
-// store at WEBHOOKD_DATA_DIR (serve creates it, keys requires it).
-func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal func(string, dedupe.Options) (*dedupe.Store, error)) (dedupeStore, error) {
-	openLMDB := func() (*dedupe.Store, error) {
+// store at WEBHOOKD_DATA_DIR (serve creates it, keys requires it); Postgres
+// gets the options every backend shares (opts.Options).
+func openStore(ctx context.Context, cfg *config, opts lmdb.Options, openLocal func(string, lmdb.Options) (*lmdb.Store, error)) (dedupe.Store, error) {
+	openLMDB := func() (*lmdb.Store, error) {
 		s, err := openLocal(cfg.DataDir, opts)
 		if err != nil {
 			return nil, fmt.Errorf("%s_DATA_DIR=%s: %w", envPrefix, cfg.DataDir, err)
@@ -59,7 +48,7 @@ func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal 
 	}
 	ctx, cancel := context.WithTimeout(ctx, postgresOpenTimeout)
 	defer cancel()
-	shared, err := dedupe.OpenPostgres(ctx, cfg.PostgresDSN, dedupe.PostgresOptions{Options: opts, OpTimeout: cfg.StoreTimeout})
+	shared, err := postgres.Open(ctx, cfg.PostgresDSN, postgres.Options{Options: opts.Options, OpTimeout: cfg.StoreTimeout})
 	if err != nil {
 		return nil, fmt.Errorf("%s_POSTGRES_DSN: %w", envPrefix, err)
 	}
@@ -78,5 +67,5 @@ func openStore(ctx context.Context, cfg *config, opts dedupe.Options, openLocal 
 		shared.Close()
 		return nil, fmt.Errorf("%s_DATA_DIR=%s: %w", envPrefix, cfg.DataDir, err)
 	}
-	return dedupe.NewTiered(local, shared), nil
+	return tiered.New(local, shared), nil
 }

@@ -14,6 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/tiered"
 )
 
 func TestBackupRefusesPostgres(t *testing.T) {
@@ -36,7 +39,7 @@ func TestKeysOnPostgres(t *testing.T) {
 	ctx := context.Background()
 	schema := testPGSchema(t, dsn)
 
-	s, err := dedupe.OpenPostgres(ctx, dsn, dedupe.PostgresOptions{Schema: schema, Options: dedupe.Options{PruneInterval: -1}})
+	s, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
 	defer s.Close()
 	l, _, err := s.Claim(ctx, "stripe:evt_keys", "fp")
@@ -66,13 +69,13 @@ func TestKeysDeleteTieredAfterSharedRowIsGone(t *testing.T) {
 	}
 	ctx := context.Background()
 	schema := testPGSchema(t, dsn)
-	openNode := func(dir string) *dedupe.Tiered {
-		opts := dedupe.Options{PruneInterval: -1, NoSync: true}
-		local, err := dedupe.Open(dir, opts)
+	openNode := func(dir string) *tiered.Store {
+		opts := lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true}
+		local, err := lmdb.Open(dir, opts)
 		require.NoError(t, err)
-		shared, err := dedupe.OpenPostgres(ctx, dsn, dedupe.PostgresOptions{Schema: schema, Options: opts})
+		shared, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, Options: opts.Options})
 		require.NoError(t, err)
-		return dedupe.NewTiered(local, shared)
+		return tiered.New(local, shared)
 	}
 	const key = "stripe:evt_tiered_delete"
 	dirA, dirB := t.TempDir(), t.TempDir()
@@ -145,22 +148,25 @@ func TestTieredCountsPrunesOnce(t *testing.T) {
 		pruned int
 		later  atomic.Bool
 	)
-	opts := dedupe.Options{
-		Lease: time.Minute, Retention: time.Minute, PruneInterval: -1, NoSync: true,
-		Now: func() time.Time {
-			if later.Load() {
-				return time.Now().Add(time.Hour)
-			}
-			return time.Now()
+	opts := lmdb.Options{
+		Options: dedupe.Options{
+			Lease: time.Minute, Retention: time.Minute, PruneInterval: -1,
+			Now: func() time.Time {
+				if later.Load() {
+					return time.Now().Add(time.Hour)
+				}
+				return time.Now()
+			},
+			OnPrune: func(n int) { pruned += n },
 		},
-		OnPrune:  func(n int) { pruned += n },
+		NoSync:   true,
 		OnCommit: func(int, time.Duration) {},
 	}
-	var localOpts dedupe.Options
+	var localOpts lmdb.Options
 	cfg := &config{Store: "tiered", PostgresDSN: dsn + "&search_path=" + schema, DataDir: t.TempDir()}
-	s, err := openStore(context.Background(), cfg, opts, func(dir string, o dedupe.Options) (*dedupe.Store, error) {
+	s, err := openStore(context.Background(), cfg, opts, func(dir string, o lmdb.Options) (*lmdb.Store, error) {
 		localOpts = o
-		return dedupe.Open(dir, o)
+		return lmdb.Open(dir, o)
 	})
 	require.NoError(t, err)
 	defer s.Close()
@@ -173,7 +179,7 @@ func TestTieredCountsPrunesOnce(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	later.Store(true)
-	n, err := s.(*dedupe.Tiered).Prune(ctx, 100)
+	n, err := s.(*tiered.Store).Prune(ctx, 100)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
 	require.Equal(t, 1, pruned)

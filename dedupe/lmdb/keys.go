@@ -1,0 +1,38 @@
+package lmdb
+
+import (
+	"github.com/webhookd/webhookd/dedupe"
+
+	"encoding/binary"
+	"time"
+)
+
+// LMDB layout. Both DBIs live in one environment, so a record and its index
+// entry always change in the same transaction.
+const (
+	// dbiRecords maps a store key ("provider:event-key") to an encoded Record.
+	dbiRecords = "records"
+	// dbiExpiry is the time-ordered expiry index: 8-byte big-endian unix
+	// nanoseconds of ExpiresAt, then the store key; the value is empty. The
+	// pruner walks it from the start and stops at the first future entry.
+	dbiExpiry = "expiry"
+)
+
+// lmdbMaxKey is LMDB's compiled-in key size limit (MDB_MAXKEYSIZE).
+const lmdbMaxKey = 511
+
+// dedupe.MaxKeyLen is LMDB's limit less the expiry index's 8-byte time
+// prefix; this fails to compile if the two ever disagree.
+const _ = uint(dedupe.MaxKeyLen-(lmdbMaxKey-8)) + uint((lmdbMaxKey-8)-dedupe.MaxKeyLen)
+
+func expiryKey(dst []byte, at time.Time, key string) []byte {
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixNano(at)))
+	return append(dst, key...)
+}
+
+func splitExpiryKey(k []byte) (time.Time, string, bool) {
+	if len(k) < 8 {
+		return time.Time{}, "", false
+	}
+	return fromUnixNano(int64(binary.BigEndian.Uint64(k))), string(k[8:]), true
+}

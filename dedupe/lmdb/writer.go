@@ -1,0 +1,227 @@
+package lmdb
+
+// Group commit.
+//
+// Every write (claim, complete, fail, release, delete, prune) is an op sent
+// to one writer goroutine, which owns the only LMDB write transaction of
+// this process and runs on a locked OS thread as LMDB requires. The writer
+// blocks until an op arrives, then takes every op already waiting (up to
+// Options.MaxBatch) and runs them all in one write transaction, each inside
+// its own nested transaction (txn.Sub): an op that fails is rolled back
+// alone and the others still commit. Only after the commit has been synced
+// to disk does any caller hear back, so an answered write is a durable
+// write.
+//
+// There is no timer: an idle writer commits the first op at once, so one
+// caller sees the latency of a single commit, and under load the batch size
+// grows by itself with the number of callers waiting while the previous
+// commit was syncing. That is what turns N fsyncs into one. One refinement
+// keeps batches from splitting into two cohorts that take turns (those
+// answered by the last commit, and those that queued during it): after a
+// commit of more than one op, the writer yields the processor
+// (runtime.Gosched, not a sleep) for as long as answered callers keep
+// queueing new ops, up to the size of the batch just committed. When nobody
+// comes back, it stops at the first yield.
+//
+// A commit that fails (disk full, I/O error) aborts the whole transaction:
+// every op in the batch is answered ErrUnavailable and none of them took
+// effect. An op that fails on its own (a logical outcome such as
+// ErrLeaseLost, or a storage error raised inside it) is rolled back alone
+// by its nested transaction.
+//
+// An op's function may run more than once: when LMDB reports the map full,
+// the whole transaction is aborted, the map is grown, and the batch is run
+// again from the start. Op functions therefore only read and write through
+// the transaction they are given and set their results afresh on each run.
+//
+// A caller waits for its answer only until its context ends (write): an op
+// whose caller has gone by the time the writer runs it is skipped, and one
+// caught in a commit that does not return (a stuck fsync) takes effect, or
+// not, with that commit, whoever still waits for it.
+//
+// Readers never wait for the writer: they run in their own read
+// transactions on the last committed state. They do wait, shortly, while
+// the map is grown (Store.mu).
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+
+	mdb "github.com/PowerDNS/lmdb-go/lmdb"
+
+	"github.com/webhookd/webhookd/dedupe"
+)
+
+type op struct {
+	ctx  context.Context
+	fn   mdb.TxnOp
+	err  error
+	done chan error // buffered: the writer never waits for a caller
+}
+
+// write hands fn to the writer and waits for the commit that holds it, or
+// for ctx to end, whichever comes first: a disk whose fsync never returns
+// must not hold every caller forever. A caller that gives up is answered
+// ctx's error, and its op:
+//   - if the writer has not received it, never runs;
+//   - if the writer receives it after ctx ended, is skipped (runBatch);
+//   - if it is already in the commit under way, takes effect with that
+//     commit, unknown to its caller. A claim made so is held by nobody and
+//     expires with its lease, as one left by a crash does; a complete,
+//     fail or release that lands late records what its caller meant.
+func (s *Store) write(ctx context.Context, fn mdb.TxnOp) error {
+	o := &op{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	s.queued.Add(1) // the writer takes it off when it receives o
+	select {
+	case s.ops <- o:
+	case <-s.quit:
+		s.queued.Add(-1)
+		return dedupe.ErrClosed
+	case <-ctx.Done():
+		s.queued.Add(-1)
+		return ctx.Err()
+	}
+	select {
+	case err := <-o.done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-o.done: // answered at the same moment: that stands
+			return err
+		default:
+		}
+		return fmt.Errorf("dedupe: gave up waiting for the commit (the write may still take effect): %w", ctx.Err())
+	}
+}
+
+func (s *Store) writeLoop() {
+	defer s.writerWG.Done()
+	// LMDB write transactions are tied to the thread that began them.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+
+	batch := make([]*op, 0, s.opts.MaxBatch)
+	for {
+		s.gather(len(batch))
+		select {
+		case o := <-s.ops:
+			batch = append(batch[:0], o)
+		case <-s.quit:
+			return
+		}
+	drain:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case o := <-s.ops:
+				batch = append(batch, o)
+			default:
+				break drain
+			}
+		}
+		s.queued.Add(-int64(len(batch)))
+		start := time.Now()
+		s.commit(batch)
+		if s.opts.OnCommit != nil {
+			s.opts.OnCommit(len(batch), time.Since(start))
+		}
+		s.commits.Add(1)
+		s.writes.Add(uint64(len(batch)))
+		// Answer only now: the commit that holds every op is on disk, or
+		// failed and took none of them.
+		for _, o := range batch {
+			o.done <- o.err
+		}
+		clear(batch)
+	}
+}
+
+// gather lets callers answered by the last commit (of last ops) queue
+// their next op before the writer takes the next batch, so that under load
+// one commit serves them all. It yields while the queue keeps growing and
+// returns at once when it does not; it never sleeps.
+func (s *Store) gather(last int) {
+	if last < 2 {
+		return
+	}
+	for q := s.queued.Load(); q < int64(last); {
+		runtime.Gosched()
+		n := s.queued.Load()
+		if n <= q {
+			return
+		}
+		q = n
+	}
+}
+
+// commit runs batch in one durable transaction, growing the map and
+// retrying when it is full. On return every op's err is its answer.
+func (s *Store) commit(batch []*op) {
+	for {
+		err := s.runBatch(batch)
+		if err == nil {
+			return
+		}
+		if isErrno(err, mdb.MapFull) {
+			gerr := s.growMap()
+			if gerr == nil {
+				continue
+			}
+			err = gerr
+		} else if isErrno(err, mdb.MapResized) {
+			if aerr := s.adoptMapSize(); aerr == nil {
+				continue
+			}
+		}
+		// The transaction was aborted: nothing in it happened.
+		for _, o := range batch {
+			o.err = fmt.Errorf("%w: %v", dedupe.ErrUnavailable, err)
+		}
+		return
+	}
+}
+
+func (s *Store) runBatch(batch []*op) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return dedupe.ErrClosed
+	}
+	return s.env.UpdateLocked(func(txn *mdb.Txn) error {
+		for _, o := range batch {
+			if err := o.ctx.Err(); err != nil {
+				// Its caller has given up (or is about to): a write
+				// nobody waits for must not be made.
+				o.err = err
+				continue
+			}
+			o.err = txn.Sub(o.fn)
+			if isErrno(o.err, mdb.MapFull) {
+				return o.err
+			}
+			if o.err != nil && !dedupe.IsLogical(o.err) {
+				// An LMDB or I/O error inside one op: that op alone is
+				// rolled back by Sub, and reports the store unavailable.
+				o.err = fmt.Errorf("%w: %v", dedupe.ErrUnavailable, o.err)
+			}
+		}
+		if hook := s.commitHook.Load(); hook != nil {
+			return (*hook)()
+		}
+		return nil
+	})
+}
+
+// isErrno is mdb.IsErrno that also sees through wrapping.
+func isErrno(err error, errno mdb.Errno) bool {
+	if err == nil {
+		return false
+	}
+	var oe *mdb.OpError
+	if errors.As(err, &oe) {
+		return oe.Errno == errno
+	}
+	return mdb.IsErrno(err, errno)
+}

@@ -1,0 +1,193 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/dedupe"
+)
+
+// freezeProxy forwards TCP connections to a Postgres server and can stop
+// passing the server's replies on, as a hung server or a dropped network
+// path does: the client's bytes still reach the server.
+type freezeProxy struct {
+	ln       net.Listener
+	upstream string
+	frozen   atomic.Bool // for connections made from now on
+	// freezeOn, when set, freezes a connection's replies as soon as its
+	// client sends bytes containing it; the bytes still reach the server.
+	freezeOn atomic.Pointer[[]byte]
+
+	mu    sync.Mutex
+	conns []*proxyConn
+}
+
+type proxyConn struct {
+	client, server net.Conn
+	frozen         atomic.Bool
+}
+
+func newFreezeProxy(t *testing.T, upstream string) *freezeProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &freezeProxy{ln: ln, upstream: upstream}
+	go p.serve()
+	t.Cleanup(func() {
+		ln.Close()
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		for _, c := range p.conns {
+			c.client.Close()
+			c.server.Close()
+		}
+	})
+	return p
+}
+
+func (p *freezeProxy) serve() {
+	for {
+		client, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		server, err := net.Dial("tcp", p.upstream)
+		if err != nil {
+			client.Close()
+			continue
+		}
+		c := &proxyConn{client: client, server: server}
+		c.frozen.Store(p.frozen.Load())
+		p.mu.Lock()
+		p.conns = append(p.conns, c)
+		p.mu.Unlock()
+		go func() {
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := client.Read(buf)
+				if pat := p.freezeOn.Load(); n > 0 && pat != nil && bytes.Contains(buf[:n], *pat) {
+					c.frozen.Store(true)
+				}
+				if n > 0 {
+					if _, werr := server.Write(buf[:n]); werr != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			server.Close()
+		}()
+		go func() {
+			buf := make([]byte, 32<<10)
+			for {
+				n, err := server.Read(buf)
+				if n > 0 && !c.frozen.Load() {
+					if _, werr := client.Write(buf[:n]); werr != nil {
+						break
+					}
+				}
+				if err != nil {
+					break
+				}
+			}
+			client.Close()
+		}()
+	}
+}
+
+// freezeAll drops the replies on every connection, new ones included.
+func (p *freezeProxy) freezeAll() {
+	p.frozen.Store(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.frozen.Store(true)
+	}
+}
+
+// dsn is dsn with its host replaced by the proxy's address.
+func (p *freezeProxy) dsn(t *testing.T, dsn string) string {
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.Host = p.ln.Addr().String()
+	return u.String()
+}
+
+func proxiedPG(t *testing.T, opTimeout time.Duration) (*Store, *freezeProxy, *pgx.Conn) {
+	dsn := testPostgresDSN(t)
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	port := u.Port()
+	if port == "" {
+		port = "5432"
+	}
+	p := newFreezeProxy(t, net.JoinHostPort(u.Hostname(), port))
+	schema := testSchema(t, dsn)
+	s, err := Open(context.Background(), p.dsn(t, dsn), Options{
+		Schema: schema, OpTimeout: opTimeout, Options: dedupe.Options{PruneInterval: -1},
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	conn, err := pgx.Connect(context.Background(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	_, err = conn.Exec(context.Background(), `SET search_path = `+pgx.Identifier{schema}.Sanitize())
+	require.NoError(t, err)
+	return s, p, conn
+}
+
+// A Postgres that stops answering costs each operation OpTimeout, not a
+// hang: Claim answers ErrUnavailable (503) about that soon.
+func TestPostgresHungServerAnswersUnavailable(t *testing.T) {
+	const opTimeout = 300 * time.Millisecond
+	s, p, _ := proxiedPG(t, opTimeout)
+	ctx := context.Background()
+	_, _, err := s.Claim(ctx, "stripe:evt_before", "fp")
+	require.NoError(t, err)
+
+	p.freezeAll()
+	for _, key := range []string{"stripe:evt_during", "stripe:evt_during2"} {
+		start := time.Now()
+		_, _, err = s.Claim(ctx, key, "fp")
+		took := time.Since(start)
+		require.ErrorIs(t, err, dedupe.ErrUnavailable)
+		require.NotContains(t, err.Error(), "127.0.0.1")
+		// The claim, then its clean-up, each bounded by OpTimeout; the
+		// bound is generous for a loaded machine.
+		require.Less(t, took, 10*opTimeout, "Claim took %v", took)
+	}
+	require.ErrorIs(t, s.Ping(ctx), dedupe.ErrUnavailable)
+}
+
+// A claim whose insert committed on the server but whose reply was lost is
+// removed again, so the key does not answer 409 for a lease with nobody
+// forwarding it.
+func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
+	s, p, admin := proxiedPG(t, 300*time.Millisecond)
+	ctx := context.Background()
+	// Only the claim's insert sends the fingerprint: its reply is lost,
+	// after the server committed it.
+	pat := []byte("fp-lost-reply")
+	p.freezeOn.Store(&pat)
+	_, _, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply")
+	require.ErrorIs(t, err, dedupe.ErrUnavailable)
+	var n int
+	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+Table+` WHERE key = 'stripe:evt_lost'`).Scan(&n))
+	require.Zero(t, n, "the claim recorded without an answer was removed")
+
+	// The provider's retry is forwarded now, not refused as in flight.
+	p.freezeOn.Store(nil)
+	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply")
+	require.NoError(t, err)
+	require.Nil(t, rec)
+}

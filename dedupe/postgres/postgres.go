@@ -1,0 +1,617 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/webhookd/webhookd/dedupe"
+)
+
+// Defaults for Options fields left zero.
+const (
+	DefaultMaxConns  = 10
+	DefaultOpTimeout = 5 * time.Second
+	// Table is the table every node shares.
+	Table = "webhookd_records"
+)
+
+// Options configure a Store: the options every backend has
+// (dedupe.Options), and Postgres's own.
+//
+// Leases and expiries are decided by the database's clock
+// (clock_timestamp(), read inside the statement that claims, finishes or
+// prunes), so nodes whose clocks differ agree on them, and a lease runs from
+// when its claim took effect, not from before a wait for a lock. Setting
+// Options.Now replaces the database's clock with it (tests).
+type Options struct {
+	dedupe.Options
+	// Schema holds the table; "" means the connection's search_path
+	// (public by default). It is created if missing. Tests use one schema
+	// each, so that they never see each other's keys.
+	Schema string
+	// MaxConns bounds the connection pool: a burst of deliveries waits for
+	// a connection instead of exhausting the server's connection slots.
+	MaxConns int32
+	// OpTimeout bounds each store operation, waiting for a pool connection
+	// included; an operation that runs out answers ErrUnavailable.
+	OpTimeout time.Duration
+}
+
+// Store is the dedupe store shared by every node through Postgres, with
+// the same outcomes as Store: Postgres's row locks make each transition
+// atomic across nodes. It is safe for concurrent use.
+type Store struct {
+	opts Options
+	// dbClock: Options.Now was not set, and the database's clock decides.
+	dbClock bool
+	pool    *pgxpool.Pool
+	table   string // quoted, schema-qualified
+	closed  atomic.Bool
+
+	quit      chan struct{}
+	prunerWG  sync.WaitGroup
+	closeOnce sync.Once
+}
+
+// Open connects to the database at dsn and creates the schema and
+// table if they are missing. It fails, wrapping ErrUnavailable, when the
+// database cannot be reached.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	dbClock := opts.Now == nil
+	opts.SetDefaults()
+	if opts.Lease < 0 || opts.Retention < 0 || opts.AbandonAfter < 0 {
+		return nil, errors.New("dedupe: negative lease, retention or abandon period")
+	}
+	if opts.MaxConns <= 0 {
+		opts.MaxConns = DefaultMaxConns
+	}
+	if opts.OpTimeout <= 0 {
+		opts.OpTimeout = DefaultOpTimeout
+	}
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		// pgx's parse errors can quote the DSN, password included.
+		return nil, ErrInvalidDSN
+	}
+	cfg.MaxConns = opts.MaxConns
+	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.OpTimeout {
+		cfg.ConnConfig.ConnectTimeout = opts.OpTimeout
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: postgres: %v", dedupe.ErrUnavailable, err)
+	}
+	table := pgx.Identifier{Table}
+	if opts.Schema != "" {
+		table = pgx.Identifier{opts.Schema, Table}
+	}
+	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if opts.PruneInterval > 0 {
+		s.prunerWG.Add(1)
+		go s.pruneLoop()
+	}
+	return s, nil
+}
+
+// migrate creates the schema, table and expiry index if missing. When both
+// exist it runs no DDL at all: Postgres checks CREATE privileges before IF
+// NOT EXISTS, so a user granted only SELECT, INSERT, UPDATE and DELETE on a
+// table an administrator created could not start otherwise. Nodes starting
+// together would race on CREATE ... IF NOT EXISTS (it is not atomic in
+// Postgres), so they take turns under an advisory lock.
+func (s *Store) migrate(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 4*s.opts.OpTimeout)
+	defer cancel()
+	idx := pgx.Identifier{Table + "_expires_at"}
+	if s.opts.Schema != "" {
+		idx = pgx.Identifier{s.opts.Schema, Table + "_expires_at"}
+	}
+	var haveTable, haveIndex bool
+	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`, s.table, idx.Sanitize()).
+		Scan(&haveTable, &haveIndex)
+	if err != nil {
+		return s.migrateError("look up table", err)
+	}
+	if haveTable && haveIndex {
+		return nil
+	}
+	var missing []string
+	if !haveTable {
+		missing = append(missing, "table "+s.table)
+	}
+	if !haveIndex {
+		missing = append(missing, "index "+idx.Sanitize())
+	}
+	return s.migrateError("create "+strings.Join(missing, " and "), pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
+			return err
+		}
+		if s.opts.Schema != "" {
+			if _, err := tx.Exec(ctx, `CREATE SCHEMA IF NOT EXISTS `+pgx.Identifier{s.opts.Schema}.Sanitize()); err != nil {
+				return err
+			}
+		}
+		// key is compared bytewise (COLLATE "C"), as LMDB orders keys, so
+		// List pages alike on both stores.
+		if _, err := tx.Exec(ctx, `CREATE TABLE IF NOT EXISTS `+s.table+` (
+			key          text COLLATE "C" PRIMARY KEY,
+			state        smallint    NOT NULL,
+			token        bigint      NOT NULL DEFAULT 0,
+			lease_until  timestamptz,
+			attempts     integer     NOT NULL DEFAULT 0,
+			created_at   timestamptz NOT NULL,
+			updated_at   timestamptz NOT NULL,
+			expires_at   timestamptz NOT NULL,
+			fingerprint  text        NOT NULL,
+			status       integer     NOT NULL DEFAULT 0,
+			content_type text        NOT NULL DEFAULT '',
+			body         bytea
+		)`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{Table + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`)
+		return err
+	}))
+}
+
+// migrateError reports a permission error as the configuration error it
+// is, not as ErrUnavailable: retrying cannot fix it, an administrator must.
+func (s *Store) migrateError(what string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == pgPermissionDenied {
+		// The server's message names the object, never the host or user.
+		return fmt.Errorf("dedupe: postgres: cannot %s: %s: have an administrator create it (see README, Running several nodes) or grant this user CREATE on the schema", what, pgErr.Message)
+	}
+	return s.wrap(what, err)
+}
+
+// pgPermissionDenied is SQLSTATE insufficient_privilege.
+const pgPermissionDenied = "42501"
+
+// Close stops the pruner and closes the pool. Calls made after it fail
+// with ErrClosed.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		close(s.quit)
+		s.prunerWG.Wait()
+		s.pool.Close()
+	})
+	return nil
+}
+
+// Lease returns the lease length claims are given.
+func (s *Store) Lease() time.Duration { return s.opts.Lease }
+
+// Now is the node's clock at Postgres's precision (microseconds). Only
+// answers that decide nothing use it; see clock.
+func (s *Store) Now() time.Time { return s.opts.Now().UTC().Truncate(time.Microsecond) }
+
+// clock is the argument of sqlNow: nil, for the database's clock, unless
+// Options.Now was set.
+func (s *Store) clock() *time.Time {
+	if s.dbClock {
+		return nil
+	}
+	t := s.Now()
+	return &t
+}
+
+// sqlNow is the time at which a statement takes effect, given clock() as
+// parameter $n: clock_timestamp(), not now(), which is the transaction's
+// start and would hide a wait for a lock.
+func sqlNow(n int) string {
+	return fmt.Sprintf("COALESCE($%d::timestamptz, clock_timestamp())", n)
+}
+
+// sqlMicros turns parameter $n, a number of microseconds, into an interval.
+func sqlMicros(n int) string {
+	return fmt.Sprintf("($%d::bigint * interval '1 microsecond')", n)
+}
+
+// op bounds one operation and refuses it once the store is closed.
+func (s *Store) op(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if s.closed.Load() {
+		return nil, nil, dedupe.ErrClosed
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
+	return ctx, cancel, nil
+}
+
+// pgError is a storage failure. Its message names the operation only: a
+// driver error names hosts and users, and store errors reach logs and the
+// admin tools. The cause is logged, and reachable with errors.Is/As.
+type pgError struct {
+	what  string
+	cause error
+}
+
+func (e *pgError) Error() string {
+	return dedupe.ErrUnavailable.Error() + ": postgres " + e.what + " failed"
+}
+func (e *pgError) Unwrap() []error { return []error{dedupe.ErrUnavailable, e.cause} }
+
+// wrap turns a driver error into one wrapping ErrUnavailable (after
+// logging it); this package's own outcomes pass through.
+func (s *Store) wrap(what string, err error) error {
+	if err == nil || dedupe.IsLogical(err) || errors.Is(err, dedupe.ErrClosed) {
+		return err
+	}
+	if s.closed.Load() {
+		return dedupe.ErrClosed
+	}
+	s.opts.Logger.Warn("dedupe: postgres operation failed", "op", what, "error", err.Error())
+	return &pgError{what: what, cause: err}
+}
+
+const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body`
+
+// pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
+// a control character keeps it apart from every delivery's key all the same.
+const pgPingKey = "\x01ping"
+
+// CheckKey adds Postgres's limits on text to dedupe.CheckKey's: valid UTF-8
+// without NUL bytes.
+func CheckKey(key string) error {
+	if err := dedupe.CheckKey(key); err != nil {
+		return err
+	}
+	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
+		return fmt.Errorf("%w: not UTF-8 text without NUL bytes", dedupe.ErrInvalidKey)
+	}
+	return nil
+}
+
+// pgText makes s storable as Postgres text.
+func pgText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+}
+
+// scanRecord scans recordColumns, then into extra any columns that follow.
+func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
+	var (
+		r          dedupe.Record
+		state      int16
+		token      int64
+		leaseUntil *time.Time
+		attempts   int32
+		status     int32
+	)
+	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body}, extra...)...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return dedupe.Record{}, dedupe.ErrNotFound
+	}
+	if err != nil {
+		return dedupe.Record{}, err
+	}
+	r.State, r.Token, r.Attempts, r.Response.Status = dedupe.State(state), uint64(token), uint32(attempts), int(status)
+	if leaseUntil != nil {
+		r.LeaseUntil = leaseUntil.UTC()
+	}
+	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.ExpiresAt.UTC()
+	if len(r.Response.Body) == 0 {
+		r.Response.Body = nil
+	}
+	return r, nil
+}
+
+// Claim has Store.Claim's outcomes. It reads the key first; an absent key
+// or a passed lease is then claimed in one statement: an insert that, when
+// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
+// and the same fingerprint. Postgres locks the row for the statement, so of
+// concurrent claims on any nodes exactly one wins; the losers read the
+// winner's row in the next round. The lease runs from the database's clock
+// as the statement takes effect: after any wait for a lock, on the row or
+// on the table, so that the wait is not taken out of the forward's time.
+func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	if err := CheckKey(key); err != nil {
+		return dedupe.Lease{}, nil, err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return dedupe.Lease{}, nil, err
+	}
+	defer cancel()
+	token, err := dedupe.NewToken()
+	if err != nil {
+		return dedupe.Lease{}, nil, err
+	}
+	fingerprint = pgText(fingerprint)
+	// $3 is the clock, $4 the lease and $5 the abandon period. The update
+	// reads the clock afresh: it runs after the row lock it may wait for.
+	// Its lease_until, updated_at and expires_at come from one reading.
+	claim := `INSERT INTO ` + s.table + ` AS t (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint)
+		SELECT $1, 1, $2, c.now + ` + sqlMicros(4) + `, 1, c.now, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `, $6
+		FROM (SELECT ` + sqlNow(3) + ` AS now) c
+		ON CONFLICT (key) DO UPDATE SET (state, token, lease_until, attempts, updated_at, expires_at) =
+			(SELECT 1, excluded.token, c.now + ` + sqlMicros(4) + `, t.attempts + 1, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `
+			FROM (SELECT ` + sqlNow(3) + ` AS now) c)
+		WHERE t.state = 1 AND t.lease_until <= ` + sqlNow(3) + ` AND t.fingerprint = excluded.fingerprint
+		RETURNING lease_until`
+	// Read first, as Store.Claim does: a replay or an in-flight answer then
+	// takes no row lock and writes no WAL; only an absent key or a passed
+	// lease goes on to the claim. The row may appear, vanish (released,
+	// pruned) or be taken over between the read and the claim; a few
+	// rounds settle it. The read returns the clock the lease is judged by.
+	get := `SELECT ` + recordColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
+	leaseMicros, abandonMicros := s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()
+	for range 5 {
+		var now time.Time
+		rec, err := scanRecord(s.pool.QueryRow(ctx, get, key, s.clock()), &now)
+		switch {
+		case err == nil:
+			if r, err := dedupe.Decide(&rec, fingerprint, now.UTC()); err != nil || r != nil {
+				return dedupe.Lease{}, r, err
+			}
+		case !errors.Is(err, dedupe.ErrNotFound):
+			return dedupe.Lease{}, nil, s.wrap("claim", err)
+		}
+		var until time.Time
+		err = s.pool.QueryRow(ctx, claim, key, int64(token), s.clock(), leaseMicros, abandonMicros, fingerprint).Scan(&until)
+		if err == nil {
+			return dedupe.Lease{Key: key, Token: token, Until: until.UTC()}, nil, nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			s.abandonClaim(ctx, key, token)
+			return dedupe.Lease{}, nil, s.wrap("claim", err)
+		}
+	}
+	return dedupe.Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", dedupe.ErrUnavailable, key)
+}
+
+// abandonClaim deletes the claim of token on key, best effort, after the
+// claim failed without an answer: the insert may have committed on the
+// server all the same (the reply lost, the operation timed out), and then
+// the key would answer 409 to every retry, for a lease, with nobody
+// forwarding it. It runs on a fresh, short context, since ctx has usually
+// run out. Only this claim's own row can match the token.
+func (s *Store) abandonClaim(ctx context.Context, key string, token uint64) {
+	if s.closed.Load() {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
+	defer cancel()
+	if _, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND token = $2 AND state = 1`, key, int64(token)); err != nil {
+		s.opts.Logger.Warn("dedupe: could not remove a claim that may have been recorded without an answer; the key answers 409 until its lease passes",
+			"key", key, "error", err.Error())
+	}
+}
+
+// Complete records a delivered event with the downstream's response.
+func (s *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
+	return s.finish(ctx, l, dedupe.Completed, resp)
+}
+
+// Fail records an event the downstream rejected permanently.
+func (s *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
+	return s.finish(ctx, l, dedupe.Failed, resp)
+}
+
+func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
+	if len(resp.Body) > dedupe.MaxStoredBody {
+		resp.Body = resp.Body[:dedupe.MaxStoredBody]
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
+		FROM (SELECT `+sqlNow(4)+` AS now) c
+		WHERE key = $1 AND state = 1 AND token = $2`,
+		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body)
+	if err != nil {
+		return s.wrap("finish", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return dedupe.ErrLeaseLost
+	}
+	return nil
+}
+
+// Release deletes the caller's IN_FLIGHT record.
+func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
+	if err != nil {
+		return s.wrap("release", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return dedupe.ErrLeaseLost
+	}
+	return nil
+}
+
+// Delete removes key, refusing with ErrInFlight a key whose lease is still
+// running; the check and the delete are one statement.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	return s.delete(ctx, key, false)
+}
+
+// ForceDelete removes key whatever its state.
+func (s *Store) ForceDelete(ctx context.Context, key string) error {
+	return s.delete(ctx, key, true)
+}
+
+func (s *Store) delete(ctx context.Context, key string, force bool) error {
+	if err := CheckKey(key); err != nil {
+		return err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
+	if err != nil {
+		return s.wrap("delete", err)
+	}
+	if tag.RowsAffected() == 1 {
+		return nil
+	}
+	rec, err := s.get(ctx, key)
+	switch {
+	case err != nil:
+		return err
+	case !force && rec.State == dedupe.InFlight:
+		// The statement found its lease running, by the database's clock.
+		return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
+	}
+	// Claimed again between the two statements; the operator may retry.
+	return fmt.Errorf("%w: key %q changed while being deleted", dedupe.ErrUnavailable, key)
+}
+
+// Get returns the record of key, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
+	if err := CheckKey(key); err != nil {
+		return dedupe.Record{}, err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return dedupe.Record{}, err
+	}
+	defer cancel()
+	return s.get(ctx, key)
+}
+
+func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
+	return rec, s.wrap("get", err)
+}
+
+// List returns records in key order (bytewise, as Store does).
+func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error) {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	q := `SELECT ` + recordColumns + ` FROM ` + s.table + `
+		WHERE key > $1 AND starts_with(key, $2) AND ($3 = 0 OR state = $3) ORDER BY key`
+	args := []any{o.After, o.Prefix, int16(o.State)}
+	if o.Limit > 0 {
+		q += ` LIMIT $4`
+		args = append(args, o.Limit)
+	}
+	rows, err := s.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.wrap("list", err)
+	}
+	defer rows.Close()
+	var out []dedupe.Record
+	for rows.Next() {
+		rec, err := scanRecord(rows)
+		if err != nil {
+			return nil, s.wrap("list", err)
+		}
+		out = append(out, rec)
+	}
+	return out, s.wrap("list", rows.Err())
+}
+
+// Stats counts records by state.
+func (s *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM `+s.table+` GROUP BY state`)
+	if err != nil {
+		return nil, s.wrap("stats", err)
+	}
+	defer rows.Close()
+	counts := map[dedupe.State]int{}
+	for rows.Next() {
+		var (
+			st int16
+			n  int64
+		)
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, s.wrap("stats", err)
+		}
+		counts[dedupe.State(st)] = int(n)
+	}
+	return counts, s.wrap("stats", rows.Err())
+}
+
+// Ping proves the table can be written, for readiness probes: it inserts
+// and deletes a key no delivery can have, in one transaction that is rolled
+// back. A read-only database (a standby after a failover) fails it.
+func (s *Store) Ping(ctx context.Context) error {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return err
+	}
+	defer cancel()
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return s.wrap("ping", err)
+	}
+	defer func() {
+		// The rollback outlives a cancelled ping, but not a dead server:
+		// it gets a time limit of its own.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
+		defer rcancel()
+		_ = tx.Rollback(rctx) // the ping's outcome is decided
+	}()
+	now := s.Now()
+	_, err = tx.Exec(ctx, `INSERT INTO `+s.table+` (key, state, created_at, updated_at, expires_at, fingerprint)
+		VALUES ($1, 1, $2, $2, $2, '') ON CONFLICT (key) DO NOTHING`, pgPingKey, now)
+	return s.wrap("ping", err)
+}
+
+// Prune deletes up to limit records whose ExpiresAt has passed and returns
+// how many it deleted. Rows another node is pruning or claiming are
+// skipped, not waited for.
+func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer cancel()
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key IN (
+		SELECT key FROM `+s.table+` WHERE expires_at <= `+sqlNow(1)+` ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+		s.clock(), limit)
+	if err != nil {
+		return 0, s.wrap("prune", err)
+	}
+	n := int(tag.RowsAffected())
+	if n > 0 && s.opts.OnPrune != nil {
+		s.opts.OnPrune(n)
+	}
+	return n, nil
+}
+
+func (s *Store) pruneLoop() {
+	defer s.prunerWG.Done()
+	dedupe.RunPruner(s.quit, s.opts.PruneInterval, func(ctx context.Context) {
+		dedupe.PruneBatches(ctx, s.opts.Logger, func(ctx context.Context) (int, bool, error) {
+			n, err := s.Prune(ctx, s.opts.PruneBatch)
+			return n, n == s.opts.PruneBatch, err
+		})
+	})
+}

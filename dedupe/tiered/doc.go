@@ -1,0 +1,8 @@
+// Package tiered puts a node's LMDB store (dedupe/lmdb) in front of the
+// Postgres store its nodes share (dedupe/postgres), implementing
+// dedupe.Store (New). Postgres decides every claim; finished records are
+// copied locally so that their duplicates are replayed without Postgres.
+//
+// It must never decide a claim from the local copy: IN_FLIGHT records live
+// in Postgres only, and a copy is only ever a finished record Postgres held.
+package tiered

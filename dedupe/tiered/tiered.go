@@ -1,0 +1,173 @@
+package tiered
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
+)
+
+// Store puts a node's LMDB store in front of the Postgres store its nodes
+// share. Postgres decides every claim, so an event is forwarded at most once
+// across the nodes; the finished records (COMPLETED, FAILED) are also kept
+// in the node's LMDB, so that duplicates of them are replayed locally, also
+// while Postgres is down. A new event needs Postgres: without it, Claim
+// answers ErrUnavailable (503, and the provider retries).
+//
+// The local copies are a cache that never decides a claim: IN_FLIGHT
+// records live in Postgres only. A copy expires with the shared record it
+// copies and is pruned by the local store's own pruner.
+type Store struct {
+	local  *lmdb.Store
+	shared *postgres.Store
+}
+
+// New returns the tiered store over local and shared. It takes both
+// over: Close closes them.
+func New(local *lmdb.Store, shared *postgres.Store) *Store {
+	return &Store{local: local, shared: shared}
+}
+
+// Close closes the shared store, then the local one.
+func (t *Store) Close() error {
+	return errors.Join(t.shared.Close(), t.local.Close())
+}
+
+// Lease returns the lease length claims are given (the shared store's).
+func (t *Store) Lease() time.Duration { return t.shared.Lease() }
+
+// Claim has Store.Claim's outcomes. A finished record in the local copy is
+// answered without asking Postgres; anything else is claimed in Postgres,
+// and a finished record found there is copied locally for next time.
+func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	if err := postgres.CheckKey(key); err != nil {
+		return dedupe.Lease{}, nil, err
+	}
+	rec, err := t.local.Get(ctx, key)
+	switch {
+	case err == nil && rec.State != dedupe.InFlight:
+		r, err := dedupe.Decide(&rec, fingerprint, t.shared.Now())
+		return dedupe.Lease{}, r, err
+	case err != nil && !errors.Is(err, dedupe.ErrNotFound):
+		// A local failure costs the shortcut only: Postgres decides.
+		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
+	}
+	lease, r, err := t.shared.Claim(ctx, key, fingerprint)
+	if err == nil && r != nil && r.State != dedupe.InFlight {
+		t.keep(ctx, *r)
+	}
+	return lease, r, err
+}
+
+// Complete records the delivered event in Postgres, then copies it locally.
+func (t *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
+	return t.finish(ctx, l, resp, t.shared.Complete)
+}
+
+// Fail records the rejected event in Postgres, then copies it locally.
+func (t *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
+	return t.finish(ctx, l, resp, t.shared.Fail)
+}
+
+func (t *Store) finish(ctx context.Context, l dedupe.Lease, resp dedupe.Response, fn func(context.Context, dedupe.Lease, dedupe.Response) error) error {
+	if err := fn(ctx, l, resp); err != nil {
+		return err
+	}
+	// The shared record is the truth; read it back rather than rebuild it,
+	// so that the copy carries its times, attempts and fingerprint.
+	if rec, err := t.shared.Get(ctx, l.Key); err == nil && rec.State != dedupe.InFlight {
+		t.keep(ctx, rec)
+	}
+	return nil
+}
+
+// keep copies a finished record into the local store, best effort: a node
+// without the copy only asks Postgres again.
+//
+// A `keys delete` between reading rec from Postgres and writing the copy
+// would leave a copy of a deleted record, replayed until it expires; so the
+// shared row is read again after the write, and the copy dropped when the
+// row is gone or has changed. (If Postgres cannot answer, the copy stays:
+// it was the shared record a moment ago.)
+func (t *Store) keep(ctx context.Context, rec dedupe.Record) {
+	if err := t.local.Keep(ctx, rec); err != nil {
+		t.local.Logger().Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
+		return
+	}
+	cur, err := t.shared.Get(ctx, rec.Key)
+	if err == nil && cur.UpdatedAt.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+		return
+	}
+	if err := t.local.ForceDelete(ctx, rec.Key); err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+		t.local.Logger().Warn("dedupe: could not drop the local copy of a record deleted meanwhile", "key", rec.Key, "error", err.Error())
+	}
+}
+
+// Release deletes the caller's claim in Postgres.
+func (t *Store) Release(ctx context.Context, l dedupe.Lease) error { return t.shared.Release(ctx, l) }
+
+// Get returns the shared record of key or, when the shared record is gone
+// (deleted on another node, pruned), this node's copy: Claim replays that
+// copy, so `keys get` must show it and `keys delete` must find it.
+func (t *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
+	rec, err := t.shared.Get(ctx, key)
+	if !errors.Is(err, dedupe.ErrNotFound) {
+		return rec, err
+	}
+	if lrec, lerr := t.local.Get(ctx, key); lerr == nil || !errors.Is(lerr, dedupe.ErrNotFound) {
+		return lrec, lerr
+	}
+	return dedupe.Record{}, err
+}
+
+// List lists the shared records.
+func (t *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error) {
+	return t.shared.List(ctx, o)
+}
+
+// Stats counts the shared records by state.
+func (t *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) { return t.shared.Stats(ctx) }
+
+// Delete deletes key in Postgres (refusing a live claim), then this node's
+// copy. Other nodes keep theirs until it expires: to forward an event again
+// everywhere, delete it on every node.
+func (t *Store) Delete(ctx context.Context, key string) error {
+	return t.delete(ctx, key, t.shared.Delete)
+}
+
+// ForceDelete deletes key whatever its state, in Postgres and locally.
+func (t *Store) ForceDelete(ctx context.Context, key string) error {
+	return t.delete(ctx, key, t.shared.ForceDelete)
+}
+
+func (t *Store) delete(ctx context.Context, key string, fn func(context.Context, string) error) error {
+	serr := fn(ctx, key)
+	if serr != nil && !errors.Is(serr, dedupe.ErrNotFound) {
+		return serr
+	}
+	lerr := t.local.ForceDelete(ctx, key)
+	switch {
+	case lerr != nil && !errors.Is(lerr, dedupe.ErrNotFound):
+		return lerr
+	case serr != nil && lerr != nil:
+		return serr // in neither
+	}
+	return nil
+}
+
+// Ping proves both stores writable: a node whose local disk is full can
+// still claim, but not keep copies, and a node without Postgres cannot take
+// new events.
+func (t *Store) Ping(ctx context.Context) error {
+	return errors.Join(t.shared.Ping(ctx), t.local.Ping(ctx))
+}
+
+// Prune prunes both stores and returns how many shared records it deleted.
+func (t *Store) Prune(ctx context.Context, limit int) (int, error) {
+	n, err := t.shared.Prune(ctx, limit)
+	_, lerr := t.local.Prune(ctx, limit)
+	return n, errors.Join(err, lerr)
+}
