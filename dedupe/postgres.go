@@ -44,6 +44,10 @@ type PostgresOptions struct {
 	// OpTimeout bounds each store operation, waiting for a pool connection
 	// included; an operation that runs out answers ErrUnavailable.
 	OpTimeout time.Duration
+
+	// tracer, when set, sees every query the pool sends (tests count
+	// round trips with it).
+	tracer pgx.QueryTracer
 }
 
 // PGStore is the dedupe store shared by every node through Postgres, with
@@ -83,6 +87,9 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 		return nil, errors.New("dedupe: WEBHOOKD_POSTGRES_DSN is not a valid Postgres connection string")
 	}
 	cfg.MaxConns = opts.MaxConns
+	if opts.tracer != nil {
+		cfg.ConnConfig.Tracer = opts.tracer
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.OpTimeout {
 		cfg.ConnConfig.ConnectTimeout = opts.OpTimeout
 	}
@@ -399,27 +406,38 @@ func (s *PGStore) Fail(ctx context.Context, l Lease, resp Response) error {
 	return s.finish(ctx, l, Failed, resp)
 }
 
+// finish is one statement, one round trip: the UPDATE checks the lease
+// (state and token) and records the answer; no row means the lease was
+// lost (taken over, released, deleted or finished already).
 func (s *PGStore) finish(ctx context.Context, l Lease, st State, resp Response) error {
+	_, err := s.finishRecord(ctx, l, st, resp)
+	return err
+}
+
+// finishRecord is finish, returning the record as stored, so that Tiered
+// copies it without reading it back.
+func (s *PGStore) finishRecord(ctx context.Context, l Lease, st State, resp Response) (Record, error) {
 	if len(resp.Body) > MaxStoredBody {
 		resp.Body = resp.Body[:MaxStoredBody]
 	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
-		return err
+		return Record{}, err
 	}
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
 		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
 		FROM (SELECT `+sqlNow(4)+` AS now) c
-		WHERE key = $1 AND state = 1 AND token = $2`,
-		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body)
+		WHERE key = $1 AND state = 1 AND token = $2
+		RETURNING `+recordColumns,
+		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
+	if errors.Is(err, ErrNotFound) {
+		return Record{}, ErrLeaseLost
+	}
 	if err != nil {
-		return s.wrap("finish", err)
+		return Record{}, s.wrap("finish", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return ErrLeaseLost
-	}
-	return nil
+	return rec, nil
 }
 
 // Release deletes the caller's IN_FLIGHT record.
@@ -494,6 +512,23 @@ func (s *PGStore) Get(ctx context.Context, key string) (Record, error) {
 func (s *PGStore) get(ctx context.Context, key string) (Record, error) {
 	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
 	return rec, s.wrap("get", err)
+}
+
+// updatedAt returns when key's row last changed, or ErrNotFound: one
+// indexed read of one column, which is how Tiered checks that its local
+// copy is still the shared record.
+func (s *PGStore) updatedAt(ctx context.Context, key string) (time.Time, error) {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer cancel()
+	var at time.Time
+	err = s.pool.QueryRow(ctx, `SELECT updated_at FROM `+s.table+` WHERE key = $1`, key).Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, ErrNotFound
+	}
+	return at.UTC(), s.wrap("check", err)
 }
 
 // List returns records in key order (bytewise, as Store does).

@@ -11,13 +11,25 @@ import (
 // Tiered puts a node's LMDB store in front of the Postgres store its nodes
 // share. Postgres decides every claim, so an event is forwarded at most once
 // across the nodes; the finished records (COMPLETED, FAILED) are also kept
-// in the node's LMDB, so that duplicates of them are replayed locally, also
-// while Postgres is down. A new event needs Postgres: without it, Claim
+// in the node's LMDB, so that duplicates of them are replayed from there,
+// also while Postgres is down. A new event needs Postgres: without it, Claim
 // answers ErrUnavailable (503, and the provider retries).
 //
 // The local copies are a cache that never decides a claim: IN_FLIGHT
 // records live in Postgres only. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
+//
+// Every node gives the same answer: a copy is replayed only after one
+// indexed read of the shared row's updated_at finds it unchanged, so a
+// `keys delete` on any node (the row is gone) or a new claim or answer after
+// it (updated_at moved: Postgres's clock, in microseconds, at each claim,
+// takeover and finish) takes effect on every node at once; a node whose
+// copy is stale drops it and claims in Postgres. The copy therefore no
+// longer saves the round trip of a replay: it saves sending the stored body
+// (up to MaxStoredBody) and decoding the row, and it keeps replays going
+// while Postgres is unreachable, when the check cannot be made and the copy
+// is answered as it is (a delete made during the outage reaches this node
+// when Postgres does).
 type Tiered struct {
 	local  *Store
 	shared *PGStore
@@ -38,8 +50,9 @@ func (t *Tiered) Close() error {
 func (t *Tiered) Lease() time.Duration { return t.shared.Lease() }
 
 // Claim has Store.Claim's outcomes. A finished record in the local copy is
-// answered without asking Postgres; anything else is claimed in Postgres,
-// and a finished record found there is copied locally for next time.
+// answered from it when the shared row is unchanged (or Postgres cannot
+// say); anything else is claimed in Postgres, and a finished record found
+// there is copied locally for next time.
 func (t *Tiered) Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error) {
 	if err := checkPGKey(key); err != nil {
 		return Lease{}, nil, err
@@ -47,8 +60,16 @@ func (t *Tiered) Claim(ctx context.Context, key, fingerprint string) (Lease, *Re
 	rec, err := t.local.Get(ctx, key)
 	switch {
 	case err == nil && rec.State != InFlight:
-		r, err := decide(&rec, fingerprint, t.shared.now())
-		return Lease{}, r, err
+		at, cerr := t.shared.updatedAt(ctx, key)
+		if cerr == nil && at.Equal(rec.UpdatedAt) || cerr != nil && !errors.Is(cerr, ErrNotFound) {
+			r, err := decide(&rec, fingerprint, t.shared.now())
+			return Lease{}, r, err
+		}
+		// Deleted, claimed again or answered anew since the copy was
+		// made, on some node: the copy is stale, and Postgres decides.
+		if err := t.local.ForceDelete(ctx, key); err != nil && !errors.Is(err, ErrNotFound) {
+			t.local.logger.Warn("dedupe: could not drop a stale local copy", "key", key, "error", err.Error())
+		}
 	case err != nil && !errors.Is(err, ErrNotFound):
 		// A local failure costs the shortcut only: Postgres decides.
 		t.local.logger.Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
@@ -62,22 +83,26 @@ func (t *Tiered) Claim(ctx context.Context, key, fingerprint string) (Lease, *Re
 
 // Complete records the delivered event in Postgres, then copies it locally.
 func (t *Tiered) Complete(ctx context.Context, l Lease, resp Response) error {
-	return t.finish(ctx, l, resp, t.shared.Complete)
+	return t.finish(ctx, l, Completed, resp)
 }
 
 // Fail records the rejected event in Postgres, then copies it locally.
 func (t *Tiered) Fail(ctx context.Context, l Lease, resp Response) error {
-	return t.finish(ctx, l, resp, t.shared.Fail)
+	return t.finish(ctx, l, Failed, resp)
 }
 
-func (t *Tiered) finish(ctx context.Context, l Lease, resp Response, fn func(context.Context, Lease, Response) error) error {
-	if err := fn(ctx, l, resp); err != nil {
+// finish is one round trip to Postgres: the statement that records the
+// answer returns the shared record, which is copied as it is (its times,
+// attempts and fingerprint). The copy is not checked again afterwards, as
+// keep does: a delete that slips in between leaves a copy that the check
+// on every replay finds stale.
+func (t *Tiered) finish(ctx context.Context, l Lease, st State, resp Response) error {
+	rec, err := t.shared.finishRecord(ctx, l, st, resp)
+	if err != nil {
 		return err
 	}
-	// The shared record is the truth; read it back rather than rebuild it,
-	// so that the copy carries its times, attempts and fingerprint.
-	if rec, err := t.shared.Get(ctx, l.Key); err == nil && rec.State != InFlight {
-		t.keep(ctx, rec)
+	if err := t.local.keep(ctx, rec); err != nil {
+		t.local.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
 	}
 	return nil
 }
@@ -108,8 +133,10 @@ func (t *Tiered) keep(ctx context.Context, rec Record) {
 func (t *Tiered) Release(ctx context.Context, l Lease) error { return t.shared.Release(ctx, l) }
 
 // Get returns the shared record of key or, when the shared record is gone
-// (deleted on another node, pruned), this node's copy: Claim replays that
-// copy, so `keys get` must show it and `keys delete` must find it.
+// (deleted on another node, pruned), this node's copy, which it still holds
+// (until its next claim of the key finds the copy stale and drops it) and
+// would replay while Postgres is unreachable: `keys get` shows it and
+// `keys delete` finds it.
 func (t *Tiered) Get(ctx context.Context, key string) (Record, error) {
 	rec, err := t.shared.Get(ctx, key)
 	if !errors.Is(err, ErrNotFound) {
@@ -130,8 +157,8 @@ func (t *Tiered) List(ctx context.Context, o ListOptions) ([]Record, error) {
 func (t *Tiered) Stats(ctx context.Context) (map[State]int, error) { return t.shared.Stats(ctx) }
 
 // Delete deletes key in Postgres (refusing a live claim), then this node's
-// copy. Other nodes keep theirs until it expires: to forward an event again
-// everywhere, delete it on every node.
+// copy. Other nodes drop theirs when they next see the key: their check of
+// the shared row finds it gone.
 func (t *Tiered) Delete(ctx context.Context, key string) error {
 	return t.delete(ctx, key, t.shared.Delete)
 }
