@@ -21,7 +21,18 @@ const (
 	DefaultPostgresOpTimeout = 5 * time.Second
 	// PostgresTable is the table every node shares.
 	PostgresTable = "webhookd_records"
+	// PostgresCountsTable holds the number of records in each state, kept
+	// by triggers on PostgresTable, so that Stats reads a few rows instead
+	// of counting the table.
+	PostgresCountsTable = PostgresTable + "_counts"
+	// pgCountSlots spreads each state's count over this many rows, picked
+	// by backend, so that concurrent writers rarely wait for one another's
+	// row lock on the count.
+	pgCountSlots = 16
 )
+
+// pgCountTriggers are the triggers that keep PostgresCountsTable.
+var pgCountTriggers = []string{PostgresTable + "_count_ins", PostgresTable + "_count_upd", PostgresTable + "_count_del", PostgresTable + "_count_trunc"}
 
 // PostgresOptions configure a PGStore. Options carries what the LMDB store
 // has too (Lease, Retention, AbandonAfter, PruneInterval, PruneBatch, Now,
@@ -59,6 +70,7 @@ type PGStore struct {
 	dbClock bool
 	pool    *pgxpool.Pool
 	table   string // quoted, schema-qualified
+	counts  string // quoted, schema-qualified
 	closed  atomic.Bool
 
 	quit      chan struct{}
@@ -97,11 +109,8 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 	if err != nil {
 		return nil, fmt.Errorf("%w: postgres: %v", ErrUnavailable, err)
 	}
-	table := pgx.Identifier{PostgresTable}
-	if opts.Schema != "" {
-		table = pgx.Identifier{opts.Schema, PostgresTable}
-	}
-	s := &PGStore{opts: opts, dbClock: dbClock, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
+	s := &PGStore{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, PostgresTable),
+		counts: qualified(opts.Schema, PostgresCountsTable), quit: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -113,8 +122,16 @@ func OpenPostgres(ctx context.Context, dsn string, opts PostgresOptions) (*PGSto
 	return s, nil
 }
 
-// migrate creates the schema, table and expiry index if missing. When both
-// exist it runs no DDL at all: Postgres checks CREATE privileges before IF
+// qualified is name, quoted, in schema ("" for the search_path's).
+func qualified(schema, name string) string {
+	if schema == "" {
+		return pgx.Identifier{name}.Sanitize()
+	}
+	return pgx.Identifier{schema, name}.Sanitize()
+}
+
+// migrate creates the schema, table and expiry index if missing, and the
+// counts table with its triggers. When all exist it runs no DDL at all: Postgres checks CREATE privileges before IF
 // NOT EXISTS, so a user granted only SELECT, INSERT, UPDATE and DELETE on a
 // table an administrator created could not start otherwise. Nodes starting
 // together would race on CREATE ... IF NOT EXISTS (it is not atomic in
@@ -126,13 +143,15 @@ func (s *PGStore) migrate(ctx context.Context) error {
 	if s.opts.Schema != "" {
 		idx = pgx.Identifier{s.opts.Schema, PostgresTable + "_expires_at"}
 	}
-	var haveTable, haveIndex bool
-	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`, s.table, idx.Sanitize()).
-		Scan(&haveTable, &haveIndex)
+	var haveTable, haveIndex, haveCounts bool
+	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
+		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4)) = $5`,
+		s.table, idx.Sanitize(), s.counts, pgCountTriggers, len(pgCountTriggers)).
+		Scan(&haveTable, &haveIndex, &haveCounts)
 	if err != nil {
 		return s.migrateError("look up table", err)
 	}
-	if haveTable && haveIndex {
+	if haveTable && haveIndex && haveCounts {
 		return nil
 	}
 	var missing []string
@@ -141,6 +160,9 @@ func (s *PGStore) migrate(ctx context.Context) error {
 	}
 	if !haveIndex {
 		missing = append(missing, "index "+idx.Sanitize())
+	}
+	if !haveCounts {
+		missing = append(missing, "table "+s.counts+" with its triggers")
 	}
 	return s.migrateError("create "+strings.Join(missing, " and "), pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
@@ -169,9 +191,86 @@ func (s *PGStore) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{PostgresTable + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`)
-		return err
+		if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{PostgresTable + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`); err != nil {
+			return err
+		}
+		return s.migrateCounts(ctx, tx)
 	}))
+}
+
+// migrateCounts (re)creates the counts table and the triggers that keep
+// it, and counts the table once to start from. The table is locked against
+// writes first (SHARE ROW EXCLUSIVE, which CREATE TRIGGER takes anyway),
+// so no write falls between the count and the triggers.
+//
+// Row triggers count an insert and a change of state (a takeover, 1 to 1,
+// changes nothing and writes nothing); a statement trigger counts a DELETE
+// from its transition table, one write per state however many rows a prune
+// deleted. A transaction touches its slot's rows in state order, so two
+// never wait for each other crosswise. The function runs as its owner
+// (SECURITY DEFINER), so a user granted only DML on the records table can
+// write; Stats needs SELECT on the counts table.
+func (s *PGStore) migrateCounts(ctx context.Context, tx pgx.Tx) error {
+	schema := s.opts.Schema
+	if schema == "" {
+		if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+			return err
+		}
+	}
+	counts := qualified(schema, PostgresCountsTable)
+	fn := qualified(schema, PostgresTable+"_count")
+	stmts := []string{
+		`LOCK TABLE ` + s.table + ` IN SHARE ROW EXCLUSIVE MODE`,
+		`CREATE TABLE IF NOT EXISTS ` + counts + ` (
+			state smallint NOT NULL,
+			slot  smallint NOT NULL,
+			n     bigint   NOT NULL,
+			PRIMARY KEY (state, slot)
+		)`,
+		`DELETE FROM ` + counts,
+		`CREATE OR REPLACE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql
+		SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+		DECLARE
+			v_slot smallint := pg_backend_pid() % ` + fmt.Sprint(pgCountSlots) + `;
+		BEGIN
+			IF TG_OP = 'TRUNCATE' THEN
+				DELETE FROM ` + counts + `;
+			ELSIF TG_OP = 'DELETE' THEN
+				INSERT INTO ` + counts + ` AS c (state, slot, n)
+					SELECT o.state, v_slot, -count(*) FROM old_rows o GROUP BY o.state ORDER BY o.state
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+			ELSIF TG_OP = 'INSERT' THEN
+				INSERT INTO ` + counts + ` AS c (state, slot, n) VALUES (NEW.state, v_slot, 1)
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + 1;
+			ELSE
+				INSERT INTO ` + counts + ` AS c (state, slot, n)
+					SELECT v.state, v_slot, v.n FROM (VALUES (OLD.state, -1), (NEW.state, 1)) v (state, n) ORDER BY v.state
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+			END IF;
+			RETURN NULL;
+		END
+		$f$`,
+	}
+	for _, tg := range pgCountTriggers {
+		stmts = append(stmts, `DROP TRIGGER IF EXISTS `+pgx.Identifier{tg}.Sanitize()+` ON `+s.table)
+	}
+	stmts = append(stmts,
+		`CREATE TRIGGER `+pgx.Identifier{pgCountTriggers[0]}.Sanitize()+` AFTER INSERT ON `+s.table+`
+			FOR EACH ROW EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{pgCountTriggers[1]}.Sanitize()+` AFTER UPDATE OF state ON `+s.table+`
+			FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{pgCountTriggers[2]}.Sanitize()+` AFTER DELETE ON `+s.table+`
+			REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{pgCountTriggers[3]}.Sanitize()+` AFTER TRUNCATE ON `+s.table+`
+			FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
+		`INSERT INTO `+counts+` (state, slot, n) SELECT state, 0, count(*) FROM `+s.table+` GROUP BY state`,
+	)
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrateError reports a permission error as the configuration error it
@@ -561,14 +660,16 @@ func (s *PGStore) List(ctx context.Context, o ListOptions) ([]Record, error) {
 	return out, s.wrap("list", rows.Err())
 }
 
-// Stats counts records by state.
+// Stats counts records by state: it sums the few rows of the counts table
+// the triggers keep (at most pgCountSlots per state), whatever the number
+// of records, and never reads the records table.
 func (s *PGStore) Stats(ctx context.Context) (map[State]int, error) {
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM `+s.table+` GROUP BY state`)
+	rows, err := s.pool.Query(ctx, `SELECT state, sum(n)::bigint FROM `+s.counts+` GROUP BY state HAVING sum(n) <> 0`)
 	if err != nil {
 		return nil, s.wrap("stats", err)
 	}
