@@ -3,6 +3,7 @@ package dedupe
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -16,10 +17,12 @@ func BenchmarkTiered(b *testing.B) {
 	opts := Options{Lease: time.Minute, Retention: time.Hour}
 	node := NewTiered(openTestLMDB(b, opts), openTestPG(b, dsn, testSchema(b, dsn), opts))
 	body := make([]byte, 2<<10) // a typical downstream answer
+	var n atomic.Int64          // keys are new on every run
 	b.Run("finish", func(b *testing.B) {
 		leases := make([]Lease, b.N)
 		for i := range leases {
-			l, _, err := node.Claim(ctx, fmt.Sprintf("stripe:evt_f%d_%d", b.N, i), "fp")
+
+			l, _, err := node.Claim(ctx, fmt.Sprintf("stripe:evt_f%d", n.Add(1)), "fp")
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -33,7 +36,8 @@ func BenchmarkTiered(b *testing.B) {
 		}
 	})
 	b.Run("replay", func(b *testing.B) {
-		l, _, err := node.Claim(ctx, "stripe:evt_replay", "fp")
+		key := fmt.Sprintf("stripe:evt_r%d", n.Add(1))
+		l, _, err := node.Claim(ctx, key, "fp")
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -42,7 +46,7 @@ func BenchmarkTiered(b *testing.B) {
 		}
 		b.ResetTimer()
 		for range b.N {
-			if _, rec, err := node.Claim(ctx, "stripe:evt_replay", "fp"); err != nil || rec == nil {
+			if _, rec, err := node.Claim(ctx, key, "fp"); err != nil || rec == nil {
 				b.Fatal(rec, err)
 			}
 		}
