@@ -23,7 +23,18 @@ const (
 	DefaultOpTimeout = 5 * time.Second
 	// Table is the table every node shares.
 	Table = "webhookd_records"
+	// CountsTable holds the number of records in each state, kept by
+	// triggers on Table, so that Stats reads a few rows instead of counting
+	// the table.
+	CountsTable = Table + "_counts"
+	// countSlots spreads each state's count over this many rows, picked by
+	// backend, so that concurrent writers rarely wait for one another's row
+	// lock on the count.
+	countSlots = 16
 )
+
+// countTriggers are the triggers that keep CountsTable.
+var countTriggers = []string{Table + "_count_ins", Table + "_count_upd", Table + "_count_del", Table + "_count_trunc"}
 
 // Options configure a Store: the options every backend has
 // (dedupe.Options), and Postgres's own.
@@ -45,6 +56,10 @@ type Options struct {
 	// OpTimeout bounds each store operation, waiting for a pool connection
 	// included; an operation that runs out answers ErrUnavailable.
 	OpTimeout time.Duration
+	// Tracer, when set, sees every query the pool sends; nil traces
+	// nothing. Tests count round trips with it, the tiered store's too,
+	// which is why it is exported.
+	Tracer pgx.QueryTracer
 }
 
 // Store is the dedupe store shared by every node through Postgres, with
@@ -56,6 +71,7 @@ type Store struct {
 	dbClock bool
 	pool    *pgxpool.Pool
 	table   string // quoted, schema-qualified
+	counts  string // quoted, schema-qualified
 	closed  atomic.Bool
 
 	quit      chan struct{}
@@ -84,6 +100,9 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, ErrInvalidDSN
 	}
 	cfg.MaxConns = opts.MaxConns
+	if opts.Tracer != nil {
+		cfg.ConnConfig.Tracer = opts.Tracer
+	}
 	if cfg.ConnConfig.ConnectTimeout == 0 || cfg.ConnConfig.ConnectTimeout > opts.OpTimeout {
 		cfg.ConnConfig.ConnectTimeout = opts.OpTimeout
 	}
@@ -91,11 +110,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: postgres: %v", dedupe.ErrUnavailable, err)
 	}
-	table := pgx.Identifier{Table}
-	if opts.Schema != "" {
-		table = pgx.Identifier{opts.Schema, Table}
-	}
-	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: table.Sanitize(), quit: make(chan struct{})}
+	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, Table),
+		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{})}
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -107,8 +123,16 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	return s, nil
 }
 
-// migrate creates the schema, table and expiry index if missing. When both
-// exist it runs no DDL at all: Postgres checks CREATE privileges before IF
+// qualified is name, quoted, in schema ("" for the search_path's).
+func qualified(schema, name string) string {
+	if schema == "" {
+		return pgx.Identifier{name}.Sanitize()
+	}
+	return pgx.Identifier{schema, name}.Sanitize()
+}
+
+// migrate creates the schema, table and expiry index if missing, and the
+// counts table with its triggers. When all exist it runs no DDL at all: Postgres checks CREATE privileges before IF
 // NOT EXISTS, so a user granted only SELECT, INSERT, UPDATE and DELETE on a
 // table an administrator created could not start otherwise. Nodes starting
 // together would race on CREATE ... IF NOT EXISTS (it is not atomic in
@@ -120,13 +144,15 @@ func (s *Store) migrate(ctx context.Context) error {
 	if s.opts.Schema != "" {
 		idx = pgx.Identifier{s.opts.Schema, Table + "_expires_at"}
 	}
-	var haveTable, haveIndex bool
-	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL`, s.table, idx.Sanitize()).
-		Scan(&haveTable, &haveIndex)
+	var haveTable, haveIndex, haveCounts bool
+	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
+		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4)) = $5`,
+		s.table, idx.Sanitize(), s.counts, countTriggers, len(countTriggers)).
+		Scan(&haveTable, &haveIndex, &haveCounts)
 	if err != nil {
 		return s.migrateError("look up table", err)
 	}
-	if haveTable && haveIndex {
+	if haveTable && haveIndex && haveCounts {
 		return nil
 	}
 	var missing []string
@@ -135,6 +161,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if !haveIndex {
 		missing = append(missing, "index "+idx.Sanitize())
+	}
+	if !haveCounts {
+		missing = append(missing, "table "+s.counts+" with its triggers")
 	}
 	return s.migrateError("create "+strings.Join(missing, " and "), pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
@@ -163,9 +192,86 @@ func (s *Store) migrate(ctx context.Context) error {
 		)`); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{Table + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`)
-		return err
+		if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{Table + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`); err != nil {
+			return err
+		}
+		return s.migrateCounts(ctx, tx)
 	}))
+}
+
+// migrateCounts (re)creates the counts table and the triggers that keep
+// it, and counts the table once to start from. The table is locked against
+// writes first (SHARE ROW EXCLUSIVE, which CREATE TRIGGER takes anyway),
+// so no write falls between the count and the triggers.
+//
+// Row triggers count an insert and a change of state (a takeover, 1 to 1,
+// changes nothing and writes nothing); a statement trigger counts a DELETE
+// from its transition table, one write per state however many rows a prune
+// deleted. A transaction touches its slot's rows in state order, so two
+// never wait for each other crosswise. The function runs as its owner
+// (SECURITY DEFINER), so a user granted only DML on the records table can
+// write; Stats needs SELECT on the counts table.
+func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
+	schema := s.opts.Schema
+	if schema == "" {
+		if err := tx.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+			return err
+		}
+	}
+	counts := qualified(schema, CountsTable)
+	fn := qualified(schema, Table+"_count")
+	stmts := []string{
+		`LOCK TABLE ` + s.table + ` IN SHARE ROW EXCLUSIVE MODE`,
+		`CREATE TABLE IF NOT EXISTS ` + counts + ` (
+			state smallint NOT NULL,
+			slot  smallint NOT NULL,
+			n     bigint   NOT NULL,
+			PRIMARY KEY (state, slot)
+		)`,
+		`DELETE FROM ` + counts,
+		`CREATE OR REPLACE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql
+		SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
+		DECLARE
+			v_slot smallint := pg_backend_pid() % ` + fmt.Sprint(countSlots) + `;
+		BEGIN
+			IF TG_OP = 'TRUNCATE' THEN
+				DELETE FROM ` + counts + `;
+			ELSIF TG_OP = 'DELETE' THEN
+				INSERT INTO ` + counts + ` AS c (state, slot, n)
+					SELECT o.state, v_slot, -count(*) FROM old_rows o GROUP BY o.state ORDER BY o.state
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+			ELSIF TG_OP = 'INSERT' THEN
+				INSERT INTO ` + counts + ` AS c (state, slot, n) VALUES (NEW.state, v_slot, 1)
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + 1;
+			ELSE
+				INSERT INTO ` + counts + ` AS c (state, slot, n)
+					SELECT v.state, v_slot, v.n FROM (VALUES (OLD.state, -1), (NEW.state, 1)) v (state, n) ORDER BY v.state
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+			END IF;
+			RETURN NULL;
+		END
+		$f$`,
+	}
+	for _, tg := range countTriggers {
+		stmts = append(stmts, `DROP TRIGGER IF EXISTS `+pgx.Identifier{tg}.Sanitize()+` ON `+s.table)
+	}
+	stmts = append(stmts,
+		`CREATE TRIGGER `+pgx.Identifier{countTriggers[0]}.Sanitize()+` AFTER INSERT ON `+s.table+`
+			FOR EACH ROW EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{countTriggers[1]}.Sanitize()+` AFTER UPDATE OF state ON `+s.table+`
+			FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{countTriggers[2]}.Sanitize()+` AFTER DELETE ON `+s.table+`
+			REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{countTriggers[3]}.Sanitize()+` AFTER TRUNCATE ON `+s.table+`
+			FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
+		`INSERT INTO `+counts+` (state, slot, n) SELECT state, 0, count(*) FROM `+s.table+` GROUP BY state`,
+	)
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrateError reports a permission error as the configuration error it
@@ -402,27 +508,43 @@ func (s *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) 
 	return s.finish(ctx, l, dedupe.Failed, resp)
 }
 
+// finish is one statement, one round trip: the UPDATE checks the lease
+// (state and token) and records the answer; no row means the lease was
+// lost (taken over, released, deleted or finished already).
 func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
+	_, err := s.FinishRecord(ctx, l, st, resp)
+	return err
+}
+
+// FinishRecord is Complete (st Completed) or Fail (st Failed), also
+// returning the record as stored, in the same one round trip, so that the
+// tiered store copies it without reading it back. Any other st is refused:
+// only a finished state may replace a lease.
+func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) (dedupe.Record, error) {
+	if st != dedupe.Completed && st != dedupe.Failed {
+		return dedupe.Record{}, fmt.Errorf("dedupe: postgres: cannot finish a record as %v", st)
+	}
 	if len(resp.Body) > dedupe.MaxStoredBody {
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
-		return err
+		return dedupe.Record{}, err
 	}
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
 		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
 		FROM (SELECT `+sqlNow(4)+` AS now) c
-		WHERE key = $1 AND state = 1 AND token = $2`,
-		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body)
+		WHERE key = $1 AND state = 1 AND token = $2
+		RETURNING `+recordColumns,
+		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
+	if errors.Is(err, dedupe.ErrNotFound) {
+		return dedupe.Record{}, dedupe.ErrLeaseLost
+	}
 	if err != nil {
-		return s.wrap("finish", err)
+		return dedupe.Record{}, s.wrap("finish", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return dedupe.ErrLeaseLost
-	}
-	return nil
+	return rec, nil
 }
 
 // Release deletes the caller's IN_FLIGHT record.
@@ -499,6 +621,27 @@ func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
 	return rec, s.wrap("get", err)
 }
 
+// UpdatedAt returns when key's row last changed (the store's clock, in
+// microseconds, at each claim, takeover and finish), or ErrNotFound: one
+// indexed read of one column, which is how the tiered store checks that its
+// local copy is still the shared record.
+func (s *Store) UpdatedAt(ctx context.Context, key string) (time.Time, error) {
+	if err := CheckKey(key); err != nil {
+		return time.Time{}, err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return time.Time{}, err
+	}
+	defer cancel()
+	var at time.Time
+	err = s.pool.QueryRow(ctx, `SELECT updated_at FROM `+s.table+` WHERE key = $1`, key).Scan(&at)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return time.Time{}, dedupe.ErrNotFound
+	}
+	return at.UTC(), s.wrap("check", err)
+}
+
 // List returns records in key order (bytewise, as Store does).
 func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error) {
 	ctx, cancel, err := s.op(ctx)
@@ -529,14 +672,16 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 	return out, s.wrap("list", rows.Err())
 }
 
-// Stats counts records by state.
+// Stats counts records by state: it sums the few rows of the counts table
+// the triggers keep (at most countSlots per state), whatever the number of
+// records, and never reads the records table.
 func (s *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) {
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return nil, err
 	}
 	defer cancel()
-	rows, err := s.pool.Query(ctx, `SELECT state, count(*) FROM `+s.table+` GROUP BY state`)
+	rows, err := s.pool.Query(ctx, `SELECT state, sum(n)::bigint FROM `+s.counts+` GROUP BY state HAVING sum(n) <> 0`)
 	if err != nil {
 		return nil, s.wrap("stats", err)
 	}

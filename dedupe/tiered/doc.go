@@ -1,7 +1,9 @@
 // Package tiered puts a node's LMDB store (dedupe/lmdb) in front of the
 // Postgres store its nodes share (dedupe/postgres), implementing
 // dedupe.Store (New). Postgres decides every claim; finished records are
-// copied locally so that their duplicates are replayed without Postgres.
+// copied locally, and their duplicates replayed from the copy once a
+// one-column read of the shared row finds it unchanged (or, while Postgres
+// is unreachable, without it).
 //
 // It must never decide a claim from the local copy: IN_FLIGHT records live
 // in Postgres only, and a copy is only ever a finished record Postgres held.

@@ -13,13 +13,25 @@ import (
 // Store puts a node's LMDB store in front of the Postgres store its nodes
 // share. Postgres decides every claim, so an event is forwarded at most once
 // across the nodes; the finished records (COMPLETED, FAILED) are also kept
-// in the node's LMDB, so that duplicates of them are replayed locally, also
-// while Postgres is down. A new event needs Postgres: without it, Claim
+// in the node's LMDB, so that duplicates of them are replayed from there,
+// also while Postgres is down. A new event needs Postgres: without it, Claim
 // answers ErrUnavailable (503, and the provider retries).
 //
 // The local copies are a cache that never decides a claim: IN_FLIGHT
 // records live in Postgres only. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
+//
+// Every node gives the same answer: a copy is replayed only after one
+// indexed read of the shared row's updated_at finds it unchanged, so a
+// `keys delete` on any node (the row is gone) or a new claim or answer after
+// it (updated_at moved: Postgres's clock, in microseconds, at each claim,
+// takeover and finish) takes effect on every node at once; a node whose
+// copy is stale drops it and claims in Postgres. The copy therefore no
+// longer saves the round trip of a replay: it saves sending the stored body
+// (up to dedupe.MaxStoredBody) and decoding the row, and it keeps replays going
+// while Postgres is unreachable, when the check cannot be made and the copy
+// is answered as it is (a delete made during the outage reaches this node
+// when Postgres does).
 type Store struct {
 	local  *lmdb.Store
 	shared *postgres.Store
@@ -40,8 +52,9 @@ func (t *Store) Close() error {
 func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 
 // Claim has Store.Claim's outcomes. A finished record in the local copy is
-// answered without asking Postgres; anything else is claimed in Postgres,
-// and a finished record found there is copied locally for next time.
+// answered from it when the shared row is unchanged (or Postgres cannot
+// say); anything else is claimed in Postgres, and a finished record found
+// there is copied locally for next time.
 func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
 	if err := postgres.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
@@ -49,8 +62,16 @@ func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 	rec, err := t.local.Get(ctx, key)
 	switch {
 	case err == nil && rec.State != dedupe.InFlight:
-		r, err := dedupe.Decide(&rec, fingerprint, t.shared.Now())
-		return dedupe.Lease{}, r, err
+		at, cerr := t.shared.UpdatedAt(ctx, key)
+		if cerr == nil && at.Equal(rec.UpdatedAt) || cerr != nil && !errors.Is(cerr, dedupe.ErrNotFound) {
+			r, err := dedupe.Decide(&rec, fingerprint, t.shared.Now())
+			return dedupe.Lease{}, r, err
+		}
+		// Deleted, claimed again or answered anew since the copy was
+		// made, on some node: the copy is stale, and Postgres decides.
+		if err := t.local.ForceDelete(ctx, key); err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+			t.local.Logger().Warn("dedupe: could not drop a stale local copy", "key", key, "error", err.Error())
+		}
 	case err != nil && !errors.Is(err, dedupe.ErrNotFound):
 		// A local failure costs the shortcut only: Postgres decides.
 		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
@@ -64,22 +85,26 @@ func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 
 // Complete records the delivered event in Postgres, then copies it locally.
 func (t *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
-	return t.finish(ctx, l, resp, t.shared.Complete)
+	return t.finish(ctx, l, dedupe.Completed, resp)
 }
 
 // Fail records the rejected event in Postgres, then copies it locally.
 func (t *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
-	return t.finish(ctx, l, resp, t.shared.Fail)
+	return t.finish(ctx, l, dedupe.Failed, resp)
 }
 
-func (t *Store) finish(ctx context.Context, l dedupe.Lease, resp dedupe.Response, fn func(context.Context, dedupe.Lease, dedupe.Response) error) error {
-	if err := fn(ctx, l, resp); err != nil {
+// finish is one round trip to Postgres: the statement that records the
+// answer returns the shared record, which is copied as it is (its times,
+// attempts and fingerprint). The copy is not checked again afterwards, as
+// keep does: a delete that slips in between leaves a copy that the check
+// on every replay finds stale.
+func (t *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
+	rec, err := t.shared.FinishRecord(ctx, l, st, resp)
+	if err != nil {
 		return err
 	}
-	// The shared record is the truth; read it back rather than rebuild it,
-	// so that the copy carries its times, attempts and fingerprint.
-	if rec, err := t.shared.Get(ctx, l.Key); err == nil && rec.State != dedupe.InFlight {
-		t.keep(ctx, rec)
+	if err := t.local.Keep(ctx, rec); err != nil {
+		t.local.Logger().Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
 	}
 	return nil
 }
@@ -110,8 +135,10 @@ func (t *Store) keep(ctx context.Context, rec dedupe.Record) {
 func (t *Store) Release(ctx context.Context, l dedupe.Lease) error { return t.shared.Release(ctx, l) }
 
 // Get returns the shared record of key or, when the shared record is gone
-// (deleted on another node, pruned), this node's copy: Claim replays that
-// copy, so `keys get` must show it and `keys delete` must find it.
+// (deleted on another node, pruned), this node's copy, which it still holds
+// (until its next claim of the key finds the copy stale and drops it) and
+// would replay while Postgres is unreachable: `keys get` shows it and
+// `keys delete` finds it.
 func (t *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
 	rec, err := t.shared.Get(ctx, key)
 	if !errors.Is(err, dedupe.ErrNotFound) {
@@ -132,8 +159,8 @@ func (t *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 func (t *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) { return t.shared.Stats(ctx) }
 
 // Delete deletes key in Postgres (refusing a live claim), then this node's
-// copy. Other nodes keep theirs until it expires: to forward an event again
-// everywhere, delete it on every node.
+// copy. Other nodes drop theirs when they next see the key: their check of
+// the shared row finds it gone.
 func (t *Store) Delete(ctx context.Context, key string) error {
 	return t.delete(ctx, key, t.shared.Delete)
 }
