@@ -236,7 +236,11 @@ func send(ctx context.Context, client *http.Client, base string, s providers.Sig
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if req.Header.Get("Content-Type") == "" {
+		// JSON unless the provider posts otherwise (Duitku's Sign sets
+		// its form type).
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("User-Agent", "webhookd-replay")
 	resp, err := client.Do(req)
 	if err != nil {

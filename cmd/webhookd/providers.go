@@ -6,6 +6,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/doku"
+	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/razorpay"
@@ -27,6 +28,7 @@ func providerTable() []providers.Entry {
 		razorpay.Entry(),
 		paddle.Entry(),
 		doku.Entry(),
+		duitku.Entry(),
 	}
 }
 

@@ -31,6 +31,7 @@ package providertest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -110,6 +111,14 @@ type Kit struct {
 	// Retry may then be nil (the body is sent unchanged), and the retry
 	// check requires the headers to change instead.
 	Resend func(p providers.Provider, first http.Header, body []byte) ([]byte, http.Header, error)
+	// Form says the provider posts an application/x-www-form-urlencoded
+	// form, not JSON (Duitku): SignatureField and SignedFields then name
+	// form fields, tampering changes bytes of their values, and instead of
+	// a JSON member named twice the kit sends each field twice, which must
+	// be refused with an error wrapping providers.ErrMalformed (400),
+	// whether by verification or by parsing. Retry and Change see the form
+	// body (see FormReordered, WithFormField, ChangeFormAmount).
+	Form bool
 }
 
 // Run runs the conformance checks for k, one subtest per fixture plus one
@@ -159,7 +168,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	// event as the unsigned fixture: signing changes no part of the event.
 	body, h, err := signer.Sign(bytes.Clone(fixture))
 	require.NoError(t, err, "Sign")
-	require.NoError(t, p.Verify(h, body), "a body signed by Sign must verify")
+	require.NoError(t, verify(p, h, body), "a body signed by Sign must verify")
 	ev, err := providers.ParseDelivery(p, h, body)
 	require.NoError(t, err, "Parse of a signed fixture")
 	requireUsable(t, p.Name(), ev)
@@ -173,6 +182,9 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	t.Run("changed signature byte is refused", func(t *testing.T) {
 		n := 0
 		for name, values := range h {
+			if name == "Content-Type" {
+				continue // how the body is encoded, not a signature
+			}
 			for i, v := range values {
 				for _, at := range positions(len(v)) {
 					bad := h.Clone()
@@ -182,7 +194,13 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 				}
 			}
 		}
-		if k.SignatureField != "" {
+		if k.SignatureField != "" && k.Form {
+			start, end := formValue(t, body, k.SignatureField)
+			for _, at := range formPositions(body, start, end) {
+				requireRefused(t, p, h, flipAt(body, at), "%s, byte %d changed", k.SignatureField, at-start)
+				n++
+			}
+		} else if k.SignatureField != "" {
 			m := member(t, body, k.SignatureField)
 			for _, at := range positions(m.End - m.Start - 2) {
 				requireRefused(t, p, h, flipAt(body, m.Start+1+at), "%s, byte %d changed", k.SignatureField, at)
@@ -196,6 +214,15 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		switch {
 		case k.BodyUnsigned:
 			t.Skip("the provider's signature does not cover the body")
+		case k.SignedFields != nil && k.Form:
+			for _, f := range k.SignedFields {
+				start, end := formValue(t, body, f)
+				at := formPositions(body, start, end)
+				require.NotEmpty(t, at, "signed field %s has no letter or digit to change", f)
+				for _, at := range at {
+					requireRefused(t, p, h, flipAt(body, at), "signed field %s, byte %d changed", f, at-start)
+				}
+			}
 		case k.SignedFields != nil:
 			for _, f := range k.SignedFields {
 				m := member(t, body, f)
@@ -218,7 +245,11 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 
 	t.Run("missing signature is refused", func(t *testing.T) {
 		stripped := body
-		if k.SignatureField != "" {
+		if k.SignatureField != "" && k.Form {
+			stripped = withoutFormField(t, body, k.SignatureField)
+			requireRefused(t, p, h, stripped, "%s removed", k.SignatureField)
+			requireRefused(t, p, h, []byte(string(stripped)+"&"+k.SignatureField+"="), "%s empty", k.SignatureField)
+		} else if k.SignatureField != "" {
 			for _, without := range [][]byte{
 				withMember(t, body, k.SignatureField, ""),
 				withMember(t, body, k.SignatureField, "null"),
@@ -237,7 +268,28 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		requireRefused(t, p, empty, stripped, "signature headers present but empty")
 	})
 
+	t.Run("form field given twice is refused", func(t *testing.T) {
+		if !k.Form {
+			t.Skip("the body is JSON")
+		}
+		fields := formFields(t, body)
+		require.NotEmpty(t, fields)
+		for _, f := range fields {
+			for _, value := range []string{string(body[f.start:f.end]), "webhookd-conformance-variant"} {
+				dup := []byte(string(body) + "&" + f.rawName + "=" + value)
+				err := verify(p, h, dup)
+				if err == nil {
+					_, err = providers.ParseDelivery(p, h, dup)
+				}
+				require.ErrorIs(t, err, providers.ErrMalformed, "%s given twice must be refused with 400", f.rawName)
+			}
+		}
+	})
+
 	t.Run("member named twice, in another case, is refused", func(t *testing.T) {
+		if k.Form {
+			t.Skip("the body is a form: field names are case-sensitive everywhere")
+		}
 		// A Go core service decodes struct fields case-insensitively, last
 		// one wins: webhookd must not key an event by one spelling while
 		// the core reads another.
@@ -252,7 +304,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 					// fields.
 					dupBody, dupH = dup, h
 				}
-				if p.Verify(dupH, dupBody) == nil {
+				if verify(p, dupH, dupBody) == nil {
 					_, err := providers.ParseDelivery(p, dupH, dupBody)
 					require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
 				}
@@ -266,7 +318,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		requireRefused(t, other, h, body, "signed with Secret, verified with OtherSecret")
 		otherBody, otherH, err := other.(providers.Signer).Sign(bytes.Clone(fixture))
 		require.NoError(t, err)
-		require.NoError(t, other.Verify(otherH, otherBody))
+		require.NoError(t, verify(other, otherH, otherBody))
 		requireRefused(t, p, otherH, otherBody, "signed with OtherSecret, verified with Secret")
 	})
 
@@ -284,13 +336,13 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		if k.Resend != nil {
 			require.NotEqual(t, h, retryH, "a retry is signed afresh: Kit.Resend must change the headers")
 		}
-		require.NoError(t, p.Verify(retryH, retryBody), "the retry must verify")
+		require.NoError(t, verify(p, retryH, retryBody), "the retry must verify")
 		got, err := providers.ParseDelivery(p, retryH, retryBody)
 		require.NoError(t, err)
 		require.Equal(t, ev, got, "a retry of one event must have the same key, type and fingerprint")
 		// The first attempt still verifies: signatures do not depend on
 		// anything that changed since.
-		require.NoError(t, p.Verify(h, body))
+		require.NoError(t, verify(p, h, body))
 	})
 
 	t.Run("changed payload changes the fingerprint", func(t *testing.T) {
@@ -298,7 +350,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		require.NotEqual(t, fixture, changed, "Kit.Change must change the body")
 		changedBody, changedH, err := k.sameEvent(p, h, changed)
 		require.NoError(t, err)
-		require.NoError(t, p.Verify(changedH, changedBody), "the changed body must verify")
+		require.NoError(t, verify(p, changedH, changedBody), "the changed body must verify")
 		got, err := providers.ParseDelivery(p, changedH, changedBody)
 		require.NoError(t, err)
 		require.Equal(t, ev.Key, got.Key, "Kit.Change must keep the event key")
@@ -340,9 +392,16 @@ func requireUsable(t *testing.T, provider string, ev providers.Event) {
 	require.NotEmpty(t, ev.Fingerprint, "fingerprint")
 }
 
+// verify authenticates a delivery as the receiver does: through
+// providers.VerifyDelivery, so that an adapter that needs the network is
+// verified with a context (and the network its Kit.New gave it).
+func verify(p providers.Provider, h http.Header, body []byte) error {
+	return providers.VerifyDelivery(context.Background(), p, h, body)
+}
+
 func requireRefused(t *testing.T, p providers.Provider, h http.Header, body []byte, msg string, args ...any) {
 	t.Helper()
-	err := p.Verify(h, body)
+	err := verify(p, h, body)
 	what := fmt.Sprintf(msg, args...)
 	require.Error(t, err, what)
 	require.ErrorIs(t, err, providers.ErrUnauthorized, what)
