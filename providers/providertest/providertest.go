@@ -38,6 +38,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,6 +51,11 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
+
+// HeadersSuffix ends the name of a file that holds the headers a fixture
+// was captured with (fixtures/paypal/<name>.headers.json beside
+// <name>.json); such a file is not a fixture.
+const HeadersSuffix = ".headers.json"
 
 // MinFixtures is how many fixtures the kit requires per provider: enough to
 // cover a provider's main events and to make "distinct events have distinct
@@ -75,7 +81,8 @@ type Kit struct {
 	// Secret and OtherSecret are two different secrets New accepts.
 	Secret, OtherSecret string
 	// Fixtures is the folder of raw bodies, fixtures/<provider>. Every
-	// *.json file in it is one event; there must be at least MinFixtures.
+	// *.json file in it but *.headers.json is one event; there must be at
+	// least MinFixtures.
 	Fixtures string
 	// Retry returns a body as the provider may send it again on its own
 	// retry (or a dashboard resend) of the same event, before signing:
@@ -119,6 +126,14 @@ type Kit struct {
 	// whether by verification or by parsing. Retry and Change see the form
 	// body (see FormReordered, WithFormField, ChangeFormAmount).
 	Form bool
+	// Unreachable is for an adapter whose verification needs the network
+	// (a providers.ContextVerifier, such as PayPal's, which fetches its
+	// signing certificate): it builds the adapter as New does, but with
+	// that network down. The kit then requires a correctly signed delivery
+	// to be refused with an error wrapping providers.ErrUnavailable (503,
+	// so that the provider retries), never providers.ErrUnauthorized. New
+	// gives the adapter a working fake network.
+	Unreachable func(secret string, now func() time.Time) (providers.Provider, error)
 }
 
 // Run runs the conformance checks for k, one subtest per fixture plus one
@@ -135,6 +150,9 @@ func Run(t *testing.T, k Kit) {
 
 	paths, err := filepath.Glob(filepath.Join(k.Fixtures, "*.json"))
 	require.NoError(t, err)
+	// <name>.headers.json beside a body holds the headers it was captured
+	// with (PayPal's, which only PayPal can sign): not a fixture itself.
+	paths = slices.DeleteFunc(paths, func(p string) bool { return strings.HasSuffix(p, HeadersSuffix) })
 	sort.Strings(paths)
 	require.GreaterOrEqual(t, len(paths), MinFixtures, "fixtures in %s", k.Fixtures)
 
@@ -177,6 +195,16 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	}
 	if unsigned, err := p.Parse(fixture); err == nil {
 		require.Equal(t, ev, unsigned, "signing must not change the event")
+	}
+
+	if k.Unreachable != nil {
+		t.Run("network down is unavailable, never unauthorized", func(t *testing.T) {
+			down, err := k.Unreachable(k.Secret, c.get)
+			require.NoError(t, err, "Kit.Unreachable")
+			err = verify(down, h, body)
+			require.ErrorIs(t, err, providers.ErrUnavailable, "a signed delivery whose check cannot reach the network")
+			require.NotErrorIs(t, err, providers.ErrUnauthorized, "a genuine delivery must not be refused as forged while the network is down")
+		})
 	}
 
 	t.Run("changed signature byte is refused", func(t *testing.T) {
@@ -268,51 +296,11 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		requireRefused(t, p, empty, stripped, "signature headers present but empty")
 	})
 
-	t.Run("form field given twice is refused", func(t *testing.T) {
-		if !k.Form {
-			t.Skip("the body is JSON")
-		}
-		fields := formFields(t, body)
-		require.NotEmpty(t, fields)
-		for _, f := range fields {
-			for _, value := range []string{string(body[f.start:f.end]), "webhookd-conformance-variant"} {
-				dup := []byte(string(body) + "&" + f.rawName + "=" + value)
-				err := verify(p, h, dup)
-				if err == nil {
-					_, err = providers.ParseDelivery(p, h, dup)
-				}
-				require.ErrorIs(t, err, providers.ErrMalformed, "%s given twice must be refused with 400", f.rawName)
-			}
-		}
-	})
-
-	t.Run("member named twice, in another case, is refused", func(t *testing.T) {
-		if k.Form {
-			t.Skip("the body is a form: field names are case-sensitive everywhere")
-		}
-		// A Go core service decodes struct fields case-insensitively, last
-		// one wins: webhookd must not key an event by one spelling while
-		// the core reads another.
-		n := 0
-		for _, name := range topNames(t, body) {
-			for _, variant := range caseVariants(name) {
-				dup := insertFirst(body, variant, `"webhookd-conformance-variant"`)
-				dupBody, dupH, err := signer.Sign(bytes.Clone(dup))
-				if err != nil {
-					// Refusing to sign it is a refusal too; the signature
-					// of the original still covers a body-signed provider's
-					// fields.
-					dupBody, dupH = dup, h
-				}
-				if verify(p, dupH, dupBody) == nil {
-					_, err := providers.ParseDelivery(p, dupH, dupBody)
-					require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
-				}
-				n++
-			}
-		}
-		require.NotZero(t, n, "the fixture has no member name with a letter")
-	})
+	if k.Form {
+		t.Run("form field given twice is refused", func(t *testing.T) { k.checkRepeatedFields(t, p, h, body) })
+	} else {
+		t.Run("member named twice, in another case, is refused", func(t *testing.T) { k.checkVariantMembers(t, p, signer, h, body) })
+	}
 
 	t.Run("wrong secret is refused", func(t *testing.T) {
 		requireRefused(t, other, h, body, "signed with Secret, verified with OtherSecret")
@@ -358,6 +346,50 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 			"a changed payload under the same key must change the fingerprint: else it is answered as a replay of the first instead of 422")
 	})
 	return ev
+}
+
+// checkRepeatedFields sends each field of a form twice, with its own value
+// and another: verification or parsing must refuse it with 400, since the
+// core service may read another of the two values than webhookd did.
+func (k Kit) checkRepeatedFields(t *testing.T, p providers.Provider, h http.Header, body []byte) {
+	fields := formFields(t, body)
+	require.NotEmpty(t, fields)
+	for _, f := range fields {
+		for _, value := range []string{string(body[f.start:f.end]), "webhookd-conformance-variant"} {
+			dup := []byte(string(body) + "&" + f.rawName + "=" + value)
+			err := verify(p, h, dup)
+			if err == nil {
+				_, err = providers.ParseDelivery(p, h, dup)
+			}
+			require.ErrorIs(t, err, providers.ErrMalformed, "%s given twice must be refused with 400", f.rawName)
+		}
+	}
+}
+
+// checkVariantMembers inserts, for each top-level member of a JSON body,
+// the same name in another case: a Go core service decodes struct fields
+// case-insensitively, last one wins, so webhookd must not key an event by
+// one spelling while the core reads another.
+func (k Kit) checkVariantMembers(t *testing.T, p providers.Provider, signer providers.Signer, h http.Header, body []byte) {
+	n := 0
+	for _, name := range topNames(t, body) {
+		for _, variant := range caseVariants(name) {
+			dup := insertFirst(body, variant, `"webhookd-conformance-variant"`)
+			dupBody, dupH, err := signer.Sign(bytes.Clone(dup))
+			if err != nil {
+				// Refusing to sign it is a refusal too; the signature
+				// of the original still covers a body-signed provider's
+				// fields.
+				dupBody, dupH = dup, h
+			}
+			if verify(p, dupH, dupBody) == nil {
+				_, err := providers.ParseDelivery(p, dupH, dupBody)
+				require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
+			}
+			n++
+		}
+	}
+	require.NotZero(t, n, "the fixture has no member name with a letter")
 }
 
 // sameEvent signs body as another delivery of the event first was sent as:
