@@ -9,6 +9,7 @@ import (
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paddle"
+	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -29,6 +30,7 @@ func providerTable() []providers.Entry {
 		paddle.Entry(),
 		doku.Entry(),
 		duitku.Entry(),
+		paypal.Entry(),
 	}
 }
 
