@@ -28,7 +28,7 @@ var (
 	ErrUnsupportedAlgo = fmt.Errorf("%w: paypal: PAYPAL-AUTH-ALGO is not %s", providers.ErrUnauthorized, AuthAlgo)
 	// ErrCertURL means PAYPAL-CERT-URL is not https (or http to a loopback
 	// host) on an allowed host and port.
-	ErrCertURL = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL is not on an allowed host (WEBHOOKD_PAYPAL_CERT_HOSTS)", providers.ErrUnauthorized)
+	ErrCertURL = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL is not on an allowed host", providers.ErrUnauthorized)
 	// ErrCertRefused means the certificate URL answered a redirect or a
 	// client error (404...): there is no certificate there.
 	ErrCertRefused = fmt.Errorf("%w: paypal: no certificate at PAYPAL-CERT-URL", providers.ErrUnauthorized)
