@@ -177,7 +177,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, d, err, nil)
 		return
 	}
-	if err := p.Verify(r.Header, body); err != nil {
+	if err := providers.VerifyDelivery(r.Context(), p, r.Header, body); err != nil {
 		h.fail(w, d, err, nil)
 		return
 	}
