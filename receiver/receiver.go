@@ -69,7 +69,7 @@ type Delivery struct {
 	// Type is the event type, as forwarded in Webhook-Event-Type.
 	Type string
 	// Outcome is one of Outcomes().
-	Outcome string
+	Outcome Outcome
 	// Status is the HTTP status the provider was answered.
 	Status int
 	// Duration runs from the request's arrival to its answer.
@@ -215,7 +215,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, d, err, rec)
 		return
 	case rec != nil:
-		d.Outcome = string(OutcomeReplayed)
+		d.Outcome = OutcomeReplayed
 		h.answer(w, d, rec.Response, true)
 		return
 	}
@@ -256,13 +256,13 @@ func (h *handler) forward(storeCtx context.Context, w http.ResponseWriter, r *ht
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch {
 	case res.Outcome == dispatch.Delivered:
-		d.Outcome = string(OutcomeForwarded)
+		d.Outcome = OutcomeForwarded
 		h.record(storeCtx, d, h.Store.Complete(storeCtx, lease, resp))
 	case res.Outcome == dispatch.Rejected && h.FailedPolicy == PolicyReplay:
-		d.Outcome = string(OutcomeRejected)
+		d.Outcome = OutcomeCoreRejected
 		h.record(storeCtx, d, h.Store.Fail(storeCtx, lease, resp))
 	case res.Outcome == dispatch.Rejected:
-		d.Outcome = string(OutcomeRejected)
+		d.Outcome = OutcomeCoreRejected
 		h.release(storeCtx, d, lease)
 	default:
 		h.release(storeCtx, d, lease)
@@ -393,7 +393,7 @@ func (h *handler) answer(w http.ResponseWriter, d *delivery, resp dedupe.Respons
 // returned one, tells a 409 how long the lease runs.
 func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedupe.Record) {
 	status, out := classify(err)
-	d.Status, d.Outcome = status, string(out)
+	d.Status, d.Outcome = status, out
 	markRejection(w, d, RejectedByWebhookd)
 	switch status {
 	case http.StatusConflict:
@@ -448,7 +448,7 @@ func (h *handler) report(d *delivery) {
 	d.Duration = h.Now().Sub(d.start)
 	if d.Outcome == "" {
 		// The handler panicked; the recoverer answers 500.
-		d.Outcome, d.Status = string(OutcomeError), http.StatusInternalServerError
+		d.Outcome, d.Status = OutcomeError, http.StatusInternalServerError
 	}
 	level := slog.LevelInfo
 	if d.Status >= 500 {
@@ -458,7 +458,7 @@ func (h *handler) report(d *delivery) {
 		slog.String("provider", d.Provider),
 		slog.String("key", d.Key),
 		slog.String("type", d.Type),
-		slog.String("outcome", d.Outcome),
+		slog.String("outcome", d.Outcome.String()),
 		slog.Int("status", d.Status),
 		slog.Duration("latency", d.Duration),
 	}
