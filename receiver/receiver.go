@@ -161,29 +161,39 @@ func New(cfg Config) (http.Handler, error) {
 	return h.routes(), nil
 }
 
-// delivery carries one request through the pipeline.
+// delivery carries one request through the pipeline: what is reported of
+// it (Delivery) and the state its steps share, filled in as they go.
 type delivery struct {
 	Delivery
 	start time.Time
+	w     http.ResponseWriter
+	r     *http.Request
+	// provider, body and ev are set once the event is derived.
+	provider providers.Provider
+	body     []byte
+	ev       providers.Event
+	// storeCtx runs the store calls; lease is set once the key is claimed.
+	storeCtx context.Context
+	lease    dedupe.Lease
 }
 
 func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
-	d := &delivery{start: h.Now()}
+	d := &delivery{start: h.Now(), w: w, r: r}
 	d.Provider = chi.URLParam(r, "provider")
 	defer h.report(d)
 
 	p, ok := h.Providers.Lookup(d.Provider)
 	if !ok {
-		h.fail(w, d, ErrUnknownProvider, nil)
+		h.fail(d, ErrUnknownProvider, nil)
 		return
 	}
 	body, err := readBody(w, r, h.MaxBodyBytes)
 	if err != nil {
-		h.fail(w, d, err, nil)
+		h.fail(d, err, nil)
 		return
 	}
 	if err := p.Verify(r.Header, body); err != nil {
-		h.fail(w, d, err, nil)
+		h.fail(d, err, nil)
 		return
 	}
 	ev, err := p.Parse(body)
@@ -191,9 +201,10 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		err = checkEvent(ev)
 	}
 	if err != nil {
-		h.fail(w, d, err, nil)
+		h.fail(d, err, nil)
 		return
 	}
+	d.provider, d.body, d.ev = p, body, ev
 	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
 	if h.Capture != nil {
 		h.Capture(d.Provider, ev.Key, body)
@@ -201,78 +212,79 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 
 	if h.BaseContext.Err() != nil {
 		// Too late to start a forward that the shutdown would cut off.
-		h.fail(w, d, ErrShuttingDown, nil)
+		h.fail(d, ErrShuttingDown, nil)
 		return
 	}
 	// From here on the store's writes must finish even if the provider
 	// hangs up: a claim left behind would block the event until its lease
 	// passes. They run on a context the request's end does not cancel;
 	// each is bounded by StoreTimeout instead (boundedStore).
-	storeCtx := context.WithoutCancel(r.Context())
-	lease, rec, err := h.Store.Claim(storeCtx, d.Key, ev.Fingerprint)
+	d.storeCtx = context.WithoutCancel(r.Context())
+	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint)
 	switch {
 	case err != nil:
-		h.fail(w, d, err, rec)
+		h.fail(d, err, rec)
 		return
 	case rec != nil:
 		d.Outcome = OutcomeReplayed
-		h.answer(w, d, rec.Response, true)
+		h.answer(d, rec.Response, true)
 		return
 	}
+	d.lease = lease
 	settled := false
 	defer func() {
 		if !settled {
 			// Only a panic below gets here, since every other path settles
 			// the lease: free the key now rather than block the
 			// provider's retries for a whole lease.
-			h.release(storeCtx, d, lease)
+			h.release(d)
 		}
 	}()
-	h.forward(storeCtx, w, r, d, p, ev, body, lease)
+	h.forward(d)
 	settled = true
 }
 
 // forward runs the claimed delivery to its end: confirm, forward, record,
 // answer. Every path completes, fails or releases the lease.
-func (h *handler) forward(storeCtx context.Context, w http.ResponseWriter, r *http.Request, d *delivery, p providers.Provider, ev providers.Event, body []byte, lease dedupe.Lease) {
-	callCtx, cancel := h.callContext(r.Context())
+func (h *handler) forward(d *delivery) {
+	callCtx, cancel := h.callContext(d.r.Context())
 	defer cancel()
-	if c, ok := p.(providers.Confirmer); ok {
-		if err := c.Confirm(callCtx, ev, body); err != nil {
-			h.release(storeCtx, d, lease)
-			h.fail(w, d, h.orShutdown(err), nil)
+	if c, ok := d.provider.(providers.Confirmer); ok {
+		if err := c.Confirm(callCtx, d.ev, d.body); err != nil {
+			h.release(d)
+			h.fail(d, h.orShutdown(err), nil)
 			return
 		}
 	}
 	res := h.Forwarder.Forward(callCtx, dispatch.Request{
 		Provider:       d.Provider,
 		IdempotencyKey: d.Key,
-		EventKey:       ev.Key,
-		EventType:      ev.Type,
-		ContentType:    r.Header.Get("Content-Type"),
-		Body:           body,
+		EventKey:       d.ev.Key,
+		EventType:      d.ev.Type,
+		ContentType:    d.r.Header.Get("Content-Type"),
+		Body:           d.body,
 	})
 	d.Dispatch = &res
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch {
 	case res.Outcome == dispatch.Delivered:
 		d.Outcome = OutcomeForwarded
-		h.record(storeCtx, d, h.Store.Complete(storeCtx, lease, resp))
+		h.record(d, h.Store.Complete(d.storeCtx, d.lease, resp))
 	case res.Outcome == dispatch.Rejected && h.FailedPolicy == PolicyReplay:
 		d.Outcome = OutcomeCoreRejected
-		h.record(storeCtx, d, h.Store.Fail(storeCtx, lease, resp))
+		h.record(d, h.Store.Fail(d.storeCtx, d.lease, resp))
 	case res.Outcome == dispatch.Rejected:
 		d.Outcome = OutcomeCoreRejected
-		h.release(storeCtx, d, lease)
+		h.release(d)
 	default:
-		h.release(storeCtx, d, lease)
-		h.fail(w, d, h.orShutdown(ErrDownstreamUnavailable), nil)
+		h.release(d)
+		h.fail(d, h.orShutdown(ErrDownstreamUnavailable), nil)
 		return
 	}
 	// The downstream has acted on the event; its answer stands even if
 	// recording it failed (logged in record), since answering 503 now would
 	// only invite a second forward.
-	h.answer(w, d, resp, false)
+	h.answer(d, resp, false)
 }
 
 // callContext returns the context of a delivery's outbound calls: it keeps
@@ -355,23 +367,27 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 	}
 }
 
-func (h *handler) record(ctx context.Context, d *delivery, err error) {
+// record logs a failure to record the downstream's answer of a claimed
+// delivery.
+func (h *handler) record(d *delivery, err error) {
 	if err != nil {
-		h.Logger.LogAttrs(ctx, slog.LevelError, "could not record the downstream's answer",
+		h.Logger.LogAttrs(d.storeCtx, slog.LevelError, "could not record the downstream's answer",
 			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
 	}
 }
 
-func (h *handler) release(ctx context.Context, d *delivery, l dedupe.Lease) {
-	if err := h.Store.Release(ctx, l); err != nil && !errors.Is(err, dedupe.ErrLeaseLost) {
+// release frees a claimed delivery's key.
+func (h *handler) release(d *delivery) {
+	if err := h.Store.Release(d.storeCtx, d.lease); err != nil && !errors.Is(err, dedupe.ErrLeaseLost) {
 		// The claim stays until its lease passes; then the key is free.
-		h.Logger.LogAttrs(ctx, slog.LevelError, "could not release event key",
+		h.Logger.LogAttrs(d.storeCtx, slog.LevelError, "could not release event key",
 			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
 	}
 }
 
 // answer writes a downstream response, fresh or replayed.
-func (h *handler) answer(w http.ResponseWriter, d *delivery, resp dedupe.Response, replayed bool) {
+func (h *handler) answer(d *delivery, resp dedupe.Response, replayed bool) {
+	w := d.w
 	if resp.ContentType != "" {
 		w.Header().Set("Content-Type", resp.ContentType)
 	}
@@ -384,17 +400,18 @@ func (h *handler) answer(w http.ResponseWriter, d *delivery, resp dedupe.Respons
 	}
 	d.Status = status
 	// Only the core service's answers come through here, so a 4xx is its.
-	markRejection(w, d, RejectedByCore)
+	markRejection(d, RejectedByCore)
 	w.WriteHeader(status)
 	_, _ = w.Write(resp.Body)
 }
 
 // fail answers err with the status classify gives it. rec, when the store
 // returned one, tells a 409 how long the lease runs.
-func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedupe.Record) {
+func (h *handler) fail(d *delivery, err error, rec *dedupe.Record) {
+	w := d.w
 	status, out := classify(err)
 	d.Status, d.Outcome = status, out
-	markRejection(w, d, RejectedByWebhookd)
+	markRejection(d, RejectedByWebhookd)
 	switch status {
 	case http.StatusConflict:
 		wait := h.RetryAfter
@@ -419,10 +436,10 @@ func (h *handler) fail(w http.ResponseWriter, d *delivery, err error, rec *dedup
 
 // markRejection names who refused the delivery when d.Status is a 4xx (see
 // RejectedByHeader).
-func markRejection(w http.ResponseWriter, d *delivery, by string) {
+func markRejection(d *delivery, by string) {
 	if d.Status >= 400 && d.Status <= 499 {
 		d.RejectedBy = by
-		w.Header().Set(RejectedByHeader, by)
+		d.w.Header().Set(RejectedByHeader, by)
 	}
 }
 
