@@ -467,31 +467,45 @@ func (h *handler) report(d *delivery) {
 		// The handler panicked; the recoverer answers 500.
 		d.Outcome, d.Status = OutcomeError, http.StatusInternalServerError
 	}
+	h.logDelivery(d)
+	if h.OnDelivery != nil {
+		h.OnDelivery(d.Delivery)
+	}
+}
+
+// logDelivery writes the delivery line (README, "Logs"). It runs once per
+// request, so it builds nothing when its level is disabled, and otherwise
+// collects typed attributes in an array on the stack: the only allocation
+// left is slog's own, for the attributes past the five a Record holds
+// inline.
+func (h *handler) logDelivery(d *delivery) {
 	level := slog.LevelInfo
 	if d.Status >= 500 {
 		level = slog.LevelWarn
 	}
-	attrs := []slog.Attr{
+	ctx := context.Background()
+	if !h.Logger.Enabled(ctx, level) {
+		return
+	}
+	var buf [11]slog.Attr
+	attrs := append(buf[:0],
 		slog.String("provider", d.Provider),
 		slog.String("key", d.Key),
 		slog.String("type", d.Type),
 		slog.String("outcome", d.Outcome.String()),
 		slog.Int("status", d.Status),
 		slog.Duration("latency", d.Duration),
-	}
+	)
 	if d.RejectedBy != "" {
 		attrs = append(attrs, slog.String("rejected_by", d.RejectedBy))
 	}
-	if d.Dispatch != nil {
-		attrs = append(attrs, slog.Int("attempts", d.Dispatch.Attempts), slog.Int("downstream_status", d.Dispatch.Status),
-			slog.Duration("downstream_latency", d.Dispatch.Duration))
-		if d.Dispatch.Err != nil {
+	if res := d.Dispatch; res != nil {
+		attrs = append(attrs, slog.Int("attempts", res.Attempts), slog.Int("downstream_status", res.Status),
+			slog.Duration("downstream_latency", res.Duration))
+		if res.Err != nil {
 			// dispatch redacts the URL's query and credentials from it.
-			attrs = append(attrs, slog.String("downstream_error", d.Dispatch.Err.Error()))
+			attrs = append(attrs, slog.String("downstream_error", res.Err.Error()))
 		}
 	}
-	h.Logger.LogAttrs(context.Background(), level, "delivery", attrs...)
-	if h.OnDelivery != nil {
-		h.OnDelivery(d.Delivery)
-	}
+	h.Logger.LogAttrs(ctx, level, "delivery", attrs...)
 }
