@@ -120,11 +120,13 @@ func benchReceive(b *testing.B, duplicate bool, callers int) {
 //
 //	go test ./receiver -run '^$' -bench Delivery -benchmem -count 5
 //
+// event=unsigned is a delivery whose signature does not verify, answered
+// 401 before the store is touched: what a flood of forged callbacks costs.
 // log=json writes the delivery line as production does with
 // WEBHOOKD_LOG_FORMAT=json (to io.Discard); log=off runs the logger at
 // WARN, where the line of a 2xx is disabled and must cost nothing.
 func BenchmarkDelivery(b *testing.B) {
-	for _, kind := range []string{"new", "duplicate"} {
+	for _, kind := range []string{"new", "duplicate", "unsigned"} {
 		for _, log := range []string{"json", "off"} {
 			b.Run(fmt.Sprintf("event=%s/log=%s", kind, log), func(b *testing.B) {
 				level := slog.LevelInfo
@@ -132,13 +134,13 @@ func BenchmarkDelivery(b *testing.B) {
 					level = slog.LevelWarn
 				}
 				logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: level}))
-				benchDelivery(b, kind == "duplicate", logger)
+				benchDelivery(b, kind, logger)
 			})
 		}
 	}
 }
 
-func benchDelivery(b *testing.B, duplicate bool, logger *slog.Logger) {
+func benchDelivery(b *testing.B, kind string, logger *slog.Logger) {
 	ad, err := stripe.New([]string{secret}, 5*time.Minute)
 	if err != nil {
 		b.Fatal(err)
@@ -153,6 +155,7 @@ func benchDelivery(b *testing.B, duplicate bool, logger *slog.Logger) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	duplicate, want := kind != "new", http.StatusCreated
 	n := b.N
 	if duplicate {
 		n = 1
@@ -162,6 +165,9 @@ func benchDelivery(b *testing.B, duplicate bool, logger *slog.Logger) {
 	for i := range bodies {
 		bodies[i] = event(fmt.Sprintf("evt_bench_%d", i), 1000+i)
 		sigs[i] = sign(bodies[i])
+	}
+	if kind == "unsigned" {
+		sigs[0], want = "t=1,v1=00", http.StatusUnauthorized
 	}
 	// One request and writer, reset for each delivery, so that the figure
 	// is the handler's allocations, not the test's.
@@ -178,11 +184,11 @@ func benchDelivery(b *testing.B, duplicate bool, logger *slog.Logger) {
 		w.status = 0
 		w.body.Reset()
 		h.ServeHTTP(w, req)
-		if w.status != http.StatusCreated {
+		if w.status != want {
 			b.Fatalf("delivery %d answered %d: %s", i, w.status, w.body.String())
 		}
 	}
-	if duplicate {
+	if kind == "duplicate" {
 		send(0)
 	}
 	b.ReportAllocs()

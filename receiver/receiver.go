@@ -247,8 +247,12 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 // forward runs the claimed delivery to its end: confirm, forward, record,
 // answer. Every path completes, fails or releases the lease.
 func (h *handler) forward(d *delivery) {
-	callCtx, cancel := h.callContext(d.r.Context())
+	// The outbound calls keep the request's values and outlive the request,
+	// as the store calls do, but end with BaseContext (see
+	// Config.BaseContext).
+	callCtx, cancel := context.WithCancel(d.storeCtx)
 	defer cancel()
+	defer context.AfterFunc(h.BaseContext, cancel)()
 	if c, ok := d.provider.(providers.Confirmer); ok {
 		if err := c.Confirm(callCtx, d.ev, d.body); err != nil {
 			h.release(d)
@@ -285,17 +289,6 @@ func (h *handler) forward(d *delivery) {
 	// recording it failed (logged in record), since answering 503 now would
 	// only invite a second forward.
 	h.answer(d, resp, false)
-}
-
-// callContext returns the context of a delivery's outbound calls: it keeps
-// the request's values, outlives the request, and ends with BaseContext.
-func (h *handler) callContext(req context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(context.WithoutCancel(req))
-	stop := context.AfterFunc(h.BaseContext, cancel)
-	return ctx, func() {
-		stop()
-		cancel()
-	}
 }
 
 // orShutdown names the shutdown as the reason a call could not complete,
@@ -354,17 +347,25 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 		}
 		n, err := body.Read(buf[len(buf):cap(buf)])
 		buf = buf[:len(buf)+n]
-		var tooLarge *http.MaxBytesError
 		switch {
 		case err == nil:
 		case errors.Is(err, io.EOF):
 			return buf, nil
-		case errors.As(err, &tooLarge):
-			return nil, ErrTooLarge
 		default:
-			return nil, errors.Join(providers.ErrMalformed, err)
+			return nil, readError(err)
 		}
 	}
+}
+
+// readError names why a body could not be read. It is apart from readBody
+// because errors.As needs its target on the heap: declared in readBody's
+// loop, it cost an allocation per read of every body.
+func readError(err error) error {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return ErrTooLarge
+	}
+	return errors.Join(providers.ErrMalformed, err)
 }
 
 // record logs a failure to record the downstream's answer of a claimed
@@ -458,7 +459,13 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+	// A struct, not a map: the same bytes for less reflection.
+	_ = json.NewEncoder(w).Encode(errorBody{msg})
+}
+
+// errorBody is the JSON body of webhookd's own error answers.
+type errorBody struct {
+	Error string `json:"error"`
 }
 
 func (h *handler) report(d *delivery) {
