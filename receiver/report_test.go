@@ -76,3 +76,27 @@ func TestDeliveryLineAllocations(t *testing.T) {
 		})
 	}
 }
+
+// recordHandler keeps the records it is given.
+type recordHandler struct{ records *[]slog.Record }
+
+func (recordHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h recordHandler) Handle(_ context.Context, r slog.Record) error {
+	*h.records = append(*h.records, r.Clone())
+	return nil
+}
+func (h recordHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h recordHandler) WithGroup(string) slog.Handler      { return h }
+
+// TestDeliveryLineSkipsTheCallerLookup: the delivery line's record carries
+// no program counter, so runtime.Callers is not paid on every delivery for
+// a source location no webhookd handler prints.
+func TestDeliveryLineSkipsTheCallerLookup(t *testing.T) {
+	var records []slog.Record
+	h := &handler{Config: Config{Logger: slog.New(recordHandler{&records}), Now: time.Now}}
+	h.report(reportedDelivery(time.Now()))
+	require.Len(t, records, 1)
+	require.Equal(t, "delivery", records[0].Message)
+	require.Zero(t, records[0].PC)
+	require.Equal(t, 11, records[0].NumAttrs())
+}
