@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"io"
 	"log/slog"
 	"net/http"
 	"testing"
@@ -99,4 +100,23 @@ func TestDeliveryLineSkipsTheCallerLookup(t *testing.T) {
 	require.Equal(t, "delivery", records[0].Message)
 	require.Zero(t, records[0].PC)
 	require.Equal(t, 11, records[0].NumAttrs())
+}
+
+// BenchmarkDeliveryLine measures the delivery line alone, written by the
+// JSON handler production uses (to io.Discard) or disabled by the level:
+//
+//	go test ./receiver -run '^$' -bench DeliveryLine -benchmem -count 5
+func BenchmarkDeliveryLine(b *testing.B) {
+	for _, level := range []slog.Level{slog.LevelInfo, slog.LevelWarn} {
+		name := map[slog.Level]string{slog.LevelInfo: "written", slog.LevelWarn: "disabled"}[level]
+		b.Run(name, func(b *testing.B) {
+			logger := slog.New(slog.NewJSONHandler(io.Discard, &slog.HandlerOptions{Level: level}))
+			h := &handler{Config: Config{Logger: logger, Now: time.Now}}
+			d := reportedDelivery(time.Now())
+			b.ReportAllocs()
+			for b.Loop() {
+				h.report(d)
+			}
+		})
+	}
 }
