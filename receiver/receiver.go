@@ -468,6 +468,7 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
+// report closes a delivery: its log line and Config.OnDelivery.
 func (h *handler) report(d *delivery) {
 	d.Duration = h.Now().Sub(d.start)
 	if d.Outcome == "" {
