@@ -60,6 +60,7 @@ func TestDeliveryLineFormat(t *testing.T) {
 // slog itself makes (a Record holds five attributes inline and puts the
 // rest in one array).
 func TestDeliveryLineAllocations(t *testing.T) {
+	skipUnderRace(t)
 	now := time.Now()
 	for _, tt := range []struct {
 		name  string
