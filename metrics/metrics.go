@@ -56,7 +56,7 @@ type Metrics struct {
 	reg       *prometheus.Registry
 	opts      Options
 	providers map[string]bool
-	outcomes  map[string]bool
+	outcomes  map[receiver.Outcome]bool
 	handler   http.Handler
 	log       *slog.Logger
 
@@ -86,7 +86,7 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		reg:       reg,
 		opts:      opts,
 		providers: map[string]bool{},
-		outcomes:  map[string]bool{},
+		outcomes:  map[receiver.Outcome]bool{},
 		log:       opts.Logger,
 	}
 	if m.log == nil {
@@ -104,7 +104,7 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "webhookd_deliveries_total",
-		Help: "Provider requests answered, by provider and outcome (forwarded, replayed, conflict, mismatch, unauthorized, bad_request, too_large, unavailable, rejected, not_found, error).",
+		Help: "Provider requests answered, by provider and outcome (" + outcomeList() + ").",
 	}, []string{"provider", "outcome"})
 	m.deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "webhookd_delivery_duration_seconds",
@@ -166,7 +166,7 @@ func (m *Metrics) zero() {
 	names := append(m.providerNames(), UnknownProvider)
 	for _, p := range names {
 		for o := range m.outcomes {
-			m.deliveries.WithLabelValues(p, o)
+			m.deliveries.WithLabelValues(p, o.String())
 		}
 		m.deliveryDuration.WithLabelValues(p)
 	}
@@ -176,6 +176,15 @@ func (m *Metrics) zero() {
 		}
 		m.dispatchAttempts.WithLabelValues(p)
 	}
+}
+
+// outcomeList is the outcome label's values, for the help text.
+func outcomeList() string {
+	names := make([]string, 0, len(receiver.Outcomes()))
+	for _, o := range receiver.Outcomes() {
+		names = append(names, o.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 func (m *Metrics) providerNames() []string {
@@ -201,9 +210,9 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 	p := m.provider(d.Provider)
 	outcome := d.Outcome
 	if !m.outcomes[outcome] {
-		outcome = string(receiver.OutcomeError)
+		outcome = receiver.OutcomeError
 	}
-	m.deliveries.WithLabelValues(p, outcome).Inc()
+	m.deliveries.WithLabelValues(p, outcome.String()).Inc()
 	m.deliveryDuration.WithLabelValues(p).Observe(d.Duration.Seconds())
 	if d.Dispatch != nil {
 		m.dispatchDuration.WithLabelValues(p, d.Dispatch.Outcome.String()).Observe(d.Dispatch.Duration.Seconds())

@@ -175,7 +175,7 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 	// Every series exists at zero from the start.
 	for _, o := range receiver.Outcomes() {
 		for _, p := range []string{"stripe", "unknown"} {
-			v, ok := value(before, "webhookd_deliveries_total", map[string]string{"provider": p, "outcome": o})
+			v, ok := value(before, "webhookd_deliveries_total", map[string]string{"provider": p, "outcome": o.String()})
 			require.True(t, ok, "%s/%s", p, o)
 			require.Zero(t, v)
 		}
@@ -188,7 +188,7 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 	require.Equal(t, 201, s.deliver(event("evt_ok_0", 1)))                  // replayed
 	require.Equal(t, 201, s.deliver(event("evt_ok_1", 1)))                  // replayed
 	require.Equal(t, 422, s.deliver(event("evt_ok_2", 999)))                // mismatch
-	require.Equal(t, 422, s.deliver(event("evt_reject", 1)))                // rejected (and FAILED)
+	require.Equal(t, 422, s.deliver(event("evt_reject", 1)))                // core_rejected (and FAILED)
 	require.Equal(t, 422, s.deliver(event("evt_reject", 1)))                // replayed
 	require.Equal(t, 503, s.deliver(event("evt_down", 1)))                  // unavailable, 2 attempts
 	require.Equal(t, 401, s.post("stripe", event("evt_x", 1), "t=1,v1=00")) // unauthorized
@@ -208,7 +208,7 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 
 	f := s.scrape()
 	want := map[string]float64{
-		"forwarded": 4, "replayed": 3, "mismatch": 1, "rejected": 1, "unavailable": 1,
+		"forwarded": 4, "replayed": 3, "mismatch": 1, "core_rejected": 1, "unavailable": 1,
 		"unauthorized": 2, "bad_request": 1, "too_large": 1, "conflict": 1, "not_found": 0, "error": 0,
 	}
 	for outcome, n := range want {
@@ -315,7 +315,7 @@ func TestLabelsStayBounded(t *testing.T) {
 	require.NoError(t, err)
 	for i := range 100 {
 		m.ObserveDelivery(receiver.Delivery{Provider: fmt.Sprintf("probe%d", i), Outcome: "not_found"})
-		m.ObserveDelivery(receiver.Delivery{Provider: "stripe", Outcome: fmt.Sprintf("made-up-%d", i)})
+		m.ObserveDelivery(receiver.Delivery{Provider: "stripe", Outcome: receiver.Outcome(fmt.Sprintf("made-up-%d", i))})
 	}
 	families, err := reg.Gather()
 	require.NoError(t, err)

@@ -95,3 +95,25 @@ func ParseDelivery(p Provider, header http.Header, body []byte) (Event, error) {
 	}
 	return p.Parse(body)
 }
+
+// ContextVerifier is implemented by adapters whose verification needs the
+// network (PayPal's signing certificate is fetched from the URL a delivery
+// names). The receiver calls VerifyContext instead of Verify for them (see
+// VerifyDelivery), with a context that ends when the request does. Its
+// errors wrap ErrUnauthorized, or ErrUnavailable when the network call
+// failed: a genuine delivery must then be answered 503, so that the
+// provider retries, never 401.
+type ContextVerifier interface {
+	VerifyContext(ctx context.Context, header http.Header, body []byte) error
+}
+
+// VerifyDelivery authenticates a delivery: p's VerifyContext when p is a
+// ContextVerifier, else p's Verify. The receiver and the conformance kit
+// call it, so that an adapter that needs the network is given the
+// request's context.
+func VerifyDelivery(ctx context.Context, p Provider, header http.Header, body []byte) error {
+	if cv, ok := p.(ContextVerifier); ok {
+		return cv.VerifyContext(ctx, header, body)
+	}
+	return p.Verify(header, body)
+}

@@ -1,6 +1,8 @@
 package providers_test
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"testing"
 
@@ -36,4 +38,23 @@ func TestParseDelivery(t *testing.T) {
 	ev, err = providers.ParseDelivery(headerKeyed{}, h, []byte("a.b"))
 	require.NoError(t, err)
 	require.Equal(t, providers.Event{Key: "msg_1", Type: "a.b", Fingerprint: "f"}, ev, "a HeaderParser gets the headers")
+}
+
+// networked verifies only with a live context; its plain Verify refuses.
+type networked struct{ bodyKeyed }
+
+func (networked) Verify(http.Header, []byte) error { return providers.ErrUnauthorized }
+func (networked) VerifyContext(ctx context.Context, _ http.Header, _ []byte) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%w: %v", providers.ErrUnavailable, ctx.Err())
+	}
+	return nil
+}
+
+func TestVerifyDelivery(t *testing.T) {
+	require.NoError(t, providers.VerifyDelivery(context.Background(), bodyKeyed{}, nil, nil), "a plain adapter is verified with Verify")
+	require.NoError(t, providers.VerifyDelivery(context.Background(), networked{}, nil, nil), "a ContextVerifier gets VerifyContext")
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, providers.VerifyDelivery(done, networked{}, nil, nil), providers.ErrUnavailable, "with the caller's context")
 }

@@ -30,40 +30,64 @@ var (
 	ErrStoreUnavailable = errors.New("store unavailable")
 )
 
-// outcome names what became of a delivery, for logs and metrics. The set is
-// fixed, so it is safe as a metric label.
-type outcome string
+// Outcome names what became of a delivery, for the delivery log line's
+// outcome field and the webhookd_deliveries_total{outcome} label. The set is
+// fixed (Outcomes), so it is safe as a metric label.
+//
+// "Rejected" means one thing throughout webhookd: answered with a 4xx, by
+// whoever RejectedByHeader names. The outcome of the core service's own
+// permanent 4xx is therefore OutcomeCoreRejected ("core_rejected"), next to
+// webhookd's own rejections (OutcomeMismatch, OutcomeUnauthorized, ...),
+// which are "rejected_by" webhookd too.
+type Outcome string
+
+// String returns the outcome as logged and used as a metric label.
+func (o Outcome) String() string { return string(o) }
 
 // The outcomes of a delivery.
 const (
-	OutcomeForwarded    outcome = "forwarded"
-	OutcomeReplayed     outcome = "replayed"
-	OutcomeConflict     outcome = "conflict"
-	OutcomeMismatch     outcome = "mismatch"
-	OutcomeUnauthorized outcome = "unauthorized"
-	OutcomeBadRequest   outcome = "bad_request"
-	OutcomeTooLarge     outcome = "too_large"
-	OutcomeUnavailable  outcome = "unavailable"
-	OutcomeRejected     outcome = "rejected"
-	OutcomeNotFound     outcome = "not_found"
-	OutcomeError        outcome = "error"
+	// OutcomeForwarded: forwarded, and the core service answered 2xx.
+	OutcomeForwarded Outcome = "forwarded"
+	// OutcomeReplayed: a duplicate of a COMPLETED or FAILED event,
+	// answered with the stored response.
+	OutcomeReplayed Outcome = "replayed"
+	// OutcomeConflict: the event is IN_FLIGHT on another delivery (409).
+	OutcomeConflict Outcome = "conflict"
+	// OutcomeMismatch: a known event key with another payload (422).
+	OutcomeMismatch Outcome = "mismatch"
+	// OutcomeUnauthorized: the signature or token did not verify, or the
+	// provider's status API disagrees (401).
+	OutcomeUnauthorized Outcome = "unauthorized"
+	// OutcomeBadRequest: verified, but no usable event (400).
+	OutcomeBadRequest Outcome = "bad_request"
+	// OutcomeTooLarge: the body exceeds the limit (413).
+	OutcomeTooLarge Outcome = "too_large"
+	// OutcomeUnavailable: the store, the core service or a provider's
+	// status API could not be reached, or webhookd is stopping (503).
+	OutcomeUnavailable Outcome = "unavailable"
+	// OutcomeCoreRejected: forwarded, and the core service answered a
+	// permanent 4xx (dispatch.Rejected), passed through.
+	OutcomeCoreRejected Outcome = "core_rejected"
+	// OutcomeNotFound: the route names no configured provider (404).
+	OutcomeNotFound Outcome = "not_found"
+	// OutcomeError: anything else, a handler panic included (500).
+	OutcomeError Outcome = "error"
 )
 
 // Outcomes lists every value Delivery.Outcome takes, so that metrics can
 // start each series at zero.
-func Outcomes() []string {
-	return []string{
-		string(OutcomeForwarded), string(OutcomeReplayed), string(OutcomeConflict),
-		string(OutcomeMismatch), string(OutcomeUnauthorized), string(OutcomeBadRequest),
-		string(OutcomeTooLarge), string(OutcomeUnavailable), string(OutcomeRejected),
-		string(OutcomeNotFound), string(OutcomeError),
+func Outcomes() []Outcome {
+	return []Outcome{
+		OutcomeForwarded, OutcomeReplayed, OutcomeConflict, OutcomeMismatch, OutcomeUnauthorized,
+		OutcomeBadRequest, OutcomeTooLarge, OutcomeUnavailable, OutcomeCoreRejected, OutcomeNotFound,
+		OutcomeError,
 	}
 }
 
 // classify is the one mapping from the pipeline's errors to an HTTP status
 // (docs/contract.md, "What a provider's delivery gets back"). Rows are checked in
 // order.
-func classify(err error) (int, outcome) {
+func classify(err error) (int, Outcome) {
 	row := lookup(err)
 	return row.status, row.outcome
 }
@@ -86,7 +110,7 @@ func publicMessage(err error) (msg string, hidden bool) {
 type statusRow struct {
 	errs    []error
 	status  int
-	outcome outcome
+	outcome Outcome
 	// say, if set, is answered instead of the error's own text.
 	say error
 }

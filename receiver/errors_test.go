@@ -16,7 +16,7 @@ func TestClassify(t *testing.T) {
 	tests := []struct {
 		err    error
 		status int
-		out    outcome
+		out    Outcome
 	}{
 		{ErrUnknownProvider, http.StatusNotFound, OutcomeNotFound},
 		{ErrTooLarge, http.StatusRequestEntityTooLarge, OutcomeTooLarge},
@@ -60,5 +60,23 @@ func TestPublicMessageHidesStorageDetail(t *testing.T) {
 		msg, hidden := publicMessage(tt.err)
 		require.Equal(t, tt.msg, msg, tt.err.Error())
 		require.Equal(t, tt.hidden, hidden, tt.err.Error())
+	}
+}
+
+// TestOutcomesAreListedOnce: every outcome the status table can give is in
+// Outcomes (metrics start a series for each), no value is listed twice, and
+// none is the bare word "rejected", which means any 4xx (RejectedByHeader).
+func TestOutcomesAreListedOnce(t *testing.T) {
+	listed := map[Outcome]bool{}
+	for _, o := range Outcomes() {
+		require.False(t, listed[o], "%s listed twice", o)
+		require.NotEqual(t, "rejected", o.String())
+		listed[o] = true
+	}
+	for _, row := range append(statusTable, lookup(errors.New("unlisted"))) {
+		require.True(t, listed[row.outcome], "%s is missing from Outcomes", row.outcome)
+	}
+	for _, o := range []Outcome{OutcomeForwarded, OutcomeReplayed, OutcomeCoreRejected} {
+		require.True(t, listed[o], "%s is missing from Outcomes", o)
 	}
 }

@@ -24,8 +24,8 @@ func TestRejectedByTellsCoreFromWebhookd(t *testing.T) {
 		wantOutcome string
 		wantBody    string
 	}{
-		{"core's 422, policy replay", receiver.PolicyReplay, true, "core", "rejected", "unknown order"},
-		{"core's 422, policy retry", receiver.PolicyRetry, true, "core", "rejected", "unknown order"},
+		{"core's 422, policy replay", receiver.PolicyReplay, true, "core", "core_rejected", "unknown order"},
+		{"core's 422, policy retry", receiver.PolicyRetry, true, "core", "core_rejected", "unknown order"},
 		// webhookd's own answer is its JSON error (its text is not pinned
 		// here).
 		{"webhookd's mismatch 422, policy replay", receiver.PolicyReplay, false, "webhookd", "mismatch", ""},

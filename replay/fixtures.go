@@ -1,8 +1,10 @@
 package replay
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,16 +20,28 @@ type Fixture struct {
 	Provider string
 	// Body is the file's content, byte for byte.
 	Body []byte
+	// Header holds the headers the body was captured with, from
+	// <name>.headers.json beside it, or nil. They are sent as they are for
+	// a provider that only the provider itself can sign (PayPal).
+	Header http.Header
 }
+
+// HeadersSuffix ends the name of the file that holds a fixture's captured
+// headers: fixtures/paypal/x.headers.json beside x.json, a JSON object of
+// header names to a string or a list of strings. Such a file is never a
+// fixture itself.
+const HeadersSuffix = ".headers.json"
 
 // ErrNoFixtures is wrapped by Load's error when a folder holds no *.json
 // file or no path was given.
 var ErrNoFixtures = errors.New("replay: no fixtures")
 
 // Load reads the fixtures that paths name: a file is one fixture (whatever
-// its extension); a folder gives every *.json file directly in it, in name
-// order (not its subfolders, nor hidden files such as a capture being
-// written). A file named twice is loaded once.
+// its extension, but a *.headers.json file is skipped); a folder gives every
+// *.json file directly in it, in name order (not its subfolders, nor hidden
+// files such as a capture being written, nor *.headers.json files). A file
+// named twice is loaded once. A fixture x.json with x.headers.json beside it
+// gets those headers.
 //
 // A fixture's provider is provider when that is not empty, else the name of
 // the folder that holds the file (fixtures/stripe/x.json is a Stripe
@@ -46,7 +60,7 @@ func Load(paths []string, provider string) ([]Fixture, error) {
 		if err != nil {
 			return err
 		}
-		if seen[abs] {
+		if seen[abs] || strings.HasSuffix(abs, HeadersSuffix) {
 			return nil
 		}
 		seen[abs] = true
@@ -61,7 +75,11 @@ func Load(paths []string, provider string) ([]Fixture, error) {
 		if p == "" {
 			p = filepath.Base(filepath.Dir(abs))
 		}
-		out = append(out, Fixture{Path: path, Provider: p, Body: body})
+		header, err := capturedHeader(path)
+		if err != nil {
+			return err
+		}
+		out = append(out, Fixture{Path: path, Provider: p, Body: body, Header: header})
 		return nil
 	}
 	for _, path := range paths {
@@ -100,7 +118,7 @@ func jsonFiles(dir string) ([]string, error) {
 	var out []string
 	for _, e := range entries {
 		name := e.Name()
-		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") {
+		if strings.HasPrefix(name, ".") || !strings.HasSuffix(name, ".json") || strings.HasSuffix(name, HeadersSuffix) {
 			continue
 		}
 		full := filepath.Join(dir, name)
@@ -110,4 +128,36 @@ func jsonFiles(dir string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// capturedHeader reads the headers file beside the fixture at path, if any.
+func capturedHeader(path string) (http.Header, error) {
+	hpath := strings.TrimSuffix(path, filepath.Ext(path)) + HeadersSuffix
+	raw, err := os.ReadFile(hpath)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return nil, fmt.Errorf("%s: not a JSON object of headers: %w", hpath, err)
+	}
+	h := http.Header{}
+	for name, v := range m {
+		var one string
+		var many []string
+		switch {
+		case json.Unmarshal(v, &one) == nil:
+			h.Add(name, one)
+		case json.Unmarshal(v, &many) == nil:
+			for _, s := range many {
+				h.Add(name, s)
+			}
+		default:
+			return nil, fmt.Errorf("%s: header %q is not a string or a list of strings", hpath, name)
+		}
+	}
+	return h, nil
 }

@@ -17,6 +17,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -46,6 +47,14 @@ type Options struct {
 	URL string
 	// Signers signs each provider's fixtures, by provider name.
 	Signers map[string]providers.Signer
+	// Verifiers are the adapters of providers that cannot be signed for
+	// locally (only PayPal holds PayPal's key), by provider name. Their
+	// fixtures are sent with the headers they were captured with
+	// (Fixture.Header), after each is verified here as the receiver will:
+	// one that does not verify with the local configuration (another
+	// webhook id, a certificate host not allowed, no signature) is skipped,
+	// and the report says why.
+	Verifiers map[string]providers.Provider
 	// Repeat sends each fixture this many times (1 if zero), as a provider
 	// retrying, or a storm of duplicates, would.
 	Repeat int
@@ -91,8 +100,12 @@ type Report struct {
 	// Results holds one Result per request sent, in completion order.
 	Results []Result
 	// Planned is the number of requests Run meant to send
-	// (len(Fixtures) × Repeat); fewer were sent if it was interrupted.
-	Planned     int
+	// (len(Fixtures) × Repeat, less the skipped fixtures'); fewer were sent
+	// if it was interrupted.
+	Planned int
+	// Skipped says, by index into Fixtures, why a fixture was not sent:
+	// its captured headers do not verify with the local configuration.
+	Skipped     map[int]string
 	Repeat      int
 	Concurrency int
 	Elapsed     time.Duration
@@ -123,6 +136,13 @@ func Check(fixtures []Fixture, opts Options) error {
 	}
 	for _, f := range fixtures {
 		s := opts.Signers[f.Provider]
+		if s == nil && opts.Verifiers[f.Provider] != nil {
+			if f.Header == nil {
+				return fmt.Errorf("replay: %s: only %s can sign its deliveries, and no captured headers are beside it (%s)",
+					f.Path, f.Provider, strings.TrimSuffix(f.Path, filepath.Ext(f.Path))+HeadersSuffix)
+			}
+			continue
+		}
 		if s == nil {
 			return fmt.Errorf("%w %q (fixture %s)", ErrNoSigner, f.Provider, f.Path)
 		}
@@ -158,7 +178,8 @@ func Run(ctx context.Context, fixtures []Fixture, opts Options) (*Report, error)
 	if client == nil {
 		client = newClient(opts.Timeout, conc)
 	}
-	rep := &Report{Fixtures: fixtures, Planned: len(fixtures) * repeat, Repeat: repeat, Concurrency: conc}
+	rep := &Report{Fixtures: fixtures, Repeat: repeat, Concurrency: conc, Skipped: checkCaptured(ctx, fixtures, opts)}
+	rep.Planned = (len(fixtures) - len(rep.Skipped)) * repeat
 
 	jobs := make(chan int)
 	results := make(chan Result)
@@ -177,6 +198,9 @@ func Run(ctx context.Context, fixtures []Fixture, opts Options) (*Report, error)
 		defer close(jobs)
 		// Fixture-major order: the copies of one fixture go out together.
 		for i := range fixtures {
+			if _, skip := rep.Skipped[i]; skip {
+				continue
+			}
 			for range repeat {
 				select {
 				case jobs <- i:
@@ -217,16 +241,48 @@ func newClient(timeout time.Duration, conc int) *http.Client {
 	}
 }
 
+// checkCaptured verifies, as the receiver will, each fixture that is sent
+// with its captured headers, and returns why those that fail are skipped.
+// Each check is bounded like a request (it may fetch a certificate).
+func checkCaptured(ctx context.Context, fixtures []Fixture, opts Options) map[int]string {
+	skipped := map[int]string{}
+	timeout := opts.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	for i, f := range fixtures {
+		p := opts.Verifiers[f.Provider]
+		if p == nil || opts.Signers[f.Provider] != nil {
+			continue
+		}
+		checkCtx, cancel := context.WithTimeout(ctx, timeout)
+		err := providers.VerifyDelivery(checkCtx, p, f.Header.Clone(), f.Body)
+		cancel()
+		switch {
+		case err == nil:
+		case errors.Is(err, providers.ErrUnavailable):
+			skipped[i] = "its captured headers could not be checked: " + err.Error()
+		default:
+			skipped[i] = "its captured headers do not verify with the local configuration: " + err.Error()
+		}
+	}
+	return skipped
+}
+
 // send signs f afresh (a new timestamp, as the provider's own retry would
-// carry) and posts it.
+// carry) and posts it; with no signer, it posts f with its captured
+// headers.
 func send(ctx context.Context, client *http.Client, base string, s providers.Signer, i int, f Fixture) (res Result) {
 	res.Fixture = i
 	start := time.Now()
 	defer func() { res.Latency = time.Since(start) }()
-	body, header, err := s.Sign(f.Body)
-	if err != nil {
-		res.Err = fmt.Errorf("sign: %w", err)
-		return res
+	body, header := f.Body, f.Header.Clone()
+	if s != nil {
+		var err error
+		if body, header, err = s.Sign(f.Body); err != nil {
+			res.Err = fmt.Errorf("sign: %w", err)
+			return res
+		}
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/webhooks/"+url.PathEscape(f.Provider), bytes.NewReader(body))
 	if err != nil {
@@ -236,7 +292,11 @@ func send(ctx context.Context, client *http.Client, base string, s providers.Sig
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	req.Header.Set("Content-Type", "application/json")
+	if req.Header.Get("Content-Type") == "" {
+		// JSON unless the provider posts otherwise (Duitku's Sign sets
+		// its form type).
+		req.Header.Set("Content-Type", "application/json")
+	}
 	req.Header.Set("User-Agent", "webhookd-replay")
 	resp, err := client.Do(req)
 	if err != nil {

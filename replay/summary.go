@@ -22,7 +22,11 @@ func (r *Report) WriteSummary(w io.Writer) error {
 		perFixture[res.Fixture] = append(perFixture[res.Fixture], res)
 	}
 	for i, f := range r.Fixtures {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Path, f.Provider, answers(perFixture[i], r.Repeat))
+		a := answers(perFixture[i], r.Repeat)
+		if why, skipped := r.Skipped[i]; skipped {
+			a = "skipped (" + why + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", f.Path, f.Provider, a)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -48,6 +52,9 @@ func (r *Report) WriteSummary(w io.Writer) error {
 	line := fmt.Sprintf("%s (%s x %d, %d at a time) in %s: %d OK (2xx or 409), %d failed",
 		plural(len(r.Results), "request"), plural(len(r.Fixtures), "fixture"), r.Repeat, r.Concurrency,
 		ms(r.Elapsed), len(r.Results)-failed, failed)
+	if n := len(r.Skipped); n > 0 {
+		line += fmt.Sprintf("; %s skipped", plural(n, "fixture"))
+	}
 	if missing := r.Planned - len(r.Results); missing > 0 {
 		line += fmt.Sprintf("; interrupted, %d not sent", missing)
 	}

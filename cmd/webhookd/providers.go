@@ -6,8 +6,10 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/doku"
+	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paddle"
+	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -27,6 +29,8 @@ func providerTable() []providers.Entry {
 		razorpay.Entry(),
 		paddle.Entry(),
 		doku.Entry(),
+		duitku.Entry(),
+		paypal.Entry(),
 	}
 }
 

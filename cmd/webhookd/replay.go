@@ -14,7 +14,10 @@ const replayUsage = `webhookd replay [--url URL] [--provider NAME] [--repeat N] 
 PATH is a fixture file (a provider's raw request body) or a folder, whose
 *.json files are sent (not its subfolders). A fixture's provider is its
 folder's name unless --provider says otherwise; it is signed with the same
-WEBHOOKD_* secret serve verifies with. Exit status: 0 when every answer is
+WEBHOOKD_* secret serve verifies with. PayPal fixtures, which only PayPal
+can sign, are sent with the headers captured beside them
+(<name>.headers.json), and skipped, with the reason, when those do not
+verify with this configuration. Exit status: 0 when every answer is
 2xx or 409, 1 otherwise (or a request failed), 2 for a usage or
 configuration error, found before anything is sent.
 `
@@ -61,13 +64,14 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return 2
 	}
 	cfg.warnUnknown(stderr)
-	signers, err := replaySigners(cfg, fixtures)
+	signers, verifiers, err := replaySigners(cfg, fixtures)
 	if err != nil {
 		return fail(2, "%v", err)
 	}
 	rep, err := replay.Run(ctx, fixtures, replay.Options{
 		URL:         *target,
 		Signers:     signers,
+		Verifiers:   verifiers,
 		Repeat:      *repeat,
 		Concurrency: *conc,
 		Timeout:     *timeout,
@@ -86,30 +90,38 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 
 // replaySigners returns the signer of every provider the fixtures name,
 // built by buildRegistry from the same configuration serve uses, or an
-// error naming the variable to set.
-func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Signer, error) {
+// error naming the variable to set. An adapter that cannot sign (PayPal:
+// only PayPal holds its key) is returned among the verifiers instead:
+// replay sends its fixtures with their captured headers, once they verify
+// with this configuration.
+func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Signer, map[string]providers.Provider, error) {
 	reg, err := buildRegistry(cfg)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	signers := map[string]providers.Signer{}
+	verifiers := map[string]providers.Provider{}
 	for _, f := range fixtures {
 		if _, done := signers[f.Provider]; done {
 			continue
 		}
+		if _, done := verifiers[f.Provider]; done {
+			continue
+		}
 		entry, known := providerEntry(f.Provider)
 		if !known {
-			return nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, providerNames())
+			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, providerNames())
 		}
 		p, ok := reg.Lookup(f.Provider)
 		if !ok {
-			return nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", envName(entry.Secret), f.Provider, f.Path, entry.SecretNoun)
+			return nil, nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", envName(entry.Secret), f.Provider, f.Path, entry.SecretNoun)
 		}
 		s, ok := p.(providers.Signer)
 		if !ok {
-			return nil, fmt.Errorf("%s: the %s adapter cannot sign fixtures", f.Path, f.Provider)
+			verifiers[f.Provider] = p
+			continue
 		}
 		signers[f.Provider] = s
 	}
-	return signers, nil
+	return signers, verifiers, nil
 }

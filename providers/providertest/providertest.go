@@ -31,12 +31,14 @@ package providertest
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,6 +51,11 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
+
+// HeadersSuffix ends the name of a file that holds the headers a fixture
+// was captured with (fixtures/paypal/<name>.headers.json beside
+// <name>.json); such a file is not a fixture.
+const HeadersSuffix = ".headers.json"
 
 // MinFixtures is how many fixtures the kit requires per provider: enough to
 // cover a provider's main events and to make "distinct events have distinct
@@ -74,7 +81,8 @@ type Kit struct {
 	// Secret and OtherSecret are two different secrets New accepts.
 	Secret, OtherSecret string
 	// Fixtures is the folder of raw bodies, fixtures/<provider>. Every
-	// *.json file in it is one event; there must be at least MinFixtures.
+	// *.json file in it but *.headers.json is one event; there must be at
+	// least MinFixtures.
 	Fixtures string
 	// Retry returns a body as the provider may send it again on its own
 	// retry (or a dashboard resend) of the same event, before signing:
@@ -110,6 +118,22 @@ type Kit struct {
 	// Retry may then be nil (the body is sent unchanged), and the retry
 	// check requires the headers to change instead.
 	Resend func(p providers.Provider, first http.Header, body []byte) ([]byte, http.Header, error)
+	// Form says the provider posts an application/x-www-form-urlencoded
+	// form, not JSON (Duitku): SignatureField and SignedFields then name
+	// form fields, tampering changes bytes of their values, and instead of
+	// a JSON member named twice the kit sends each field twice, which must
+	// be refused with an error wrapping providers.ErrMalformed (400),
+	// whether by verification or by parsing. Retry and Change see the form
+	// body (see FormReordered, WithFormField, ChangeFormAmount).
+	Form bool
+	// Unreachable is for an adapter whose verification needs the network
+	// (a providers.ContextVerifier, such as PayPal's, which fetches its
+	// signing certificate): it builds the adapter as New does, but with
+	// that network down. The kit then requires a correctly signed delivery
+	// to be refused with an error wrapping providers.ErrUnavailable (503,
+	// so that the provider retries), never providers.ErrUnauthorized. New
+	// gives the adapter a working fake network.
+	Unreachable func(secret string, now func() time.Time) (providers.Provider, error)
 }
 
 // Run runs the conformance checks for k, one subtest per fixture plus one
@@ -126,6 +150,9 @@ func Run(t *testing.T, k Kit) {
 
 	paths, err := filepath.Glob(filepath.Join(k.Fixtures, "*.json"))
 	require.NoError(t, err)
+	// <name>.headers.json beside a body holds the headers it was captured
+	// with (PayPal's, which only PayPal can sign): not a fixture itself.
+	paths = slices.DeleteFunc(paths, func(p string) bool { return strings.HasSuffix(p, HeadersSuffix) })
 	sort.Strings(paths)
 	require.GreaterOrEqual(t, len(paths), MinFixtures, "fixtures in %s", k.Fixtures)
 
@@ -159,7 +186,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	// event as the unsigned fixture: signing changes no part of the event.
 	body, h, err := signer.Sign(bytes.Clone(fixture))
 	require.NoError(t, err, "Sign")
-	require.NoError(t, p.Verify(h, body), "a body signed by Sign must verify")
+	require.NoError(t, verify(p, h, body), "a body signed by Sign must verify")
 	ev, err := providers.ParseDelivery(p, h, body)
 	require.NoError(t, err, "Parse of a signed fixture")
 	requireUsable(t, p.Name(), ev)
@@ -170,9 +197,22 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		require.Equal(t, ev, unsigned, "signing must not change the event")
 	}
 
+	if k.Unreachable != nil {
+		t.Run("network down is unavailable, never unauthorized", func(t *testing.T) {
+			down, err := k.Unreachable(k.Secret, c.get)
+			require.NoError(t, err, "Kit.Unreachable")
+			err = verify(down, h, body)
+			require.ErrorIs(t, err, providers.ErrUnavailable, "a signed delivery whose check cannot reach the network")
+			require.NotErrorIs(t, err, providers.ErrUnauthorized, "a genuine delivery must not be refused as forged while the network is down")
+		})
+	}
+
 	t.Run("changed signature byte is refused", func(t *testing.T) {
 		n := 0
 		for name, values := range h {
+			if name == "Content-Type" {
+				continue // how the body is encoded, not a signature
+			}
 			for i, v := range values {
 				for _, at := range positions(len(v)) {
 					bad := h.Clone()
@@ -182,7 +222,13 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 				}
 			}
 		}
-		if k.SignatureField != "" {
+		if k.SignatureField != "" && k.Form {
+			start, end := formValue(t, body, k.SignatureField)
+			for _, at := range formPositions(body, start, end) {
+				requireRefused(t, p, h, flipAt(body, at), "%s, byte %d changed", k.SignatureField, at-start)
+				n++
+			}
+		} else if k.SignatureField != "" {
 			m := member(t, body, k.SignatureField)
 			for _, at := range positions(m.End - m.Start - 2) {
 				requireRefused(t, p, h, flipAt(body, m.Start+1+at), "%s, byte %d changed", k.SignatureField, at)
@@ -196,6 +242,15 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		switch {
 		case k.BodyUnsigned:
 			t.Skip("the provider's signature does not cover the body")
+		case k.SignedFields != nil && k.Form:
+			for _, f := range k.SignedFields {
+				start, end := formValue(t, body, f)
+				at := formPositions(body, start, end)
+				require.NotEmpty(t, at, "signed field %s has no letter or digit to change", f)
+				for _, at := range at {
+					requireRefused(t, p, h, flipAt(body, at), "signed field %s, byte %d changed", f, at-start)
+				}
+			}
 		case k.SignedFields != nil:
 			for _, f := range k.SignedFields {
 				m := member(t, body, f)
@@ -218,7 +273,11 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 
 	t.Run("missing signature is refused", func(t *testing.T) {
 		stripped := body
-		if k.SignatureField != "" {
+		if k.SignatureField != "" && k.Form {
+			stripped = withoutFormField(t, body, k.SignatureField)
+			requireRefused(t, p, h, stripped, "%s removed", k.SignatureField)
+			requireRefused(t, p, h, []byte(string(stripped)+"&"+k.SignatureField+"="), "%s empty", k.SignatureField)
+		} else if k.SignatureField != "" {
 			for _, without := range [][]byte{
 				withMember(t, body, k.SignatureField, ""),
 				withMember(t, body, k.SignatureField, "null"),
@@ -237,36 +296,17 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		requireRefused(t, p, empty, stripped, "signature headers present but empty")
 	})
 
-	t.Run("member named twice, in another case, is refused", func(t *testing.T) {
-		// A Go core service decodes struct fields case-insensitively, last
-		// one wins: webhookd must not key an event by one spelling while
-		// the core reads another.
-		n := 0
-		for _, name := range topNames(t, body) {
-			for _, variant := range caseVariants(name) {
-				dup := insertFirst(body, variant, `"webhookd-conformance-variant"`)
-				dupBody, dupH, err := signer.Sign(bytes.Clone(dup))
-				if err != nil {
-					// Refusing to sign it is a refusal too; the signature
-					// of the original still covers a body-signed provider's
-					// fields.
-					dupBody, dupH = dup, h
-				}
-				if p.Verify(dupH, dupBody) == nil {
-					_, err := providers.ParseDelivery(p, dupH, dupBody)
-					require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
-				}
-				n++
-			}
-		}
-		require.NotZero(t, n, "the fixture has no member name with a letter")
-	})
+	if k.Form {
+		t.Run("form field given twice is refused", func(t *testing.T) { k.checkRepeatedFields(t, p, h, body) })
+	} else {
+		t.Run("member named twice, in another case, is refused", func(t *testing.T) { k.checkVariantMembers(t, p, signer, h, body) })
+	}
 
 	t.Run("wrong secret is refused", func(t *testing.T) {
 		requireRefused(t, other, h, body, "signed with Secret, verified with OtherSecret")
 		otherBody, otherH, err := other.(providers.Signer).Sign(bytes.Clone(fixture))
 		require.NoError(t, err)
-		require.NoError(t, other.Verify(otherH, otherBody))
+		require.NoError(t, verify(other, otherH, otherBody))
 		requireRefused(t, p, otherH, otherBody, "signed with OtherSecret, verified with Secret")
 	})
 
@@ -284,13 +324,13 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		if k.Resend != nil {
 			require.NotEqual(t, h, retryH, "a retry is signed afresh: Kit.Resend must change the headers")
 		}
-		require.NoError(t, p.Verify(retryH, retryBody), "the retry must verify")
+		require.NoError(t, verify(p, retryH, retryBody), "the retry must verify")
 		got, err := providers.ParseDelivery(p, retryH, retryBody)
 		require.NoError(t, err)
 		require.Equal(t, ev, got, "a retry of one event must have the same key, type and fingerprint")
 		// The first attempt still verifies: signatures do not depend on
 		// anything that changed since.
-		require.NoError(t, p.Verify(h, body))
+		require.NoError(t, verify(p, h, body))
 	})
 
 	t.Run("changed payload changes the fingerprint", func(t *testing.T) {
@@ -298,7 +338,7 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		require.NotEqual(t, fixture, changed, "Kit.Change must change the body")
 		changedBody, changedH, err := k.sameEvent(p, h, changed)
 		require.NoError(t, err)
-		require.NoError(t, p.Verify(changedH, changedBody), "the changed body must verify")
+		require.NoError(t, verify(p, changedH, changedBody), "the changed body must verify")
 		got, err := providers.ParseDelivery(p, changedH, changedBody)
 		require.NoError(t, err)
 		require.Equal(t, ev.Key, got.Key, "Kit.Change must keep the event key")
@@ -306,6 +346,50 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 			"a changed payload under the same key must change the fingerprint: else it is answered as a replay of the first instead of 422")
 	})
 	return ev
+}
+
+// checkRepeatedFields sends each field of a form twice, with its own value
+// and another: verification or parsing must refuse it with 400, since the
+// core service may read another of the two values than webhookd did.
+func (k Kit) checkRepeatedFields(t *testing.T, p providers.Provider, h http.Header, body []byte) {
+	fields := formFields(t, body)
+	require.NotEmpty(t, fields)
+	for _, f := range fields {
+		for _, value := range []string{string(body[f.start:f.end]), "webhookd-conformance-variant"} {
+			dup := []byte(string(body) + "&" + f.rawName + "=" + value)
+			err := verify(p, h, dup)
+			if err == nil {
+				_, err = providers.ParseDelivery(p, h, dup)
+			}
+			require.ErrorIs(t, err, providers.ErrMalformed, "%s given twice must be refused with 400", f.rawName)
+		}
+	}
+}
+
+// checkVariantMembers inserts, for each top-level member of a JSON body,
+// the same name in another case: a Go core service decodes struct fields
+// case-insensitively, last one wins, so webhookd must not key an event by
+// one spelling while the core reads another.
+func (k Kit) checkVariantMembers(t *testing.T, p providers.Provider, signer providers.Signer, h http.Header, body []byte) {
+	n := 0
+	for _, name := range topNames(t, body) {
+		for _, variant := range caseVariants(name) {
+			dup := insertFirst(body, variant, `"webhookd-conformance-variant"`)
+			dupBody, dupH, err := signer.Sign(bytes.Clone(dup))
+			if err != nil {
+				// Refusing to sign it is a refusal too; the signature
+				// of the original still covers a body-signed provider's
+				// fields.
+				dupBody, dupH = dup, h
+			}
+			if verify(p, dupH, dupBody) == nil {
+				_, err := providers.ParseDelivery(p, dupH, dupBody)
+				require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
+			}
+			n++
+		}
+	}
+	require.NotZero(t, n, "the fixture has no member name with a letter")
 }
 
 // sameEvent signs body as another delivery of the event first was sent as:
@@ -340,9 +424,16 @@ func requireUsable(t *testing.T, provider string, ev providers.Event) {
 	require.NotEmpty(t, ev.Fingerprint, "fingerprint")
 }
 
+// verify authenticates a delivery as the receiver does: through
+// providers.VerifyDelivery, so that an adapter that needs the network is
+// verified with a context (and the network its Kit.New gave it).
+func verify(p providers.Provider, h http.Header, body []byte) error {
+	return providers.VerifyDelivery(context.Background(), p, h, body)
+}
+
 func requireRefused(t *testing.T, p providers.Provider, h http.Header, body []byte, msg string, args ...any) {
 	t.Helper()
-	err := p.Verify(h, body)
+	err := verify(p, h, body)
 	what := fmt.Sprintf(msg, args...)
 	require.Error(t, err, what)
 	require.ErrorIs(t, err, providers.ErrUnauthorized, what)

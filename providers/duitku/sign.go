@@ -1,0 +1,45 @@
+package duitku
+
+import (
+	"errors"
+	"net/http"
+)
+
+// Sign implements providers.Signer for `webhookd replay`: it returns the
+// form body with its signature field set (rewritten in place, or appended
+// when absent) for the posted merchantCode, amount and merchantOrderId
+// under the first API key, every other byte as it was, and the
+// Content-Type Duitku posts with. A body that is not a form, or lacks a
+// signed field, cannot be signed.
+func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+	if len(a.apiKeys) == 0 {
+		return nil, nil, errors.New("duitku: no API key configured")
+	}
+	f, err := parseForm(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	code, _ := f.get(FieldMerchantCode)
+	amount, _ := f.get(FieldAmount)
+	order, _ := f.get(FieldMerchantOrderID)
+	if code == "" || amount == "" || order == "" {
+		return nil, nil, ErrSignedFieldMissing
+	}
+	sig := Signature(code, amount, order, a.apiKeys[0])
+	var out []byte
+	if i := f.index(FieldSignature); i >= 0 {
+		fl := f[i]
+		out = make([]byte, 0, len(body)+len(sig))
+		out = append(out, body[:fl.start]...)
+		if fl.start == fl.end && (fl.start == 0 || body[fl.start-1] != '=') {
+			out = append(out, '=') // "signature" with no "=" at all
+		}
+		out = append(out, sig...)
+		out = append(out, body[fl.end:]...)
+	} else {
+		out = append(append(append([]byte(nil), body...), "&"+FieldSignature+"="...), sig...)
+	}
+	h := make(http.Header, 1)
+	h.Set("Content-Type", ContentType)
+	return out, h, nil
+}

@@ -1,0 +1,87 @@
+package paypal_test
+
+import (
+	"crypto/x509"
+	"encoding/pem"
+	"hash/crc32"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers/paypal"
+)
+
+// The offline verification vector of PayPal's Java SDK
+// (paypal/PayPal-Java-SDK, rest-api-sdk/src/test/java/com/paypal/base/
+// ValidateCertTest.java, with the certificate the test serves for the cert
+// URL, rest-api-sdk/src/test/resources/testClientCert.crt): testdata holds
+// the body and that certificate as published.
+const (
+	vecWebhookID = "96605875FF6516633"
+	vecID        = "071f7d20-1584-11e7-abf0-6b62a8a99ac4"
+	vecTime      = "2017-03-30T20:04:05Z"
+	vecCRC       = "3494065244"
+	vecSig       = "aBjgm5/xljRYu3G64Q0axISrP2xcy7WbW1u4UTCKnQvyprOZ1a1BBmqn2Jdr6ce8E76I3Ti/AL9y4VYSHyGSEaoE6dVQcCDebLbOXLH0fjTAbTc1/rmfdWmsk0DPltW84Y8W8jOHe3CLWDOwg5zmozyt+AceG2x5eOiw7mLSycaEoj/5RG+dOIWXnmWcLEArbG3VFshy0wuhZrKuGa9C/bD4Ku+Y9gK7Bv5I5IuGRVnTGpcFnVG0KxOyJxccLGyBVCIUMY5IZS7LkmJszQ3HZZFDTNihvgJHECSLwLhzUaysIye5G6CbbLdtAmeeb6wiDciEAvr2dFf+SplOR4Lrng=="
+)
+
+// TestSDKVector verifies the SDK's delivery through the whole adapter: the
+// SDK's certificate is served over loopback http and trusted as its own
+// root (its DigiCert chain is not part of the vector), at a time inside its
+// validity (2017-02-18 to 2019-04-26).
+func TestSDKVector(t *testing.T) {
+	body, err := os.ReadFile("testdata/sdk_vector_body.json")
+	require.NoError(t, err)
+	require.Len(t, body, 1636)
+	require.Equal(t, vecCRC, strconv.FormatUint(uint64(crc32.ChecksumIEEE(body)), 10), "CRC-32 IEEE, unsigned decimal")
+	require.Equal(t, vecID+"|"+vecTime+"|"+vecWebhookID+"|"+vecCRC, paypal.SignedString(vecID, vecTime, vecWebhookID, vecCRC))
+
+	certPEM, err := os.ReadFile("testdata/sdk_client_cert.pem")
+	require.NoError(t, err)
+	block, _ := pem.Decode(certPEM)
+	require.NotNil(t, block)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	require.Equal(t, "messageverificationcerts.sandbox.paypal.com", cert.Subject.CommonName)
+
+	var fetches int
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		fetches++
+		_, _ = w.Write(certPEM)
+	}))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	at := time.Date(2018, 6, 1, 0, 0, 0, 0, time.UTC)
+	newAt := func(now time.Time, ids ...string) *paypal.Adapter {
+		a, err := paypal.New(ids, paypal.WithCertHosts([]string{u.Host}), paypal.WithRoots(roots), paypal.WithClock(func() time.Time { return now }))
+		require.NoError(t, err)
+		return a
+	}
+	h := http.Header{}
+	h.Set(paypal.HeaderTransmissionID, vecID)
+	h.Set(paypal.HeaderTransmissionTime, vecTime)
+	h.Set(paypal.HeaderTransmissionSig, vecSig)
+	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/test")
+	h.Set(paypal.HeaderAuthAlgo, "SHA256withRSA")
+
+	require.NoError(t, newAt(at, "WH-OTHER", vecWebhookID).Verify(h, body), "PayPal's signature verifies")
+
+	tampered := append([]byte(nil), body...)
+	tampered[100] ^= 1
+	require.ErrorIs(t, newAt(at, vecWebhookID).Verify(h, tampered), paypal.ErrNoValidSignature, "a changed body byte")
+	require.ErrorIs(t, newAt(at, "96605875FF6516634").Verify(h, body), paypal.ErrNoValidSignature, "another webhook id")
+	require.ErrorIs(t, newAt(time.Now(), vecWebhookID).Verify(h, body), paypal.ErrCertExpired, "the certificate expired in 2019")
+
+	// The event of the vector.
+	ev, err := newAt(at, vecWebhookID).Parse(body)
+	require.NoError(t, err)
+	require.Equal(t, "WH-2MW4820926242972J-6SG447389E205703U", ev.Key)
+	require.Equal(t, "BILLING.PLAN.CREATED", ev.Type)
+}

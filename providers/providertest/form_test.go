@@ -1,0 +1,132 @@
+package providertest_test
+
+import (
+	"errors"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
+	"github.com/webhookd/webhookd/signature"
+)
+
+// formToy posts a form whose field sig is the hex HMAC of id and amount,
+// Duitku's shape; the key is id. Each flaw breaks one property the kit must
+// catch.
+type formToy struct {
+	secret, flaw string
+}
+
+func (p *formToy) Name() string { return "formtoy" }
+
+func (p *formToy) mac(v url.Values) string {
+	msg := v.Get("id") + "|" + v.Get("amount")
+	if p.flaw == "ignores-amount" {
+		msg = v.Get("id")
+	}
+	return signature.HMACSHA256Hex([]byte(p.secret), []byte(msg))
+}
+
+// values reads the form; without the flaw a field given twice is refused.
+func (p *formToy) values(body []byte) (url.Values, error) {
+	v, err := url.ParseQuery(string(body))
+	if err != nil {
+		return nil, providers.ErrMalformed
+	}
+	for _, vs := range v {
+		if len(vs) > 1 && p.flaw != "merges-repeated" {
+			return nil, providers.ErrMalformed
+		}
+	}
+	return v, nil
+}
+
+func (p *formToy) Sign(body []byte) ([]byte, http.Header, error) {
+	v, err := p.values(body)
+	if err != nil {
+		return nil, nil, err
+	}
+	var pairs []string
+	for _, pair := range strings.Split(string(body), "&") {
+		if !strings.HasPrefix(pair, "sig=") {
+			pairs = append(pairs, pair)
+		}
+	}
+	out := strings.Join(append(pairs, "sig="+p.mac(v)), "&")
+	return []byte(out), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, nil
+}
+
+func (p *formToy) Verify(_ http.Header, body []byte) error {
+	v, err := p.values(body)
+	if err != nil {
+		return err
+	}
+	if v.Get("sig") == "" || !signature.EqualString(v.Get("sig"), p.mac(v)) {
+		return providers.ErrUnauthorized
+	}
+	return nil
+}
+
+func (p *formToy) Parse(body []byte) (providers.Event, error) {
+	v, err := p.values(body)
+	if err != nil || v.Get("id") == "" {
+		return providers.Event{}, providers.ErrMalformed
+	}
+	return providers.Event{Key: v.Get("id"), Type: v.Get("kind"), Fingerprint: v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")}, nil
+}
+
+// TestFormToy runs the kit in form mode on formToy with the flaw named by
+// PROVIDERTEST_FORM_FLAW.
+func TestFormToy(t *testing.T) {
+	flaw := os.Getenv("PROVIDERTEST_FORM_FLAW")
+	providertest.Run(t, providertest.Kit{
+		New: func(secret string, _ func() time.Time) (providers.Provider, error) {
+			return &formToy{secret: secret, flaw: flaw}, nil
+		},
+		Secret:         "form-toy-secret-a",
+		OtherSecret:    "form-toy-secret-b",
+		Fixtures:       "testdata/formtoy",
+		Form:           true,
+		Retry:          providertest.Chain(providertest.FormReordered, providertest.WithFormField("later", "1")),
+		Change:         providertest.ChangeFormAmount("amount"),
+		SignatureField: "sig",
+		SignedFields:   []string{"id", "amount"},
+	})
+}
+
+func TestKitCatchesFormFlaws(t *testing.T) {
+	if _, child := os.LookupEnv("PROVIDERTEST_FORM_FLAW"); child {
+		t.Skip("child process")
+	}
+	for _, tt := range []struct{ flaw, want string }{
+		{"merges-repeated", "form_field_given_twice_is_refused"},
+		{"ignores-amount", "changed_signed_byte_is_refused"},
+	} {
+		t.Run(tt.flaw, func(t *testing.T) {
+			t.Parallel()
+			cmd := exec.Command(os.Args[0], "-test.run=^TestFormToy$", "-test.v")
+			cmd.Env = append(os.Environ(), "PROVIDERTEST_FORM_FLAW="+tt.flaw)
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", tt.flaw, out)
+			require.Contains(t, string(out), "--- FAIL: TestFormToy/e1.json/"+tt.want)
+		})
+	}
+}
+
+func TestFormHelpers(t *testing.T) {
+	body := []byte("a=1&amount=250&c=x+y")
+	require.Equal(t, "c=x+y&amount=250&a=1", string(providertest.FormReordered(body)))
+	require.Equal(t, "a=1&amount=250&c=x+y&d=e+f", string(providertest.WithFormField("d", "e f")(body)))
+	require.Equal(t, string(body), string(providertest.WithFormField("a", "2")(body)), "a field already there is left alone")
+	require.Equal(t, "a=1&amount=1250&c=x+y", string(providertest.ChangeFormAmount("amount")(body)))
+	require.Equal(t, string(body), string(providertest.ChangeFormAmount("c")(body)), "no digit, no change")
+	require.Equal(t, "{}&", string(providertest.FormReordered([]byte("{}&"))), "not a form: unchanged")
+}
