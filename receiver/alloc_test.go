@@ -105,6 +105,9 @@ type nopStore struct{}
 func (nopStore) Claim(context.Context, string, string) (dedupe.Lease, *dedupe.Record, error) {
 	return dedupe.Lease{}, nil, nil
 }
+func (nopStore) ClaimRequest(context.Context, string, string, *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+	return dedupe.Lease{}, nil, nil
+}
 func (nopStore) Complete(context.Context, dedupe.Lease, dedupe.Response) error { return nil }
 func (nopStore) Fail(context.Context, dedupe.Lease, dedupe.Response) error     { return nil }
 func (nopStore) Release(context.Context, dedupe.Lease) error                   { return nil }
