@@ -65,6 +65,7 @@ const (
 	DamageIndexKey   = "malformed expiry index entries"
 	DamageCount      = "trees whose entry count disagrees with their walk"
 	DamageWalk       = "trees whose walk stopped on an LMDB error"
+	DamageCounts     = "record counts (what Stats answers) that disagree with the records"
 )
 
 // Check verifies the store in dir without changing anything: the data file
@@ -100,7 +101,7 @@ func Check(dir string) (*CheckReport, error) {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
 	defer env.Close()
-	if err := env.SetMaxDBs(2); err != nil {
+	if err := env.SetMaxDBs(maxDBs); err != nil {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
 	if err := env.Open(dir, mdb.Readonly, 0o640); err != nil {
@@ -157,6 +158,7 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 			r.add(DamageWalk, fmt.Sprintf("%s lookup for %q: %v", dbiExpiry, key, err))
 		}
 	})
+	r.checkCounts(txn)
 	r.Index = r.walkTree(txn, expiry, dbiExpiry, func(k, _ []byte) {
 		at, key, ok := splitExpiryKey(k)
 		if !ok {
@@ -178,6 +180,43 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 		}
 	})
 	return nil
+}
+
+// checkCounts compares the counts entry with the records walked. A store
+// no version with counts has opened yet has no meta DBI: nothing to
+// compare. Nor is there when a record is damaged: the counts cannot be
+// checked against records that cannot say their state, and that damage is
+// reported already.
+func (r *CheckReport) checkCounts(txn *mdb.Txn) {
+	meta, err := txn.OpenDBI(dbiMeta, 0)
+	if mdb.IsNotFound(err) {
+		return
+	}
+	if err != nil {
+		r.add(DamageWalk, fmt.Sprintf("%s: %v", dbiMeta, err))
+		return
+	}
+	c, found, err := readCounts(txn, meta)
+	switch {
+	case err != nil:
+		r.add(DamageCounts, err.Error())
+		return
+	case !found:
+		r.add(DamageCounts, "the counts entry is missing")
+		return
+	}
+	walked := 0
+	for _, n := range r.ByState {
+		walked += n
+	}
+	if walked != r.Records {
+		return
+	}
+	for st := dedupe.InFlight; st <= dedupe.Failed; st++ {
+		if n := c[st-dedupe.InFlight]; n != uint64(r.ByState[st]) {
+			r.add(DamageCounts, fmt.Sprintf("%v: %d counted, %d walked", st, n, r.ByState[st]))
+		}
+	}
 }
 
 // walkTree calls visit for every entry of dbi, in one cursor walk, and

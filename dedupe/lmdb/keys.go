@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// LMDB layout. Both DBIs live in one environment, so a record and its index
-// entry always change in the same transaction.
+// LMDB layout. All DBIs live in one environment, so a record, its index
+// entry and its count always change in the same transaction.
 const (
 	// dbiRecords maps a store key ("provider:event-key") to an encoded Record.
 	dbiRecords = "records"
@@ -16,6 +16,11 @@ const (
 	// nanoseconds of ExpiresAt, then the store key; the value is empty. The
 	// pruner walks it from the start and stops at the first future entry.
 	dbiExpiry = "expiry"
+	// dbiMeta holds the store's own bookkeeping: the per-state record
+	// counts (countsKey).
+	dbiMeta = "meta"
+	// maxDBs is how many named DBIs an environment is opened for.
+	maxDBs = 3
 )
 
 // lmdbMaxKey is LMDB's compiled-in key size limit (MDB_MAXKEYSIZE).

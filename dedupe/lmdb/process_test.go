@@ -135,7 +135,7 @@ func rawReaderPIDs(t *testing.T, dir string) map[int]bool {
 	env, err := mdb.NewEnv()
 	require.NoError(t, err)
 	defer env.Close()
-	require.NoError(t, env.SetMaxDBs(2))
+	require.NoError(t, env.SetMaxDBs(maxDBs))
 	require.NoError(t, env.Open(dir, mdb.Readonly, 0o640))
 	return readerPIDs(t, env)
 }

@@ -28,8 +28,16 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 	}
 	// Through update, as every other op: a damaged index entry panics in
 	// lmdb-go, and a panic in the writer goroutine would end the process.
-	err = s.update(ctx, func(txn *mdb.Txn) error {
+	err = s.update(ctx, func(txn *mdb.Txn) (err error) {
 		deleted, more = 0, false
+		// A record that does not decode cannot say what it was counted
+		// as: the counts are walked afresh once, after the batch.
+		recount := false
+		defer func() {
+			if recount && err == nil {
+				err = s.recount(txn)
+			}
+		}()
 		now := s.opts.Now()
 		cur, err := txn.OpenCursor(s.expiry)
 		if err != nil {
@@ -73,6 +81,7 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 				if err := txn.Del(s.records, []byte(key), nil); err != nil {
 					return err
 				}
+				recount = true
 				deleted++
 				continue
 			}
@@ -86,6 +95,9 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 					return err
 				}
 				continue
+			}
+			if err := s.count(txn, rec.State, -1); err != nil {
+				return err
 			}
 			if err := txn.Del(s.records, []byte(key), nil); err != nil {
 				return err

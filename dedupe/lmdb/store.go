@@ -84,6 +84,7 @@ type Store struct {
 	env     *mdb.Env
 	records mdb.DBI
 	expiry  mdb.DBI
+	meta    mdb.DBI
 
 	// readers bounds this process's open read transactions, so that a
 	// burst of deliveries waits for a reader slot instead of failing with
@@ -162,7 +163,7 @@ func Open(dir string, opts Options) (*Store, error) {
 }
 
 func (s *Store) open(dir string) error {
-	if err := s.env.SetMaxDBs(2); err != nil {
+	if err := s.env.SetMaxDBs(maxDBs); err != nil {
 		return fmt.Errorf("dedupe: %w", err)
 	}
 	// Reader slots must be sized before Open; LMDB cannot change them later.
@@ -202,7 +203,10 @@ func (s *Store) open(dir string) error {
 		if s.expiry, err = txn.OpenDBI(dbiExpiry, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiExpiry, err)
 		}
-		return nil
+		if s.meta, err = txn.OpenDBI(dbiMeta, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiMeta, err)
+		}
+		return s.openCounts(txn)
 	})
 }
 
@@ -367,8 +371,12 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		switch {
 		case errors.Is(err, dedupe.ErrCorrupt) && force:
 			// Its index entry cannot be found without the record; the
-			// pruner drops index entries whose record is gone.
-			return txn.Del(s.records, []byte(key), nil)
+			// pruner drops index entries whose record is gone. Nor can
+			// it say what it was counted as.
+			if err := txn.Del(s.records, []byte(key), nil); err != nil {
+				return err
+			}
+			return s.recount(txn)
 		case err != nil:
 			return err
 		case !force && cur.State == dedupe.InFlight && s.opts.Now().Before(cur.LeaseUntil):
@@ -404,9 +412,15 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 		cur, err := s.get(txn, rec.Key)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
-		case err != nil && !errors.Is(err, dedupe.ErrCorrupt):
+		case errors.Is(err, dedupe.ErrCorrupt):
+			// What it replaces cannot say what it was counted as.
+			if err := s.put(txn, &rec); err != nil {
+				return err
+			}
+			return s.recount(txn)
+		case err != nil:
 			return err
-		case err == nil:
+		default:
 			if cur.State == dedupe.InFlight && s.opts.Now().Before(cur.LeaseUntil) {
 				return nil
 			}
@@ -488,34 +502,21 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 	return out, err
 }
 
-// Stats counts records by state.
+// Stats returns the number of records in each state. It reads the counts
+// every write keeps beside the records (counts.go), not the records.
 func (s *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) {
-	counts := map[dedupe.State]int{}
+	var counts map[dedupe.State]int
 	err := s.view(func(txn *mdb.Txn) error {
-		cur, err := txn.OpenCursor(s.records)
+		c, found, err := readCounts(txn, s.meta)
 		if err != nil {
 			return err
 		}
-		defer cur.Close()
-		// Only the state byte is read: no copy of any key or value, so a
-		// count costs no garbage however large the store.
-		txn.RawRead = true
-		var n int
-		_, v, err := cur.Get(nil, nil, mdb.First)
-		for ; err == nil; _, v, err = cur.Get(nil, nil, mdb.Next) {
-			if len(v) > 1 {
-				counts[dedupe.State(v[1])]++
-			}
-			if n++; n%4096 == 0 {
-				if cerr := ctx.Err(); cerr != nil {
-					return cerr
-				}
-			}
+		if !found {
+			// Open writes the entry and no write removes it.
+			return fmt.Errorf("%w: the record counts are missing", dedupe.ErrCorrupt)
 		}
-		if mdb.IsNotFound(err) {
-			return nil
-		}
-		return err
+		counts = c.stats()
+		return nil
 	})
 	return counts, err
 }
@@ -558,7 +559,12 @@ func (s *Store) get(txn *mdb.Txn, key string) (_ dedupe.Record, err error) {
 
 // put, unindex and del run inside writer ops only, so they may share the
 // writer's scratch buffers; LMDB copies keys and values as it writes them.
+// put counts rec in its state; unindex uncounts it, since every caller
+// unindexes a record to replace or delete it.
 func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
+	if err := s.count(txn, rec.State, 1); err != nil {
+		return err
+	}
 	s.wval = encodeRecord(s.wval[:0], rec)
 	s.wkey = append(s.wkey[:0], rec.Key...)
 	if err := txn.Put(s.records, s.wkey, s.wval, 0); err != nil {
@@ -569,6 +575,9 @@ func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 }
 
 func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
+	if err := s.count(txn, rec.State, -1); err != nil {
+		return err
+	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
 	err := txn.Del(s.expiry, s.wkey, nil)
 	if mdb.IsNotFound(err) {
