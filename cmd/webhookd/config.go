@@ -199,11 +199,17 @@ func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 
 // checkServe adds what only serve requires.
 func (c *config) checkServe() error {
-	if c.DownstreamURL == "" {
-		return fmt.Errorf("%s_DOWNSTREAM_URL: required: the core service URL events are forwarded to", envPrefix)
-	}
 	if c.AdminAddr != "" && c.AdminToken == "" && !loopbackAddr(c.AdminAddr) {
 		return fmt.Errorf("%s_ADMIN_TOKEN: required when %s_ADMIN_ADDR (%s) is not a loopback address: the admin listener shows every stored request and can delete and redrive events", envPrefix, envPrefix, c.AdminAddr)
+	}
+	return c.checkDownstream()
+}
+
+// checkDownstream checks WEBHOOKD_DOWNSTREAM_URL, which serve and
+// `keys redrive` forward to.
+func (c *config) checkDownstream() error {
+	if c.DownstreamURL == "" {
+		return fmt.Errorf("%s_DOWNSTREAM_URL: required: the core service URL events are forwarded to", envPrefix)
 	}
 	u, err := url.Parse(c.DownstreamURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
