@@ -42,7 +42,7 @@ func newDownstream(t *testing.T) *downstream {
 		d.mu.Unlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(int(d.status.Load()))
-		_, _ = io.WriteString(w, `{"core":`+http.StatusText(int(d.status.Load()))[:2]+`"}`)
+		_, _ = io.WriteString(w, `{"core":"`+http.StatusText(int(d.status.Load()))+`"}`)
 	}))
 	t.Cleanup(d.Close)
 	return d
