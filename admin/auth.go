@@ -73,7 +73,7 @@ func (h *handler) signIn(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := r.ParseForm(); err != nil || !equal(r.PostForm.Get("token"), h.Token) {
-		h.renderSignIn(w, r, http.StatusUnauthorized, "That token is not the one WEBHOOKD_ADMIN_TOKEN holds.")
+		h.renderSignIn(w, r, http.StatusUnauthorized, "That is not the admin token.")
 		return
 	}
 	http.SetCookie(w, &http.Cookie{
@@ -116,7 +116,7 @@ func crossOrigin(next http.Handler) http.Handler {
 func (h *handler) loopbackOnly(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if h.Token == "" && !loopbackHost(r.Host) {
-			writeError(w, http.StatusForbidden, "without WEBHOOKD_ADMIN_TOKEN the admin listener answers requests to a loopback host only")
+			writeError(w, http.StatusForbidden, "without an admin token the admin listener answers requests to a loopback host only")
 			return
 		}
 		next.ServeHTTP(w, r)

@@ -157,7 +157,7 @@ var flashes = map[string]struct {
 	"unavailable":  {"Not redriven: the core service did not answer. The record is as it was.", true},
 	"inflight":     {"Not redriven: a delivery of this event is being forwarded right now. Try again when its lease has passed.", true},
 	"delivered-ok": {"Not redriven: this event was delivered already.", true},
-	"norequest":    {"Not redriven: no request body was stored for this event (WEBHOOKD_STORE_REQUESTS was off, or the body was too large).", true},
+	"norequest":    {"Not redriven: no request body was stored for this event (requests were not being stored, or the body was too large).", true},
 	"notfound":     {"That record is gone (deleted or pruned).", true},
 	"failed":       {"The store could not do that; see the logs.", true},
 }
@@ -257,7 +257,7 @@ func (h *handler) consoleRecord(w http.ResponseWriter, r *http.Request) {
 	case rec.Request == nil:
 		data.RequestNote = "No request was kept with this record (it was claimed before webhookd kept requests)."
 	case !rec.Request.Stored():
-		data.RequestNote = fmt.Sprintf("The body (%d bytes) was not kept: WEBHOOKD_STORE_REQUESTS was off, or the body was over %d bytes.", rec.Request.Size, dedupe.MaxStoredRequest)
+		data.RequestNote = fmt.Sprintf("The body (%d bytes) was not kept: requests were not being stored, or the body was over %d bytes.", rec.Request.Size, dedupe.MaxStoredRequest)
 	default:
 		data.RequestBody = pretty(rec.Request.Body)
 	}
