@@ -1,10 +1,10 @@
 package lmdb
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	mdb "github.com/PowerDNS/lmdb-go/lmdb"
@@ -48,9 +48,9 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 				k, v, err = cur.Get(nil, nil, mdb.Prev)
 			}
 		}
-		prefix := ""
+		var prefix []byte
 		if o.Provider != "" {
-			prefix = o.Provider + ":"
+			prefix = []byte(o.Provider + ":")
 		}
 		for n := 0; err == nil; k, v, err = cur.Get(nil, nil, mdb.Prev) {
 			if n++; n%4096 == 0 {
@@ -58,10 +58,12 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 					return cerr
 				}
 			}
-			at, key, ok := splitExpiryKey(k)
-			if !ok || len(v) != 1 || !strings.HasPrefix(key, prefix) || o.State != 0 && dedupe.State(v[0]) != o.State {
+			// Filtered on the raw bytes first: an entry passed over costs
+			// no allocation.
+			if len(k) < 8 || len(v) != 1 || !bytes.HasPrefix(k[8:], prefix) || o.State != 0 && dedupe.State(v[0]) != o.State {
 				continue
 			}
+			at, key, _ := splitExpiryKey(k)
 			rec, err := s.get(txn, key)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue // an entry of a record deleted without decoding
