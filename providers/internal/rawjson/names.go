@@ -122,7 +122,7 @@ func sameName(a, b string) bool { return compareNames(a, false, b, false) == 0 }
 // the package comment says could take one name for the other. A name is
 // escaped when it is the raw text between the quotes of a JSON string, and
 // decoded otherwise.
-func compareNames[T text](a T, escA bool, b T, escB bool) int {
+func compareNames[A, B text](a A, escA bool, b B, escB bool) int {
 	i, j := 0, 0
 	for {
 		ka, ni, okA := nextKey(a, i, escA)
