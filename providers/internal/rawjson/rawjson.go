@@ -267,10 +267,11 @@ func (o *Object) String(name string) (s string, ok bool, err error) {
 	if raw := m.Value[1 : len(m.Value)-1]; isPlain(raw) {
 		return string(raw), true, nil
 	}
-	if err := json.Unmarshal(m.Value, &s); err != nil {
+	var decoded string // not s: &s would move every result to the heap
+	if err := json.Unmarshal(m.Value, &decoded); err != nil {
 		return "", false, fmt.Errorf("rawjson: member %q is not a string", name)
 	}
-	return s, true, nil
+	return decoded, true, nil
 }
 
 // Scalar returns the text of the member called name when it is a string (its
@@ -327,8 +328,7 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 		return "", err
 	}
 	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return HexSum(buf.Bytes()), nil
 }
 
 // AppendMembers writes the named members of o that are present, in the
@@ -375,4 +375,13 @@ func appendName(buf *bytes.Buffer, name string) error {
 	buf.Write(quoted)
 	buf.WriteByte(':')
 	return nil
+}
+
+// HexSum returns the lowercase hex SHA-256 of b, as hex.EncodeToString of
+// the sum does, in one allocation instead of two.
+func HexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }
