@@ -55,6 +55,11 @@ func FuzzParseDifferential(f *testing.F) {
 				t.Fatalf("Parse(%q): member %q is %q at [%d,%d], want %q at [%d,%d]",
 					body, name, got.Value, got.Start, got.End, w.Value, w.Start, w.End)
 			}
+			var compact, wantCompact bytes.Buffer
+			got.AppendCompact(&compact)
+			if err := json.Compact(&wantCompact, w.Value); err != nil || compact.String() != wantCompact.String() {
+				t.Fatalf("AppendCompact(%q) = %q, json.Compact gives %q (%v)", w.Value, compact.String(), wantCompact.String(), err)
+			}
 			if w.Value[0] == '"' {
 				var ws string
 				_ = json.Unmarshal(w.Value, &ws)

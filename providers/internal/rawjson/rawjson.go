@@ -226,6 +226,33 @@ func (o *Object) member(e *entry) Member {
 	return Member{Value: o.body[e.start:e.end:e.end], Start: e.start, End: e.end}
 }
 
+// AppendCompact appends m's value to buf without insignificant white
+// space: what json.Compact writes for it, without json.Compact's
+// byte-by-byte state machine, since Parse has validated the value already.
+// m must come from a parsed Object.
+func (m Member) AppendCompact(buf *bytes.Buffer) {
+	raw := m.Value
+	buf.Grow(len(raw))
+	for i := 0; i < len(raw); {
+		// Copy up to the next string or white space in one go.
+		j := i
+		for j < len(raw) && raw[j] != '"' && !isSpace(raw[j]) {
+			j++
+		}
+		buf.Write(raw[i:j])
+		switch {
+		case j == len(raw):
+			return
+		case raw[j] == '"':
+			end := stringEnd(raw, j+1) + 1
+			buf.Write(raw[j:end])
+			i = end
+		default:
+			i = skipSpace(raw, j)
+		}
+	}
+}
+
 // Len is the number of members.
 func (o *Object) Len() int { return len(o.members) }
 
