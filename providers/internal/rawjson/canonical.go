@@ -117,7 +117,7 @@ func appendValue(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 type member struct{ name, value []byte }
 
 func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
-	var buf [16]member
+	var buf [32]member // provider objects fit: no allocation
 	members := buf[:0]
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {

@@ -350,6 +350,7 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 		slices.Sort(names)
 	}
 	var buf bytes.Buffer
+	buf.Grow(len(o.body)) // canonical members rarely take more room
 	buf.WriteByte('{')
 	if err := o.AppendMembers(&buf, names); err != nil {
 		return "", err
