@@ -52,7 +52,10 @@ var (
 // Member is one top-level member of a parsed object.
 type Member struct {
 	// Value is the member's value exactly as it appears in the body
-	// (Value == body[Start:End]), without surrounding white space.
+	// (Value == body[Start:End]), without surrounding white space. It is
+	// that slice of the body, not a copy (its capacity ends with it, so
+	// appending to it cannot write into the body): the body must not change
+	// while the Object or its members are in use.
 	Value json.RawMessage
 	// Start and End are Value's offsets in the parsed body.
 	Start, End int
@@ -111,7 +114,7 @@ type tokenizer struct {
 var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
 
 // Parse reads body as exactly one JSON object (white space around it is
-// allowed) and returns its top-level members. Nested values are validated,
+// allowed) and returns its top-level members, which refer to body. Nested values are validated,
 // and their member names checked, but not split further; use Object.Object
 // to read a nested object.
 func Parse(body []byte) (*Object, error) { return parse(body, true) }
