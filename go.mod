@@ -5,6 +5,7 @@ go 1.26.8
 require (
 	github.com/PowerDNS/lmdb-go v1.9.3
 	github.com/go-chi/chi/v5 v5.5.0
+	github.com/go-json-experiment/json v1.27.2
 	github.com/hashicorp/go-retryablehttp v0.7.8
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/kelseyhightower/envconfig v1.4.0

@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"slices"
 	"unicode"
 	"unicode/utf16"
@@ -65,13 +66,18 @@ func checkNames(body []byte) error {
 // stringEnd returns the offset of the quote that closes the string whose
 // content starts at i.
 func stringEnd(body []byte, i int) int {
-	for ; i < len(body); i++ {
-		switch body[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
+	for i < len(body) {
+		// Jump to the next quote; it ends the string unless an escape
+		// comes first (IndexByte is much faster than a loop over bytes).
+		q := bytes.IndexByte(body[i:], '"')
+		if q < 0 {
+			return len(body)
 		}
+		e := bytes.IndexByte(body[i:i+q], '\\')
+		if e < 0 {
+			return i + q
+		}
+		i += e + 2 // past the backslash and the byte it escapes
 	}
 	return len(body)
 }
@@ -122,9 +128,31 @@ func sameName(a, b string) bool { return compareNames(a, false, b, false) == 0 }
 // the package comment says could take one name for the other. A name is
 // escaped when it is the raw text between the quotes of a JSON string, and
 // decoded otherwise.
-func compareNames[T text](a T, escA bool, b T, escB bool) int {
+func compareNames[A, B text](a A, escA bool, b B, escB bool) int {
 	i, j := 0, 0
 	for {
+		// The common case inline: plain ASCII on both sides, which is
+		// exactly what nextKey returns for it.
+		for i < len(a) && j < len(b) {
+			ca, cb := a[i], b[j]
+			if ca >= utf8.RuneSelf || cb >= utf8.RuneSelf || (escA && ca == '\\') || (escB && cb == '\\') {
+				break
+			}
+			if 'a' <= ca && ca <= 'z' {
+				ca -= 'a' - 'A'
+			}
+			if 'a' <= cb && cb <= 'z' {
+				cb -= 'a' - 'A'
+			}
+			if ca != cb {
+				if ca < cb {
+					return -1
+				}
+				return 1
+			}
+			i++
+			j++
+		}
 		ka, ni, okA := nextKey(a, i, escA)
 		kb, nj, okB := nextKey(b, j, escB)
 		switch {
