@@ -22,7 +22,7 @@ import (
 var (
 	// ErrEventMismatch means PayPal's API reports the event with another
 	// event_type, resource_type, or resource id, status, state, amount,
-	// custom_id or invoice_id than the delivery: the body was forged under
+	// custom_id, invoice_id or supplementary_data than the delivery: the body was forged under
 	// a genuine signature (its CRC-32 matched).
 	ErrEventMismatch = fmt.Errorf("%w: paypal: PayPal's API reports the event differently", providers.ErrMismatch)
 	// ErrEventUnknown means PayPal's API answered 404 for the event's id.
@@ -54,8 +54,10 @@ const MaxAPIResponseBytes = 256 << 10
 // the same in the delivery and in PayPal's record (both absent counts as
 // the same): what a core acts on for money. status is the v2 resources'
 // (captures, orders), state the v1 resources' (sales); amount is compared
-// whole (value and currency_code, or total and currency).
-var confirmedResourceFields = []string{"id", "status", "state", "amount", "custom_id", "invoice_id"}
+// whole (value and currency_code, or total and currency), and
+// supplementary_data holds the related order id a core may look the
+// payment up by.
+var confirmedResourceFields = []string{"id", "status", "state", "amount", "custom_id", "invoice_id", "supplementary_data"}
 
 // WithConfirmation enables Confirm: before a verified delivery is forwarded
 // the adapter fetches the event by id from PayPal's API at apiURL
@@ -114,7 +116,8 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 // Confirm asks PayPal's API for the event of the verified delivery in body
 // (GET /v1/notifications/webhooks-events/{id}) and returns nil only when
 // PayPal reports the same id, event_type and resource_type, and the same
-// resource id, status, state, amount, custom_id and invoice_id (each
+// resource id, status, state, amount, custom_id, invoice_id and
+// supplementary_data (each
 // compared in canonical JSON; a member both lack counts as the same). The
 // event's resource is PayPal's snapshot at the time of the event, so a
 // later change of the payment does not refuse it.
