@@ -61,10 +61,3 @@ func (t *transmissions) bind(id string, body []byte, now, until time.Time) bool 
 	t.byID[key] = t.recency.PushFront(&seenTransmission{id: key, body: digest, until: until})
 	return true
 }
-
-// len is how many transmissions are remembered.
-func (t *transmissions) len() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return t.recency.Len()
-}
