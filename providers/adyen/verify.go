@@ -72,15 +72,17 @@ func (a *Adapter) verifyItem(f *fields) error {
 	if len(f.signature) != sigLen {
 		return ErrNoValidSignature
 	}
-	var got [32]byte
 	// Strict: one signature has one spelling, as Adyen compares the
-	// base64 strings themselves.
-	if n, err := base64.StdEncoding.Strict().Decode(got[:], []byte(f.signature)); err != nil || n != len(got) {
+	// base64 strings themselves. DecodeString, not Decode into a 32-byte
+	// array: 44 characters without padding decode to 33 bytes
+	// (testdata/fuzz/FuzzVerify).
+	got, err := base64.StdEncoding.Strict().DecodeString(f.signature)
+	if err != nil || len(got) != 32 {
 		return ErrNoValidSignature
 	}
 	text := f.signedText()
 	for _, key := range a.keys {
-		if signature.Equal(got[:], signature.HMACSHA256(key, text)) {
+		if signature.Equal(got, signature.HMACSHA256(key, text)) {
 			return nil
 		}
 	}
