@@ -72,6 +72,10 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 	// OutcomeError: anything else, a handler panic included (500).
 	OutcomeError Outcome = "error"
+	// OutcomeBatch: a verified request split into items (a
+	// providers.Batcher's), answered from its items' outcomes; each item
+	// is counted with its own outcome besides.
+	OutcomeBatch Outcome = "batch"
 )
 
 // Outcomes lists every value Delivery.Outcome takes, so that metrics can
@@ -80,7 +84,7 @@ func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeForwarded, OutcomeReplayed, OutcomeConflict, OutcomeMismatch, OutcomeUnauthorized,
 		OutcomeBadRequest, OutcomeTooLarge, OutcomeUnavailable, OutcomeCoreRejected, OutcomeNotFound,
-		OutcomeError,
+		OutcomeError, OutcomeBatch,
 	}
 }
 

@@ -74,6 +74,10 @@ type Delivery struct {
 	// RejectedBy is RejectedByCore or RejectedByWebhookd when Status is a
 	// 4xx, as sent in RejectedByHeader; empty otherwise.
 	RejectedBy string
+	// Items is how many events the request carried, on the line of a
+	// request split into items (OutcomeBatch); each item has its own
+	// Delivery too. Zero otherwise.
+	Items int
 }
 
 // Config holds the receiver's dependencies and settings.
@@ -104,7 +108,8 @@ type Config struct {
 	RetryAfter time.Duration
 	Logger     *slog.Logger
 	// OnDelivery, if set, is called once per provider request after it is
-	// answered.
+	// answered, and once per item of a request split into items (before
+	// the request's own call).
 	OnDelivery func(Delivery)
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
@@ -191,6 +196,10 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
+	if answersItems(p) {
+		h.receiveItems(d, p, body)
+		return
+	}
 	ev, err := providers.ParseDelivery(p, r.Header, body)
 	if err == nil {
 		err = checkEvent(ev)
@@ -201,6 +210,14 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	d.provider, d.body, d.ev = p, body, ev
 	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
+	h.deliver(d)
+}
+
+// deliver runs one verified event (d's provider, body and ev are set)
+// through the store and downstream, and answers it on d.w: the whole
+// request's event, or one item of a batch (batch.go).
+func (h *handler) deliver(d *delivery) {
+	ev, body, r := d.ev, d.body, d.r
 	if h.Capture != nil {
 		h.Capture(d.Provider, ev.Key, body)
 	}
@@ -490,7 +507,7 @@ func (h *handler) logDelivery(d *delivery) {
 	if !h.Logger.Enabled(ctx, level) {
 		return
 	}
-	var buf [11]slog.Attr
+	var buf [12]slog.Attr
 	attrs := append(buf[:0],
 		slog.String("provider", d.Provider),
 		slog.String("key", d.Key),
@@ -501,6 +518,9 @@ func (h *handler) logDelivery(d *delivery) {
 	)
 	if d.RejectedBy != "" {
 		attrs = append(attrs, slog.String("rejected_by", d.RejectedBy))
+	}
+	if d.Items > 0 {
+		attrs = append(attrs, slog.Int("items", d.Items))
 	}
 	if res := d.Dispatch; res != nil {
 		attrs = append(attrs, slog.Int("attempts", res.Attempts), slog.Int("downstream_status", res.Status),
