@@ -105,11 +105,15 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 
 	files, err := os.ReadDir(profiles)
 	require.NoError(t, err)
-	require.Len(t, files, 1)
-	require.Equal(t, "lmdb-1.pprof", files[0].Name())
-	prof, err := os.ReadFile(filepath.Join(profiles, files[0].Name()))
+	require.Len(t, files, 2)
+	require.Equal(t, "lmdb-1.metrics", files[0].Name())
+	require.Equal(t, "lmdb-1.pprof", files[1].Name())
+	prof, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.pprof"))
 	require.NoError(t, err)
 	require.True(t, bytes.HasPrefix(prof, []byte{0x1f, 0x8b}), "a gzipped pprof profile")
+	met, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.metrics"))
+	require.NoError(t, err)
+	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
 }
 
 // The other two dedupe designs, each where its server is at hand (CI has

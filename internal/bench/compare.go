@@ -139,6 +139,11 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		if err := <-profiled; err != nil {
 			return runStats{}, fmt.Errorf("CPU profile: %w", err)
 		}
+		// The store's commit latency and batch sizes, which a CPU profile
+		// does not show: a synced commit waits on the disk, not the CPU.
+		if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
+			return runStats{}, fmt.Errorf("metrics: %w", err)
+		}
 	}
 	return runStats{
 		perSec: res.perSecond(),
@@ -151,8 +156,12 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 // fetchProfile saves a CPU profile of the webhookd whose pprof listener is
 // addr, taken over the whole seconds of d (the timed load), to path.
 func fetchProfile(ctx context.Context, addr string, d time.Duration, path string) error {
-	secs := int(d / time.Second)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, secs), nil)
+	return fetchTo(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d/time.Second)), path)
+}
+
+// fetchTo saves the body of a GET of url to path.
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return err
 	}
@@ -162,7 +171,7 @@ func fetchProfile(ctx context.Context, addr string, d time.Duration, path string
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("%s answered %s", addr, resp.Status)
+		return fmt.Errorf("%s answered %s", url, resp.Status)
 	}
 	f, err := os.Create(path)
 	if err != nil {
