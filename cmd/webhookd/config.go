@@ -45,6 +45,7 @@ type config struct {
 	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
 	DownstreamSecrets []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
+	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
 
 	// providers are the provider table's entries with their variables.
 	providers []providerConfig
@@ -149,6 +150,11 @@ func (c *config) check() error {
 		return v("LOG_FORMAT", "%q is not text or json", c.LogFormat)
 	case c.ShutdownGrace < 0:
 		return v("SHUTDOWN_GRACE", "must not be negative")
+	}
+	if c.PprofAddr != "" {
+		if err := loopbackAddr(c.PprofAddr); err != nil {
+			return v("PPROF_ADDR", "%v", err)
+		}
 	}
 	if len(c.DownstreamSecrets) > 0 {
 		// The errors name the secret by position, never by value.

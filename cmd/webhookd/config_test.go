@@ -43,6 +43,13 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a,,whsec_b"}, "WEBHOOKD_STRIPE_SECRETS: "},
 		{map[string]string{"WEBHOOKD_LOG_FORMAT": "xml"}, "WEBHOOKD_LOG_FORMAT: "},
 		{map[string]string{"WEBHOOKD_LOG_LEVEL": "loud"}, "WEBHOOKD_LOG_LEVEL: "},
+		// Profiles are for the host only: no wildcard, no routable address,
+		// no name that might resolve elsewhere.
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": ":6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "0.0.0.0:6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "10.0.0.1:6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "localhost:6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "127.0.0.1"}, "WEBHOOKD_PPROF_ADDR: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {

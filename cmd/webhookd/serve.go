@@ -130,6 +130,13 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
+	if cfg.PprofAddr != "" {
+		stopPprof, err := startPprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
+	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {
 		return fmt.Errorf("WEBHOOKD_ADDR: %w", err)

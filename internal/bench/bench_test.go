@@ -1,11 +1,13 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,13 +71,17 @@ func testEnv(t *testing.T) *env {
 }
 
 // A seconds-long side by side: webhookd forwards every event once, the bare
-// proxy forwards duplicates, and the table names both with figures.
+// proxy forwards duplicates, and the table names both with figures; with
+// -cpuprofile, webhookd's CPU profile of the run is saved (the proxy has
+// none).
 func TestCompareLMDBAndProxy(t *testing.T) {
 	e := testEnv(t)
 	var log strings.Builder
+	profiles := t.TempDir()
 	sums, err := e.compare(context.Background(), compareOpts{
 		u: 200, d: 2, c: 16, dup: "mix", duration: 1500 * time.Millisecond,
 		rounds: 1, warmup: 50, variants: []string{variantLMDB, variantProxy},
+		profileDir: profiles,
 	}, &log)
 	require.NoError(t, err, log.String())
 	require.Len(t, sums, 2)
@@ -96,6 +102,18 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	require.Contains(t, tbl, "| design | deliveries/s | × proxy |")
 	require.Regexp(t, `\| webhookd, LMDB store \(default\) \| \d+ \| \d+\.\d\d \|`, tbl)
 	require.Regexp(t, `\| bare httputil.ReverseProxy \| \d+ \| 1\.00 \|`, tbl)
+
+	files, err := os.ReadDir(profiles)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	require.Equal(t, "lmdb-1.metrics", files[0].Name())
+	require.Equal(t, "lmdb-1.pprof", files[1].Name())
+	prof, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.pprof"))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(prof, []byte{0x1f, 0x8b}), "a gzipped pprof profile")
+	met, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.metrics"))
+	require.NoError(t, err)
+	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
 }
 
 // The other two dedupe designs, each where its server is at hand (CI has

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -24,6 +26,9 @@ type compareOpts struct {
 	variants []string
 	pgDSN    string
 	redis    string
+	// profileDir, when set, receives a CPU profile of webhookd
+	// (<design>-<round>.pprof) taken over each timed run.
+	profileDir string
 }
 
 // runStats is one measured run of one design.
@@ -102,7 +107,14 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		return runStats{}, err
 	}
 	defer st.Close()
-	p, cleanup, err := e.startVariant(ctx, variant, targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir})
+	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir}
+	profile := o.profileDir != "" && o.duration >= time.Second && (variant == variantLMDB || variant == variantPostgres)
+	if profile {
+		if to.pprofAddr, err = freeAddr(); err != nil {
+			return runStats{}, err
+		}
+	}
+	p, cleanup, err := e.startVariant(ctx, variant, to)
 	if err != nil {
 		return runStats{}, err
 	}
@@ -116,13 +128,60 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		runLoad(ctx, loadSpec{url: url, client: client, run: newRunID() + "w", u: max(o.warmup/o.d, 1), d: o.d, dup: o.dup, c: o.c, count: o.warmup})
 		st.reset()
 	}
+	var profiled chan error
+	if profile {
+		profiled = make(chan error, 1)
+		out := filepath.Join(o.profileDir, filepath.Base(dir)+".pprof")
+		go func() { profiled <- fetchProfile(ctx, to.pprofAddr, o.duration, out) }()
+	}
 	res := runLoad(ctx, loadSpec{url: url, client: client, run: newRunID(), u: o.u, d: o.d, dup: o.dup, c: o.c, duration: o.duration, count: o.count})
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return runStats{}, fmt.Errorf("CPU profile: %w", err)
+		}
+		// The store's commit latency and batch sizes, which a CPU profile
+		// does not show: a synced commit waits on the disk, not the CPU.
+		if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
+			return runStats{}, fmt.Errorf("metrics: %w", err)
+		}
+	}
 	return runStats{
 		perSec: res.perSecond(),
 		p50:    res.quantile(0.50), p99: res.quantile(0.99), p999: res.quantile(0.999),
 		statuses: res.statuses,
 		once:     tallyOnce(res.events, st.snapshot(), dedupes(variant)),
 	}, nil
+}
+
+// fetchProfile saves a CPU profile of the webhookd whose pprof listener is
+// addr, taken over the whole seconds of d (the timed load), to path.
+func fetchProfile(ctx context.Context, addr string, d time.Duration, path string) error {
+	return fetchTo(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d/time.Second)), path)
+}
+
+// fetchTo saves the body of a GET of url to path.
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 // statusString formats status counts as "200: 9000, 409: 3" (0 is "error").

@@ -38,6 +38,8 @@ type targetOpts struct {
 	redisAddr              string
 	// dir is this start's own directory (data dir, log).
 	dir string
+	// pprofAddr, when set, is given to webhookd as WEBHOOKD_PPROF_ADDR.
+	pprofAddr string
 }
 
 // startVariant starts one design in front of o.downstream. The returned
@@ -57,6 +59,9 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 	}
 	if o.dispatchTimeout > 0 {
 		extra = append(extra, "WEBHOOKD_DISPATCH_TIMEOUT="+o.dispatchTimeout.String())
+	}
+	if o.pprofAddr != "" {
+		extra = append(extra, "WEBHOOKD_PPROF_ADDR="+o.pprofAddr)
 	}
 	if o.lease > 0 && o.dispatchTimeout > 0 {
 		extra = append(extra, "WEBHOOKD_STORE_TIMEOUT="+storeTimeout(o.lease, o.dispatchTimeout).String())

@@ -100,19 +100,64 @@ func isName(body []byte, i int) bool {
 // hasVariants reports whether two of the raw names are equal under
 // foldKey. It may reorder names.
 func hasVariants(names [][]byte) bool {
-	switch len(names) {
-	case 0, 1:
+	if len(names) < 2 {
 		return false
-	case 2:
-		return compareRaw(names[0], names[1]) == 0
 	}
-	slices.SortFunc(names, compareRaw)
+	cmp := compareRaw
+	if allPlainASCII(names) {
+		// Nearly every object a provider sends: no escape, no byte outside
+		// ASCII, where foldKey is ASCII upper-casing and so keeps lengths.
+		// Ordering by length first settles most comparisons without
+		// reading the names, and the rest compare bytes, not runes.
+		cmp = compareASCII
+	}
+	if len(names) == 2 {
+		return cmp(names[0], names[1]) == 0
+	}
+	slices.SortFunc(names, cmp)
 	for i := 1; i < len(names); i++ {
-		if compareRaw(names[i-1], names[i]) == 0 {
+		if cmp(names[i-1], names[i]) == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// allPlainASCII reports whether every raw name is ASCII without escapes.
+func allPlainASCII(names [][]byte) bool {
+	for _, n := range names {
+		for _, c := range n {
+			if c >= utf8.RuneSelf || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compareASCII orders plain ASCII names by length, then by their bytes
+// under foldKey; it returns 0 exactly when compareRaw does for such names
+// (TestCompareASCIIAgreesWithCompareRaw), though its order differs, which
+// hasVariants does not mind: it only needs equal names to sort together.
+func compareASCII(a, b []byte) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	for i := range a {
+		ka, kb := upperASCII(a[i]), upperASCII(b[i])
+		if ka != kb {
+			return int(ka) - int(kb)
+		}
+	}
+	return 0
+}
+
+// upperASCII is foldKey for an ASCII byte.
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
 }
 
 // text is a name: raw bytes of the body or a decoded string.
