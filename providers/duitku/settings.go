@@ -38,8 +38,10 @@ func (s *Settings) Check(env providers.Env) error {
 	case strings.TrimSpace(s.MerchantCode) != s.MerchantCode:
 		return fmt.Errorf("%s: has leading or trailing white space", env.Var("DUITKU_MERCHANT_CODE"))
 	}
-	if _, err := ParseAPIURL(s.APIURL); err != nil {
-		return fmt.Errorf("%s: %w", env.Var("DUITKU_API_URL"), err)
+	if s.APIURL != "" {
+		if _, err := ParseAPIURL(s.APIURL); err != nil {
+			return fmt.Errorf("%s: %w", env.Var("DUITKU_API_URL"), err)
+		}
 	}
 	switch {
 	case !s.VerifyStatus:
