@@ -24,7 +24,11 @@
 // same key but another fingerprint (else the receiver's 422 for a changed
 // payload could never fire); a body that names a member twice, once in
 // another case (as encoding/json would match it), is refused; and different
-// fixtures have different keys. For a providers.Batcher (Adyen), whose
+// fixtures have different keys; and changing any top-level field the
+// signature does not cover, without signing again, either fails
+// verification or leaves the event's key and type as they were, unless the
+// kit declares the field confirmed with the provider (Kit.ConfirmedFields)
+// or the provider signs no body (Kit.UnsignedKeyReason). For a providers.Batcher (Adyen), whose
 // items are each signed inside the body, every item of every fixture is
 // checked: each verifies and splits on its own as the core service receives
 // it, one tampered item (Kit.TamperItem) fails the whole request, and a
