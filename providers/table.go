@@ -52,4 +52,17 @@ type Env struct {
 	// StoreCalls is the store's share of a lease: the rest of the claim
 	// call and the record of the answer, each bounded by the store timeout.
 	StoreCalls time.Duration
+	// SharedStore says the dedupe store is shared by several nodes
+	// (postgres, tiered): a defence an adapter keeps in its own memory
+	// then holds on one node only.
+	SharedStore bool
+}
+
+// Warner is implemented by a provider's Settings when a configuration that
+// passes Check may still leave a known gap open: an event status that the
+// provider's signature does not cover, with the confirmation that closes
+// it turned off. `webhookd serve` logs each warning at start-up. Warnings
+// returns nothing while the provider is off, and never quotes a secret.
+type Warner interface {
+	Warnings(env Env) []string
 }

@@ -178,13 +178,35 @@ func (c *config) check() error {
 	default:
 		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
 	}
-	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls()}
+	env := c.providerEnv()
 	for _, p := range c.providers {
 		if err := p.settings.Check(env); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// providerEnv is what the providers' Check and Warnings see of the rest of
+// the configuration.
+func (c *config) providerEnv() providers.Env {
+	return providers.Env{
+		Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls(),
+		SharedStore: c.Store == "postgres" || c.Store == "tiered",
+	}
+}
+
+// providerWarnings collects the warnings of every provider whose settings
+// are a providers.Warner, in table order: serve logs them at start-up.
+func (c *config) providerWarnings() []string {
+	env := c.providerEnv()
+	var out []string
+	for _, p := range c.providers {
+		if w, ok := p.settings.(providers.Warner); ok {
+			out = append(out, w.Warnings(env)...)
+		}
+	}
+	return out
 }
 
 // leaseStoreCalls is the store's share of a lease: it starts as the claim

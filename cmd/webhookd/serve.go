@@ -45,6 +45,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, w := range cfg.unknown {
 		log.Warn(w)
 	}
+	// A provider left open to forged event statuses starts, but says so.
+	for _, w := range cfg.providerWarnings() {
+		log.Warn(w)
+	}
 	if err := serve(ctx, cfg, log, nil); err != nil {
 		log.Error("webhookd stopped", "error", err.Error())
 		return 1

@@ -86,6 +86,19 @@ func (s *Settings) Check(env providers.Env) error {
 	return nil
 }
 
+// Warnings implements providers.Warner: PayPal's signature covers the body
+// only through its CRC-32, and the defence against a second body under one
+// transmission (TransmissionCache) lives in each process's memory. With a
+// store shared by several nodes (env.SharedStore) a forged body sent to
+// another node is not refused unless each delivery is confirmed with
+// PayPal's API (client id and secret).
+func (s *Settings) Warnings(env providers.Env) []string {
+	if len(s.WebhookIDs) == 0 || !env.SharedStore || (s.ClientID != "" && s.ClientSecret != "") {
+		return nil
+	}
+	return []string{fmt.Sprintf("paypal: with a store shared by several nodes, the per-process transmission cache cannot stop a CRC-32 forgery of a captured delivery sent to another node; set %s and %s to confirm each delivery with PayPal's API", env.Var("PAYPAL_CLIENT_ID"), env.Var("PAYPAL_CLIENT_SECRET"))}
+}
+
 // Build returns the adapter when at least one webhook id is set.
 func (s *Settings) Build() (providers.Provider, error) {
 	if len(s.WebhookIDs) == 0 {

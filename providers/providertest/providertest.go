@@ -24,7 +24,11 @@
 // same key but another fingerprint (else the receiver's 422 for a changed
 // payload could never fire); a body that names a member twice, once in
 // another case (as encoding/json would match it), is refused; and different
-// fixtures have different keys. For a providers.Batcher (Adyen), whose
+// fixtures have different keys; and changing any top-level field the
+// signature does not cover, without signing again, either fails
+// verification or leaves the event's key and type as they were, unless the
+// kit declares the field confirmed with the provider (Kit.ConfirmedFields)
+// or the provider signs no body (Kit.UnsignedKeyReason). For a providers.Batcher (Adyen), whose
 // items are each signed inside the body, every item of every fixture is
 // checked: each verifies and splits on its own as the core service receives
 // it, one tampered item (Kit.TamperItem) fails the whole request, and a
@@ -149,6 +153,20 @@ type Kit struct {
 	// whole-body tamper checks, which cannot tell a signed byte of an item
 	// from an unsigned one.
 	TamperItem func(body []byte, i int) [][]byte
+	// ConfirmedFields lists top-level fields outside SignedFields that the
+	// event key or type is derived from, for an adapter whose
+	// providers.Confirmer checks them with the provider's API before
+	// anything is forwarded (Midtrans's transaction_status, Duitku's
+	// resultCode and reference). The kit requires the adapter to be a
+	// Confirmer. Without it, changing an unsigned field must fail
+	// verification or leave every event's key and type as they were (see
+	// Run).
+	ConfirmedFields []string
+	// UnsignedKeyReason, for a provider with BodyUnsigned (Xendit's static
+	// callback token), says why its event key may come from the body the
+	// token does not sign; the unsigned-field check is then skipped with
+	// this reason. It is required with BodyUnsigned, and refused without.
+	UnsignedKeyReason string
 }
 
 // Run runs the conformance checks for k, one subtest per fixture plus one
@@ -162,6 +180,11 @@ func Run(t *testing.T, k Kit) {
 	require.NotEmpty(t, k.OtherSecret, "Kit.OtherSecret is required")
 	require.NotEqual(t, k.Secret, k.OtherSecret, "Kit.Secret and Kit.OtherSecret must differ")
 	require.False(t, k.BodyUnsigned && k.SignedFields != nil, "Kit.BodyUnsigned and Kit.SignedFields exclude each other")
+	require.Equal(t, k.BodyUnsigned, k.UnsignedKeyReason != "",
+		"Kit.UnsignedKeyReason is required with Kit.BodyUnsigned (why may the key come from an unsigned body?), and only with it")
+	for _, f := range k.ConfirmedFields {
+		require.False(t, slices.Contains(k.SignedFields, f), "Kit.ConfirmedFields: %s is signed", f)
+	}
 
 	paths, err := filepath.Glob(filepath.Join(k.Fixtures, "*.json"))
 	require.NoError(t, err)
@@ -296,6 +319,10 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) []providers.Event {
 				requireRefused(t, p, h, flipAt(body, at), "body byte %d changed", at)
 			}
 		}
+	})
+
+	t.Run("unsigned field cannot change the key or type", func(t *testing.T) {
+		k.checkUnsignedFields(t, p, h, body, ev)
 	})
 
 	t.Run("missing signature is refused", func(t *testing.T) {
