@@ -81,12 +81,16 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: Postgres: %v", errSkipped, err)
 		}
-		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+dsn)
+		// The name finds webhookd's backends in pg_stat_activity, for
+		// their CPU time; other clients of the server have other names.
+		app := "webhookbench_" + newRunID()
+		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+withParam(dsn, "application_name", app))
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
 		if err != nil {
 			drop()
 			return nil, nil, err
 		}
+		p.cpu = append(p.cpu, pgBackendSource(o.pgDSN, app))
 		return p, func() { p.stop(); drop() }, nil
 	case variantProxy:
 		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
@@ -119,6 +123,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			rdb.Close()
 			return nil, nil, err
 		}
+		p.cpu = append(p.cpu, redisServerSource(rdb))
 		return p, func() {
 			p.stop()
 			dropRedisPrefix(rdb, prefix)
