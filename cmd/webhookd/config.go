@@ -172,7 +172,8 @@ func (c *config) check() error {
 	default:
 		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
 	}
-	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls()}
+	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls(),
+		Retention: c.Retention}
 	for _, p := range c.providers {
 		if err := p.settings.Check(env); err != nil {
 			return err
