@@ -1,6 +1,9 @@
 package providers
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Entry is one provider's line in webhookd's provider table
 // (cmd/webhookd/providers.go): everything the command needs to configure,
@@ -56,6 +59,11 @@ type Env struct {
 	// (postgres, tiered): a defence an adapter keeps in its own memory
 	// then holds on one node only.
 	SharedStore bool
+	// Retention is how long a COMPLETED or FAILED record is kept
+	// (WEBHOOKD_RETENTION): once it is pruned, a captured delivery of its
+	// event is forwarded again unless the adapter refuses it as too old.
+	// Zero when unknown; then nothing is checked against it.
+	Retention time.Duration
 }
 
 // Warner is implemented by a provider's Settings when a configuration that
@@ -65,4 +73,16 @@ type Env struct {
 // returns nothing while the provider is off, and never quotes a secret.
 type Warner interface {
 	Warnings(env Env) []string
+}
+
+// BelowRetention refuses a provider's tolerance (the variable name, as
+// tagged) for the age of a signed timestamp that is not shorter than
+// Retention: a capture could then outlive its record and still verify. Its
+// error names both variables, on one line.
+func (e Env) BelowRetention(name string, tolerance time.Duration) error {
+	if e.Retention <= 0 || tolerance < e.Retention {
+		return nil
+	}
+	return fmt.Errorf("%s: %s must be shorter than %s (%s): a capture older than the retention would be forwarded again",
+		e.Var(name), tolerance, e.Var("RETENTION"), e.Retention)
 }

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -254,4 +255,53 @@ func TestAdyenBatchAnswers(t *testing.T) {
 		require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
 		require.Equal(t, receiver.RejectedByWebhookd, r.header.Get(receiver.RejectedByHeader))
 	})
+}
+
+// TestAdyenBatchTimeBudget: a slow core service cannot make a batch take
+// one dispatch budget per item. The request has Config.BatchTimeout in all:
+// the forward in flight when it runs out is cut (its key released), the
+// items not reached are not claimed, and the answer is 503 so that Adyen
+// sends the request again.
+func TestAdyenBatchTimeBudget(t *testing.T) {
+	const slow, budget = 400 * time.Millisecond, 600 * time.Millisecond
+	a := newAdyen(t)
+	var seen deliveries
+	h := newHarness(t, withProviders(a), func(h *harness) {
+		h.fwdTO = 5 * time.Second
+		h.config = func(c *receiver.Config) {
+			c.BatchTimeout = budget
+			c.OnDelivery = seen.add
+		}
+	})
+	h.down.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(slow):
+		case <-r.Context().Done():
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	start := time.Now()
+	r := h.signed(a, fixture(t, "adyen", "batch_of_three.json"))
+	took := time.Since(start)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, r.body)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	require.Less(t, took, 3*slow, "one budget for the request, not one per item")
+	require.Equal(t, dedupe.Completed, h.state(adyenBatch[0]))
+	require.Zero(t, h.state(adyenBatch[1]), "cut at the budget: released")
+	require.Zero(t, h.state(adyenBatch[2]), "not reached: never claimed")
+	keys, _ := h.forwarded()
+	require.Equal(t, adyenBatch[:2], keys, "the third item is not forwarded")
+	got := seen.take()
+	require.Len(t, got, 4)
+	for i, want := range []receiver.Outcome{receiver.OutcomeForwarded, receiver.OutcomeUnavailable, receiver.OutcomeUnavailable, receiver.OutcomeBatch} {
+		require.Equal(t, want, got[i].Outcome, "delivery %d", i)
+	}
+
+	// Adyen's retry: the first item is replayed, the rest forwarded.
+	h.down.setHandler(nil)
+	r = h.signed(a, fixture(t, "adyen", "batch_of_three.json"))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	for _, k := range adyenBatch {
+		require.Equal(t, dedupe.Completed, h.state(k))
+	}
 }

@@ -2,6 +2,7 @@ package receiver
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 
 	"github.com/webhookd/webhookd/providers"
@@ -20,16 +21,20 @@ import (
 //     IN_FLIGHT on another request (409), with another payload (422) or
 //     whose forward failed (503) does not keep the items after it from
 //     being forwarded and recorded, so that the provider's retry of the
-//     request finds them finished and forwards only what is not. The price
-//     is time: with the core service down, each item spends its own
-//     dispatch budget (WEBHOOKD_DISPATCH_TIMEOUT) before the request is
-//     answered.
+//     request finds them finished and forwards only what is not, as far
+//     as the request's time budget reaches (below).
 //   - The provider is answered its acknowledgement (providers.Acknowledger;
 //     200 with no body otherwise) once every item is COMPLETED or FAILED,
 //     forwarded now or replayed; else the answer of the most urgent item
 //     that is not, in this order: 503, 409, 422, then any other (a core
 //     service's 4xx under WEBHOOKD_FAILED_POLICY=retry, which released the
 //     key), the first in the request's order among equals.
+//   - The request has one time budget, Config.BatchTimeout (serve sets the
+//     dispatch timeout, what one single-event request may take): when it
+//     runs out, the forward in flight is cut and its key released, and the
+//     items not reached are answered 503 without being claimed, so that
+//     the provider, which gives up on a slow answer anyway, retries the
+//     request and finds the finished items replayed.
 //
 // Each item gets its own delivery line and OnDelivery call; the request
 // gets one more, with OutcomeBatch and Items set.
@@ -65,9 +70,15 @@ func (h *handler) receiveItems(d *delivery, p providers.Provider, body []byte) {
 		return
 	}
 	d.provider, d.body, d.Items = p, body, len(items)
+	var budget context.Context
+	if h.BatchTimeout > 0 {
+		var cancel context.CancelFunc
+		budget, cancel = context.WithTimeout(context.WithoutCancel(d.r.Context()), h.BatchTimeout)
+		defer cancel()
+	}
 	done := make([]*delivery, len(items))
 	for i, it := range items {
-		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event}
+		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event, budget: budget}
 		item.Provider = d.Provider
 		item.Key, item.Type = d.Provider+":"+it.Event.Key, it.Event.Type
 		h.deliverItem(item)
@@ -76,10 +87,24 @@ func (h *handler) receiveItems(d *delivery, p providers.Provider, body []byte) {
 	h.answerItems(d, done)
 }
 
-// deliverItem delivers one item and reports it.
+// deliverItem delivers one item and reports it: an item the request's
+// budget does not reach is answered ErrBatchTimeout, unclaimed.
 func (h *handler) deliverItem(item *delivery) {
 	defer h.report(item)
+	if item.budget != nil && item.budget.Err() != nil {
+		h.fail(item, ErrBatchTimeout, nil)
+		return
+	}
 	h.deliver(item)
+}
+
+// outOfTime names the request's budget as the reason an item's outbound
+// call could not complete, when it is.
+func (h *handler) outOfTime(d *delivery, err error) error {
+	if status, _ := classify(err); status == http.StatusServiceUnavailable && d.budget != nil && d.budget.Err() != nil {
+		return ErrBatchTimeout
+	}
+	return err
 }
 
 // finished reports whether an item's event is COMPLETED or FAILED: the

@@ -20,6 +20,10 @@ var (
 	ErrBadEvent = errors.New("event key or type unusable")
 	// ErrDownstreamUnavailable: the core service could not take the event.
 	ErrDownstreamUnavailable = errors.New("downstream unavailable, retry later")
+	// ErrBatchTimeout: a request split into items ran out of
+	// Config.BatchTimeout before this item was settled: it was not claimed,
+	// or its forward was cut and its key released.
+	ErrBatchTimeout = errors.New("request out of time before this item, retry later")
 	// ErrShuttingDown: the server is stopping and the delivery could not be
 	// forwarded before the grace period ran out; its key was released.
 	ErrShuttingDown = errors.New("webhookd is shutting down, retry later")
@@ -137,7 +141,7 @@ var statusTable = []statusRow{
 	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil},
 	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil},
 	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil},
-	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
 	// Store errors carry storage detail (errno text, paths, hosts).
 	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable},
 }

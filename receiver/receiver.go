@@ -104,6 +104,15 @@ type Config struct {
 	// fail, release) and the /readyz probe: a call that runs out answers
 	// 503 with Retry-After. DefaultStoreTimeout if zero.
 	StoreTimeout time.Duration
+	// BatchTimeout bounds the whole of a request split into items (a
+	// providers.Batcher's, docs/contract.md "Batches (Adyen)"), whose items
+	// are forwarded one after another, each within the forwarder's own
+	// budget: without it a batch of N items could take N dispatch budgets
+	// while the provider gives up after one and sends the request again.
+	// When it runs out, the forward in flight is cut (its key released)
+	// and the items not reached are not claimed; each answers 503, and so
+	// does the request. No bound if zero.
+	BatchTimeout time.Duration
 	// RetryAfter is the Retry-After sent with 503 answers.
 	RetryAfter time.Duration
 	Logger     *slog.Logger
@@ -172,6 +181,10 @@ type delivery struct {
 	provider providers.Provider
 	body     []byte
 	ev       providers.Event
+	// budget, set on the items of a request split into items when
+	// Config.BatchTimeout is, ends when the request's time is up: it cuts
+	// the item's outbound calls as BaseContext does.
+	budget context.Context
 	// storeCtx runs the store calls; lease is set once the key is claimed.
 	storeCtx context.Context
 	lease    dedupe.Lease
@@ -265,10 +278,13 @@ func (h *handler) forward(d *delivery) {
 	callCtx, cancel := context.WithCancel(d.storeCtx)
 	defer cancel()
 	defer context.AfterFunc(h.BaseContext, cancel)()
+	if d.budget != nil {
+		defer context.AfterFunc(d.budget, cancel)()
+	}
 	if c, ok := d.provider.(providers.Confirmer); ok {
 		if err := c.Confirm(callCtx, d.ev, d.body); err != nil {
 			h.release(d)
-			h.fail(d, h.orShutdown(err), nil)
+			h.fail(d, h.outOfTime(d, h.orShutdown(err)), nil)
 			return
 		}
 	}
@@ -294,7 +310,7 @@ func (h *handler) forward(d *delivery) {
 		h.release(d)
 	default:
 		h.release(d)
-		h.fail(d, h.orShutdown(ErrDownstreamUnavailable), nil)
+		h.fail(d, h.outOfTime(d, h.orShutdown(ErrDownstreamUnavailable)), nil)
 		return
 	}
 	// The downstream has acted on the event; its answer stands even if

@@ -193,6 +193,7 @@ func (c *config) providerEnv() providers.Env {
 	return providers.Env{
 		Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls(),
 		SharedStore: c.Store == "postgres" || c.Store == "tiered",
+		Retention:   c.Retention,
 	}
 }
 

@@ -115,6 +115,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		Metrics:      met.Handler(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
 		StoreTimeout: cfg.StoreTimeout,
+		// A batch gets what one single-event request may take: Adyen
+		// gives up on an answer after 10 s (docs/contract.md).
+		BatchTimeout: cfg.DispatchTimeout,
 		FailedPolicy: receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:       log,
 		OnDelivery:   met.ObserveDelivery,

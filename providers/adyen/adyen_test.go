@@ -347,3 +347,105 @@ func TestAcknowledgement(t *testing.T) {
 	require.Equal(t, "[accepted]", string(ack.Body))
 	require.True(t, strings.HasPrefix(ack.ContentType, "text/plain"))
 }
+
+// TestLive: live is not signed, and is copied into every item's forwarded
+// body, so only the two values Adyen sends are accepted (a padded live
+// would be copied MaxItems times).
+func TestLive(t *testing.T) {
+	a := newAdapter(t, vecKey)
+	items := `,"notificationItems":[` + vecItem(vecSignature) + `]}`
+	tests := []struct {
+		live    string
+		wantErr error
+	}{
+		{`"false"`, nil},
+		{`"true"`, nil},
+		{` "true" `, nil},
+		{`false`, adyen.ErrLive},
+		{`true`, adyen.ErrLive},
+		{`null`, adyen.ErrLive},
+		{`0`, adyen.ErrLive},
+		{`""`, adyen.ErrLive},
+		{`"TRUE"`, adyen.ErrLive},
+		{`"tru\u0065"`, adyen.ErrLive},
+		{`"false "`, adyen.ErrLive},
+		{`{"pad":"x"}`, adyen.ErrLive},
+		{`"` + strings.Repeat("x", 1000) + `"`, adyen.ErrLive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.live[:min(len(tt.live), 12)], func(t *testing.T) {
+			body := []byte(`{"live":` + tt.live + items)
+			err := a.Verify(nil, body)
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantErr)
+			require.ErrorIs(t, err, providers.ErrUnauthorized)
+			_, err = a.Split(nil, body)
+			require.ErrorIs(t, err, providers.ErrMalformed)
+		})
+	}
+}
+
+// TestItemWrapper: an element of notificationItems holds the
+// NotificationRequestItem and nothing else, as Adyen sends it: an unsigned
+// sibling would be forwarded with the item.
+func TestItemWrapper(t *testing.T) {
+	a := newAdapter(t, vecKey)
+	good := vecItem(vecSignature)
+	for _, item := range []string{
+		strings.Replace(good, `{"NotificationRequestItem":`, `{"extra":"x","NotificationRequestItem":`, 1),
+		strings.TrimSuffix(good, `}`) + `,"extra":{}}`,
+		strings.TrimSuffix(good, `}`) + `,"notificationrequestitem2":null}`,
+	} {
+		require.ErrorIs(t, a.Verify(nil, notification(item)), adyen.ErrUnreadableBody, item)
+		_, err := a.Split(nil, notification(item))
+		require.ErrorIs(t, err, adyen.ErrNotJSON)
+	}
+}
+
+// TestForwardedBytes bounds what Split builds for the core service: the
+// items' bytes plus a fixed wrapper each, whatever the request. The attack
+// it guards against is one genuine item repeated MaxItems times behind a
+// padded live, ~850 KB: before live was checked, Split built MaxItems
+// copies of the padding (~85 MB from a 1 MiB request).
+func TestForwardedBytes(t *testing.T) {
+	a := newAdapter(t, vecKey)
+	items := make([]string, adyen.MaxItems)
+	for i := range items {
+		items[i] = vecItem(vecSignature)
+	}
+	list := `,"notificationItems":[` + strings.Join(items, ",") + `]}`
+	padded := []byte(`{"live":"` + strings.Repeat("x", 850<<10) + `"` + list)
+	err := a.Verify(nil, padded)
+	if err == nil {
+		split, err := a.Split(nil, padded)
+		require.NoError(t, err)
+		t.Errorf("padded live accepted: %d items, %d forwarded bytes from a %d-byte request",
+			len(split), forwardedBytes(split), len(padded))
+	}
+	require.ErrorIs(t, err, adyen.ErrLive)
+
+	// The largest batch that verifies: MaxItems items, each padded in an
+	// unsigned member up to a 1 MiB body.
+	pad := strings.Repeat("y", (1<<20)/adyen.MaxItems-len(items[0])-40)
+	for i := range items {
+		items[i] = strings.Replace(vecItem(vecSignature), `"success"`, `"reason":"`+pad+`","success"`, 1)
+	}
+	body := notification(items...)
+	require.NoError(t, a.Verify(nil, body))
+	split, err := a.Split(nil, body)
+	require.NoError(t, err)
+	got := forwardedBytes(split)
+	t.Logf("%d items: %d forwarded bytes from a %d-byte request (%.3fx)", len(split), got, len(body), float64(got)/float64(len(body)))
+	require.LessOrEqual(t, got, len(body)+adyen.MaxItems*len(`{"live":"false","notificationItems":[]}`))
+}
+
+func forwardedBytes(items []providers.Item) int {
+	n := 0
+	for _, it := range items {
+		n += len(it.Body)
+	}
+	return n
+}

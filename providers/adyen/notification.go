@@ -18,9 +18,15 @@ const MaxItems = 100
 // read: Verify answers it as unauthenticated, Split as malformed.
 var errNotNotification = errors.New("adyen: not a notification")
 
+// errLive means the body's live member is neither "true" nor "false"
+// (Verify's ErrLive).
+var errLive = errors.New("adyen: live is not true or false")
+
 // notification is one parsed request.
 type notification struct {
-	// live is the request's live member, exactly as sent.
+	// live is the request's live member, exactly as sent: "true" or
+	// "false" with its quotes (isLive), since it is unsigned and copied
+	// into every item's forwarded body.
 	live  json.RawMessage
 	items []item
 }
@@ -79,6 +85,9 @@ func readNotification(body []byte) (*notification, error) {
 	if err != nil || !ok {
 		return nil, errNotNotification
 	}
+	if !isLive(live.Value) {
+		return nil, errLive
+	}
 	list, ok, err := o.Get("notificationItems")
 	if err != nil || !ok {
 		return nil, errNotNotification
@@ -106,6 +115,13 @@ func readNotification(body []byte) (*notification, error) {
 	return n, nil
 }
 
+// isLive reports whether raw, a member's value as sent, is one of the two
+// strings Adyen sends for live (its libraries model live as a string).
+// Escaped spellings and booleans are refused: one value, one spelling.
+func isLive(raw []byte) bool {
+	return string(raw) == `"true"` || string(raw) == `"false"`
+}
+
 // readItem parses one element of notificationItems, found at offset at.
 func readItem(raw []byte, at int) (item, error) {
 	elem, err := rawjson.Parse(raw)
@@ -113,7 +129,9 @@ func readItem(raw []byte, at int) (item, error) {
 		return item{}, errNotNotification
 	}
 	m, ok, err := elem.Get("NotificationRequestItem")
-	if err != nil || !ok {
+	// Nothing beside it: the element is forwarded whole, and a sibling
+	// would reach the core service unsigned.
+	if err != nil || !ok || elem.Len() != 1 {
 		return item{}, errNotNotification
 	}
 	obj, ok, err := elem.Object("NotificationRequestItem")

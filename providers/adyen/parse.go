@@ -37,8 +37,10 @@ const MaxFieldBytes = 120
 // Adyen sends unchanged on every retry; the unsigned rest (eventDate,
 // additionalData with its signature, which a key rotation changes) is left
 // out. Each item's Body is {"live":<live>,"notificationItems":[<item>]}
-// with the request's live value and the item's bytes as sent. Its errors
-// wrap providers.ErrMalformed.
+// with the request's live value ("true" or "false", nothing else is read)
+// and the item's bytes as sent, so that all the bodies together hold no
+// more than the request's bytes and a fixed wrapper per item
+// (TestForwardedBytes). Its errors wrap providers.ErrMalformed.
 func (a *Adapter) Split(_ http.Header, body []byte) ([]providers.Item, error) {
 	n, err := readNotification(body)
 	if err != nil || len(n.items) == 0 {

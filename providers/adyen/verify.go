@@ -3,6 +3,7 @@ package adyen
 import (
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 
@@ -21,10 +22,16 @@ var (
 	// ErrUnreadableBody means the body is not a notification whose
 	// items' signatures can be checked: not one JSON object with unique
 	// member names, no live or notificationItems member, an item that is
-	// not an object holding a NotificationRequestItem object, a signed
+	// not an object holding a NotificationRequestItem object and nothing
+	// else, a signed
 	// field that is not a string (amount.value not an integer), or more
 	// than MaxItems items.
 	ErrUnreadableBody = fmt.Errorf("%w: adyen: body is not a readable notification", providers.ErrUnauthorized)
+	// ErrLive means the request's live member is not the string "true"
+	// or "false", the only values Adyen sends. live is not signed and is
+	// copied into every item's forwarded body, so nothing else is let
+	// through.
+	ErrLive = fmt.Errorf("%w: adyen: live is not \"true\" or \"false\"", providers.ErrUnauthorized)
 	// ErrNoItems means notificationItems is empty: nothing is signed.
 	ErrNoItems = fmt.Errorf("%w: adyen: notification has no items", providers.ErrUnauthorized)
 	// ErrNotSigned means an item has no additionalData.hmacSignature, or
@@ -48,7 +55,10 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 		return ErrBasicAuth
 	}
 	n, err := readNotification(body)
-	if err != nil {
+	switch {
+	case errors.Is(err, errLive):
+		return ErrLive
+	case err != nil:
 		return ErrUnreadableBody
 	}
 	if len(n.items) == 0 {

@@ -60,6 +60,11 @@ func (s *Settings) Check(env providers.Env) error {
 	case s.TransmissionCache < 0:
 		return v("PAYPAL_TRANSMISSION_CACHE", "must not be negative")
 	}
+	if len(s.WebhookIDs) > 0 {
+		if err := env.BelowRetention("PAYPAL_TOLERANCE", s.Tolerance); err != nil {
+			return err
+		}
+	}
 	if s.APIURL != "" {
 		if _, err := ParseAPIURL(s.APIURL); err != nil {
 			return v("PAYPAL_API_URL", "%v", err)
