@@ -204,10 +204,10 @@ func New(opts Options) (*Forwarder, error) {
 	f.transport = rt
 	f.client = &http.Client{
 		Transport: sendOnce{rt},
-		// A per-attempt bound as well as the context deadline, so that an
-		// attempt cannot outlive the budget even if a caller's context
-		// carries no deadline of its own.
-		Timeout: opts.Timeout,
+		// No Timeout: Forward puts the budget on every request's context,
+		// which bounds each attempt and its body as well, whatever the
+		// caller's context. A Client.Timeout on top would only arm a second
+		// timer and cancel context per attempt (net/http's setRequestCancel).
 		// A redirect from the core service is a misconfigured URL; following
 		// it would POST the event somewhere nobody configured. The 3xx is
 		// returned as it is and classified Unavailable.
@@ -343,23 +343,25 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	return res
 }
 
+// setHeaders sets the forward's headers on h, which holds none of them yet.
+// The names are written in canonical form, so they go into the map as they
+// are (what h.Set would do after canonicalising them), and every value
+// slice is cut from one array: one allocation for all of them instead of
+// one per header on every forward.
 func setHeaders(h http.Header, req Request) {
 	ct := req.ContentType
 	if ct == "" {
 		ct = defaultContentType
 	}
-	h.Set("Content-Type", ct)
-	h.Set("User-Agent", userAgent)
-	// Empty values are left out rather than sent blank: a blank
-	// Idempotency-Key is worse than none to a core service that dedupes.
-	for _, kv := range [...][2]string{
-		{"Idempotency-Key", req.IdempotencyKey},
-		{"Webhook-Provider", req.Provider},
-		{"Webhook-Event-Id", req.EventKey},
-		{"Webhook-Event-Type", req.EventType},
-	} {
-		if kv[1] != "" {
-			h.Set(kv[0], kv[1])
+	vals := [...]string{ct, userAgent, req.IdempotencyKey, req.Provider, req.EventKey, req.EventType}
+	names := [...]string{"Content-Type", "User-Agent", "Idempotency-Key", "Webhook-Provider", "Webhook-Event-Id", "Webhook-Event-Type"}
+	backing := vals[:]
+	for i, name := range names {
+		// Empty values are left out rather than sent blank: a blank
+		// Idempotency-Key is worse than none to a core service that
+		// dedupes.
+		if backing[i] != "" {
+			h[name] = backing[i : i+1 : i+1]
 		}
 	}
 }
@@ -382,7 +384,9 @@ func readBody(body io.ReadCloser) ([]byte, error) {
 // http.Client and its pool are shared) lets the hooks count this call's
 // attempts and see this call's deadline without any shared mutable state.
 type call struct {
-	client     *retryablehttp.Client
+	// client is held by value: the call and its client are one
+	// allocation.
+	client     retryablehttp.Client
 	deadline   time.Time
 	attempts   int
 	lastStatus int
@@ -392,7 +396,7 @@ type call struct {
 func (f *Forwarder) newCall(ctx context.Context, req Request) *call {
 	c := &call{}
 	c.deadline, _ = ctx.Deadline()
-	c.client = &retryablehttp.Client{
+	c.client = retryablehttp.Client{
 		HTTPClient:   f.client,
 		RetryWaitMin: f.waitMin,
 		RetryWaitMax: f.waitMax,

@@ -117,3 +117,61 @@ func VerifyDelivery(ctx context.Context, p Provider, header http.Header, body []
 	}
 	return p.Verify(header, body)
 }
+
+// Item is one event of a request that carries several (see Batcher).
+type Item struct {
+	// Event is the item's own event: its key, type and fingerprint.
+	Event Event
+	// Body is what the core service receives for this item, in place of
+	// the request's body (Adyen: a notification holding this one item,
+	// its bytes unchanged).
+	Body []byte
+}
+
+// Batcher is implemented by adapters whose one request may carry several
+// events, each signed on its own (Adyen's notificationItems). The receiver
+// verifies the whole request first (Verify must check every item, so that
+// one forged item fails the request before anything is stored), then
+// claims, forwards and records each item under its own key, in the order
+// Split returns them, and answers the provider from the items' outcomes
+// (docs/contract.md, "Batches (Adyen)"). Its Parse, which cannot return
+// several events, must fail with an error wrapping ErrMalformed for a
+// request of more than one item. Single-event adapters need not implement
+// it.
+type Batcher interface {
+	// Split derives the events of a verified delivery, in the request's
+	// order, each with the body to forward. Its errors wrap ErrMalformed.
+	Split(header http.Header, body []byte) ([]Item, error)
+}
+
+// SplitDelivery derives the events of a verified delivery: p's Split when p
+// is a Batcher, else the one event of ParseDelivery, forwarded with the
+// request's own body. The receiver and the conformance kit call it.
+func SplitDelivery(p Provider, header http.Header, body []byte) ([]Item, error) {
+	if b, ok := p.(Batcher); ok {
+		return b.Split(header, body)
+	}
+	ev, err := ParseDelivery(p, header, body)
+	if err != nil {
+		return nil, err
+	}
+	return []Item{{Event: ev, Body: body}}, nil
+}
+
+// Acknowledgement is the answer a provider expects once it need not send a
+// request again.
+type Acknowledgement struct {
+	Status      int
+	ContentType string
+	Body        []byte
+}
+
+// Acknowledger is implemented by adapters whose provider expects a set
+// answer rather than the core service's own (Adyen: 200 with the text body
+// "[accepted]"). The receiver answers it once every event of the request
+// is COMPLETED or FAILED, forwarded now or replayed; until then it answers
+// as for a batch (see Batcher). A Batcher that is not an Acknowledger is
+// answered 200 with no body.
+type Acknowledger interface {
+	Acknowledgement() Acknowledgement
+}

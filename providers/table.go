@@ -1,6 +1,9 @@
 package providers
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Entry is one provider's line in webhookd's provider table
 // (cmd/webhookd/providers.go): everything the command needs to configure,
@@ -52,4 +55,34 @@ type Env struct {
 	// StoreCalls is the store's share of a lease: the rest of the claim
 	// call and the record of the answer, each bounded by the store timeout.
 	StoreCalls time.Duration
+	// SharedStore says the dedupe store is shared by several nodes
+	// (postgres, tiered): a defence an adapter keeps in its own memory
+	// then holds on one node only.
+	SharedStore bool
+	// Retention is how long a COMPLETED or FAILED record is kept
+	// (WEBHOOKD_RETENTION): once it is pruned, a captured delivery of its
+	// event is forwarded again unless the adapter refuses it as too old.
+	// Zero when unknown; then nothing is checked against it.
+	Retention time.Duration
+}
+
+// Warner is implemented by a provider's Settings when a configuration that
+// passes Check may still leave a known gap open: an event status that the
+// provider's signature does not cover, with the confirmation that closes
+// it turned off. `webhookd serve` logs each warning at start-up. Warnings
+// returns nothing while the provider is off, and never quotes a secret.
+type Warner interface {
+	Warnings(env Env) []string
+}
+
+// BelowRetention refuses a provider's tolerance (the variable name, as
+// tagged) for the age of a signed timestamp that is not shorter than
+// Retention: a capture could then outlive its record and still verify. Its
+// error names both variables, on one line.
+func (e Env) BelowRetention(name string, tolerance time.Duration) error {
+	if e.Retention <= 0 || tolerance < e.Retention {
+		return nil
+	}
+	return fmt.Errorf("%s: %s must be shorter than %s (%s): a capture older than the retention would be forwarded again",
+		e.Var(name), tolerance, e.Var("RETENTION"), e.Retention)
 }

@@ -20,6 +20,10 @@ var (
 	ErrBadEvent = errors.New("event key or type unusable")
 	// ErrDownstreamUnavailable: the core service could not take the event.
 	ErrDownstreamUnavailable = errors.New("downstream unavailable, retry later")
+	// ErrBatchTimeout: a request split into items ran out of
+	// Config.BatchTimeout before this item was settled: it was not claimed,
+	// or its forward was cut and its key released.
+	ErrBatchTimeout = errors.New("request out of time before this item, retry later")
 	// ErrShuttingDown: the server is stopping and the delivery could not be
 	// forwarded before the grace period ran out; its key was released.
 	ErrShuttingDown = errors.New("webhookd is shutting down, retry later")
@@ -72,6 +76,10 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 	// OutcomeError: anything else, a handler panic included (500).
 	OutcomeError Outcome = "error"
+	// OutcomeBatch: a verified request split into items (a
+	// providers.Batcher's), answered from its items' outcomes; each item
+	// is counted with its own outcome besides.
+	OutcomeBatch Outcome = "batch"
 )
 
 // Outcomes lists every value Delivery.Outcome takes, so that metrics can
@@ -80,7 +88,7 @@ func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeForwarded, OutcomeReplayed, OutcomeConflict, OutcomeMismatch, OutcomeUnauthorized,
 		OutcomeBadRequest, OutcomeTooLarge, OutcomeUnavailable, OutcomeCoreRejected, OutcomeNotFound,
-		OutcomeError,
+		OutcomeError, OutcomeBatch,
 	}
 }
 
@@ -133,7 +141,7 @@ var statusTable = []statusRow{
 	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil},
 	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil},
 	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil},
-	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
 	// Store errors carry storage detail (errno text, paths, hosts).
 	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable},
 }

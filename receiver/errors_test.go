@@ -28,6 +28,7 @@ func TestClassify(t *testing.T) {
 		{dedupe.ErrFingerprintMismatch, http.StatusUnprocessableEntity, OutcomeMismatch},
 		{dedupe.ErrInFlight, http.StatusConflict, OutcomeConflict},
 		{ErrDownstreamUnavailable, http.StatusServiceUnavailable, OutcomeUnavailable},
+		{ErrBatchTimeout, http.StatusServiceUnavailable, OutcomeUnavailable},
 		{fmt.Errorf("%w: disk full", dedupe.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},
 		{dedupe.ErrClosed, http.StatusServiceUnavailable, OutcomeUnavailable},
 		{fmt.Errorf("%w: timeout", providers.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},

@@ -74,6 +74,10 @@ type Delivery struct {
 	// RejectedBy is RejectedByCore or RejectedByWebhookd when Status is a
 	// 4xx, as sent in RejectedByHeader; empty otherwise.
 	RejectedBy string
+	// Items is how many events the request carried, on the line of a
+	// request split into items (OutcomeBatch); each item has its own
+	// Delivery too. Zero otherwise.
+	Items int
 }
 
 // Config holds the receiver's dependencies and settings.
@@ -100,11 +104,21 @@ type Config struct {
 	// fail, release) and the /readyz probe: a call that runs out answers
 	// 503 with Retry-After. DefaultStoreTimeout if zero.
 	StoreTimeout time.Duration
+	// BatchTimeout bounds the whole of a request split into items (a
+	// providers.Batcher's, docs/contract.md "Batches (Adyen)"), whose items
+	// are forwarded one after another, each within the forwarder's own
+	// budget: without it a batch of N items could take N dispatch budgets
+	// while the provider gives up after one and sends the request again.
+	// When it runs out, the forward in flight is cut (its key released)
+	// and the items not reached are not claimed; each answers 503, and so
+	// does the request. No bound if zero.
+	BatchTimeout time.Duration
 	// RetryAfter is the Retry-After sent with 503 answers.
 	RetryAfter time.Duration
 	Logger     *slog.Logger
 	// OnDelivery, if set, is called once per provider request after it is
-	// answered.
+	// answered, and once per item of a request split into items (before
+	// the request's own call).
 	OnDelivery func(Delivery)
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
@@ -172,6 +186,10 @@ type delivery struct {
 	provider providers.Provider
 	body     []byte
 	ev       providers.Event
+	// budget, set on the items of a request split into items when
+	// Config.BatchTimeout is, ends when the request's time is up: it cuts
+	// the item's outbound calls as BaseContext does.
+	budget context.Context
 	// storeCtx runs the store calls; lease is set once the key is claimed.
 	storeCtx context.Context
 	lease    dedupe.Lease
@@ -196,6 +214,10 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
+	if answersItems(p) {
+		h.receiveItems(d, p, body)
+		return
+	}
 	ev, err := providers.ParseDelivery(p, r.Header, body)
 	if err == nil {
 		err = checkEvent(ev)
@@ -206,6 +228,14 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	}
 	d.provider, d.body, d.ev = p, body, ev
 	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
+	h.deliver(d)
+}
+
+// deliver runs one verified event (d's provider, body and ev are set)
+// through the store and downstream, and answers it on d.w: the whole
+// request's event, or one item of a batch (batch.go).
+func (h *handler) deliver(d *delivery) {
+	ev, body, r := d.ev, d.body, d.r
 	if h.Capture != nil {
 		h.Capture(d.Provider, ev.Key, body)
 	}
@@ -257,10 +287,13 @@ func (h *handler) forward(d *delivery) {
 	callCtx, cancel := context.WithCancel(d.storeCtx)
 	defer cancel()
 	defer context.AfterFunc(h.BaseContext, cancel)()
+	if d.budget != nil {
+		defer context.AfterFunc(d.budget, cancel)()
+	}
 	if c, ok := d.provider.(providers.Confirmer); ok {
 		if err := c.Confirm(callCtx, d.ev, d.body); err != nil {
 			h.release(d)
-			h.fail(d, h.orShutdown(err), nil)
+			h.fail(d, h.outOfTime(d, h.orShutdown(err)), nil)
 			return
 		}
 	}
@@ -286,7 +319,7 @@ func (h *handler) forward(d *delivery) {
 		h.release(d)
 	default:
 		h.release(d)
-		h.fail(d, h.orShutdown(ErrDownstreamUnavailable), nil)
+		h.fail(d, h.outOfTime(d, h.orShutdown(ErrDownstreamUnavailable)), nil)
 		return
 	}
 	// The downstream has acted on the event; its answer stands even if
@@ -499,7 +532,7 @@ func (h *handler) logDelivery(d *delivery) {
 	if !h.Logger.Enabled(ctx, level) {
 		return
 	}
-	var buf [11]slog.Attr
+	var buf [12]slog.Attr
 	attrs := append(buf[:0],
 		slog.String("provider", d.Provider),
 		slog.String("key", d.Key),
@@ -510,6 +543,9 @@ func (h *handler) logDelivery(d *delivery) {
 	)
 	if d.RejectedBy != "" {
 		attrs = append(attrs, slog.String("rejected_by", d.RejectedBy))
+	}
+	if d.Items > 0 {
+		attrs = append(attrs, slog.Int("items", d.Items))
 	}
 	if res := d.Dispatch; res != nil {
 		attrs = append(attrs, slog.Int("attempts", res.Attempts), slog.Int("downstream_status", res.Status),

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"net"
 	"net/url"
 	"os"
 	"strings"
@@ -49,6 +48,7 @@ type config struct {
 	AdminToken        string        `envconfig:"ADMIN_TOKEN" desc:"bearer token the admin listener requires (the console signs in with it); required when WEBHOOKD_ADMIN_ADDR is not a loopback address"`
 	StoreRequests     bool          `envconfig:"STORE_REQUESTS" default:"true" desc:"keep each verified request's body and forwarded headers with its record (needed for redrive and the console); false keeps only the answer"`
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
+	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
 
 	// providers are the provider table's entries with their variables.
 	providers []providerConfig
@@ -159,6 +159,11 @@ func (c *config) check() error {
 	case c.ShutdownGrace < 0:
 		return v("SHUTDOWN_GRACE", "must not be negative")
 	}
+	if c.PprofAddr != "" {
+		if err := loopbackAddr(c.PprofAddr); err != nil {
+			return v("PPROF_ADDR", "%v", err)
+		}
+	}
 	if len(c.DownstreamSecrets) > 0 {
 		// The errors name the secret by position, never by value.
 		signer, err := webhookverify.NewSigner(c.DownstreamSecrets...)
@@ -181,13 +186,36 @@ func (c *config) check() error {
 	default:
 		return v("STORE", "%q is not lmdb, postgres or tiered", c.Store)
 	}
-	env := providers.Env{Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls()}
+	env := c.providerEnv()
 	for _, p := range c.providers {
 		if err := p.settings.Check(env); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// providerEnv is what the providers' Check and Warnings see of the rest of
+// the configuration.
+func (c *config) providerEnv() providers.Env {
+	return providers.Env{
+		Var: envName, Lease: c.Lease, DispatchTimeout: c.DispatchTimeout, StoreCalls: c.leaseStoreCalls(),
+		SharedStore: c.Store == "postgres" || c.Store == "tiered",
+		Retention:   c.Retention,
+	}
+}
+
+// providerWarnings collects the warnings of every provider whose settings
+// are a providers.Warner, in table order: serve logs them at start-up.
+func (c *config) providerWarnings() []string {
+	env := c.providerEnv()
+	var out []string
+	for _, p := range c.providers {
+		if w, ok := p.settings.(providers.Warner); ok {
+			out = append(out, w.Warnings(env)...)
+		}
+	}
+	return out
 }
 
 // leaseStoreCalls is the store's share of a lease: it starts as the claim
@@ -199,7 +227,7 @@ func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 
 // checkServe adds what only serve requires.
 func (c *config) checkServe() error {
-	if c.AdminAddr != "" && c.AdminToken == "" && !loopbackAddr(c.AdminAddr) {
+	if c.AdminAddr != "" && c.AdminToken == "" && loopbackAddr(c.AdminAddr) != nil {
 		return fmt.Errorf("%s_ADMIN_TOKEN: required when %s_ADMIN_ADDR (%s) is not a loopback address: the admin listener shows every stored request and can delete and redrive events", envPrefix, envPrefix, c.AdminAddr)
 	}
 	return c.checkDownstream()
@@ -217,20 +245,6 @@ func (c *config) checkDownstream() error {
 		return fmt.Errorf("%s_DOWNSTREAM_URL: %q is not an absolute http(s) URL", envPrefix, dispatch.RedactURL(c.DownstreamURL))
 	}
 	return nil
-}
-
-// loopbackAddr reports whether a listen address binds a loopback
-// interface only: an empty host (":8081") binds every interface.
-func loopbackAddr(addr string) bool {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return false
-	}
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // usageTemplate renders one settings struct's variables with envconfig's

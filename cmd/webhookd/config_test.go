@@ -43,6 +43,13 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a,,whsec_b"}, "WEBHOOKD_STRIPE_SECRETS: "},
 		{map[string]string{"WEBHOOKD_LOG_FORMAT": "xml"}, "WEBHOOKD_LOG_FORMAT: "},
 		{map[string]string{"WEBHOOKD_LOG_LEVEL": "loud"}, "WEBHOOKD_LOG_LEVEL: "},
+		// Profiles are for the host only: no wildcard, no routable address,
+		// no name that might resolve elsewhere.
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": ":6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "0.0.0.0:6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "10.0.0.1:6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "localhost:6060"}, "WEBHOOKD_PPROF_ADDR: "},
+		{map[string]string{"WEBHOOKD_PPROF_ADDR": "127.0.0.1"}, "WEBHOOKD_PPROF_ADDR: "},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -142,4 +149,46 @@ func providerSettings[T any](t *testing.T, c *config, name string) T {
 	}
 	t.Fatalf("no provider %q in the table", name)
 	panic("unreachable")
+}
+
+// TestToleranceBelowRetention: a provider's signed timestamp must not be
+// accepted for as long as its record is kept or longer, or a capture could
+// outlive its record and be forwarded again; Razorpay's created_at, the
+// same way, needs the retention to outlast its 24 h of retries. A provider
+// that is off is not held to it.
+func TestToleranceBelowRetention(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a", "WEBHOOKD_STRIPE_TOLERANCE": "2h"},
+			"WEBHOOKD_STRIPE_TOLERANCE: 2h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
+		{map[string]string{"WEBHOOKD_STANDARD_SECRETS": "whsec_dGFibGUtdGVzdA==", "WEBHOOKD_STANDARD_TOLERANCE": "3h"},
+			"WEBHOOKD_STANDARD_TOLERANCE: 3h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
+		{map[string]string{"WEBHOOKD_PADDLE_SECRETS": "pdl_ntfset_a", "WEBHOOKD_PADDLE_TOLERANCE": "2h"},
+			"WEBHOOKD_PADDLE_TOLERANCE: 2h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
+		{map[string]string{"WEBHOOKD_DOKU_CLIENT_ID": "MCH-1", "WEBHOOKD_DOKU_SECRET_KEYS": "SK-a"},
+			"WEBHOOKD_DOKU_TOLERANCE: 24h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
+		{map[string]string{"WEBHOOKD_PAYPAL_WEBHOOK_IDS": "8PT597110X687430LKGECATA"},
+			"WEBHOOKD_PAYPAL_TOLERANCE: 96h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
+		{map[string]string{"WEBHOOKD_RAZORPAY_SECRETS": "rzp_a"},
+			"WEBHOOKD_RETENTION: 2h0m0s must be longer than Razorpay's 24h of retries"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			environ := []string{"WEBHOOKD_DOWNSTREAM_URL=http://localhost:9000/", "WEBHOOKD_RETENTION=2h"}
+			// Off, the same retention is no error of this provider's.
+			_, err := loadConfigFrom(environ)
+			if err != nil {
+				require.NotContains(t, err.Error(), "RETENTION")
+			}
+			for k, v := range tt.env {
+				environ = append(environ, k+"="+v)
+			}
+			_, err = loadConfigFrom(environ)
+			require.Error(t, err)
+			require.True(t, strings.HasPrefix(err.Error(), tt.want), "got %q", err)
+			require.NotContains(t, err.Error(), "\n")
+		})
+	}
 }

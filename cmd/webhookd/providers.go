@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/adyen"
 	"github.com/webhookd/webhookd/providers/doku"
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
@@ -31,6 +32,7 @@ func providerTable() []providers.Entry {
 		doku.Entry(),
 		duitku.Entry(),
 		paypal.Entry(),
+		adyen.Entry(),
 	}
 }
 

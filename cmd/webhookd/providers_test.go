@@ -103,7 +103,20 @@ func TestEveryProviderServesAndReplays(t *testing.T) {
 			if _, signs := adapter.(providers.Signer); signs {
 				require.Zero(t, skipped, "a provider webhookd signs for has nothing to skip:\n%s", stdout.String())
 			}
-			require.Equal(t, len(fixtures)-skipped, core.total(), "each fixture forwarded once:\n%s", stdout.String())
+			// Each event forwarded once: one per fixture, or one per item
+			// of a batch (Adyen's).
+			events := len(fixtures) - skipped
+			if _, batches := adapter.(providers.Batcher); batches {
+				events = 0
+				for _, f := range fixtures {
+					body, err := os.ReadFile(f)
+					require.NoError(t, err)
+					items, err := providers.SplitDelivery(adapter, nil, body)
+					require.NoError(t, err, f)
+					events += len(items)
+				}
+			}
+			require.Equal(t, events, core.total(), "each event forwarded once:\n%s", stdout.String())
 			require.Empty(t, stderr.String())
 		})
 	}

@@ -47,6 +47,10 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, w := range cfg.unknown {
 		log.Warn(w)
 	}
+	// A provider left open to forged event statuses starts, but says so.
+	for _, w := range cfg.providerWarnings() {
+		log.Warn(w)
+	}
 	if err := serve(ctx, cfg, log, nil); err != nil {
 		log.Error("webhookd stopped", "error", err.Error())
 		return 1
@@ -104,15 +108,18 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	handler, err := receiver.New(receiver.Config{
-		Capture:       captureHook,
-		BaseContext:   base,
-		Providers:     reg,
-		Store:         store,
-		Forwarder:     fwd,
-		Ready:         store.Ping,
-		Metrics:       met.Handler(),
-		MaxBodyBytes:  cfg.MaxBodyBytes,
-		StoreTimeout:  cfg.StoreTimeout,
+		Capture:      captureHook,
+		BaseContext:  base,
+		Providers:    reg,
+		Store:        store,
+		Forwarder:    fwd,
+		Ready:        store.Ping,
+		Metrics:      met.Handler(),
+		MaxBodyBytes: cfg.MaxBodyBytes,
+		StoreTimeout: cfg.StoreTimeout,
+		// A batch gets what one single-event request may take: Adyen
+		// gives up on an answer after 10 s (docs/contract.md).
+		BatchTimeout:  cfg.DispatchTimeout,
 		FailedPolicy:  receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:        log,
 		OnDelivery:    met.ObserveDelivery,
@@ -146,6 +153,13 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		IdleTimeout:    120 * time.Second,
 		MaxHeaderBytes: 64 << 10,
 		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	if cfg.PprofAddr != "" {
+		stopPprof, err := startPprof(cfg.PprofAddr, log)
+		if err != nil {
+			return err
+		}
+		defer stopPprof()
 	}
 	ln, err := net.Listen("tcp", cfg.Addr)
 	if err != nil {

@@ -173,7 +173,9 @@ func TestPostgresHungServerAnswersUnavailable(t *testing.T) {
 // removed again, so the key does not answer 409 for a lease with nobody
 // forwarding it.
 func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
-	s, p, admin := proxiedPG(t, 300*time.Millisecond)
+	// The clean-up's DELETE runs under the same OpTimeout on a fresh
+	// connection: 300ms was seen to run out on a loaded 2-core machine.
+	s, p, admin := proxiedPG(t, time.Second)
 	ctx := context.Background()
 	// Only the claim's insert sends the fingerprint: its reply is lost,
 	// after the server committed it.

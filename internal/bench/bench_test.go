@@ -1,11 +1,14 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -69,13 +72,17 @@ func testEnv(t *testing.T) *env {
 }
 
 // A seconds-long side by side: webhookd forwards every event once, the bare
-// proxy forwards duplicates, and the table names both with figures.
+// proxy forwards duplicates, and the table names both with figures; with
+// -cpuprofile, webhookd's CPU profile of the run is saved (the proxy has
+// none).
 func TestCompareLMDBAndProxy(t *testing.T) {
 	e := testEnv(t)
 	var log strings.Builder
+	profiles := t.TempDir()
 	sums, err := e.compare(context.Background(), compareOpts{
 		u: 200, d: 2, c: 16, dup: "mix", duration: 1500 * time.Millisecond,
 		rounds: 1, warmup: 50, variants: []string{variantLMDB, variantProxy},
+		profileDir: profiles,
 	}, &log)
 	require.NoError(t, err, log.String())
 	require.Len(t, sums, 2)
@@ -92,10 +99,51 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	require.Len(t, proxy.runs, 1)
 	require.Positive(t, proxy.runs[0].once.more, "the bare proxy forwards every copy of an event")
 
+	// CPU figures: measured (the design's process, the load client, the
+	// machine all spent something), and plausible: no part above what the
+	// machine's cores could give over the window, the machine at least
+	// what its parts spent (within a tenth and a few clock ticks), and a
+	// delivery costing between 1 µs and 100 ms of CPU.
+	for _, s := range sums {
+		r := s.runs[0]
+		require.NoError(t, r.cpuErr, s.variant)
+		require.Len(t, r.cpu.parts, 1, "%s: one process, no server", s.variant)
+		u := r.cpu
+		capacity := time.Duration(float64(u.wall) * float64(runtime.NumCPU()) * 1.05)
+		require.Positive(t, u.server(), s.variant)
+		require.Positive(t, u.self, s.variant)
+		require.Less(t, u.server(), capacity, s.variant)
+		require.Less(t, u.self, capacity, s.variant)
+		// /proc/stat samples by tick, a process's times may be scaled to
+		// its exact run time: allow a tenth.
+		require.GreaterOrEqual(t, u.machine+4*clockTick(), (u.server()+u.self)*9/10, "%s: %+v", s.variant, u)
+		require.Less(t, u.machine, capacity, s.variant)
+		require.Positive(t, r.forwards, s.variant)
+		require.InDelta(t, 50_000, cpuPerDelivery(r), 49_999, s.variant)
+		require.InDelta(t, cpuPerDelivery(r)*float64(r.deliveries)/float64(r.forwards), cpuPerForward(r), 1e-6, s.variant)
+	}
+	// The proxy forwards every delivery; webhookd one per event.
+	require.Equal(t, proxy.runs[0].deliveries, proxy.runs[0].forwards)
+	require.Equal(t, o.once, lmdb.runs[0].forwards)
+
 	tbl := table(sums)
-	require.Contains(t, tbl, "| design | deliveries/s | × proxy |")
-	require.Regexp(t, `\| webhookd, LMDB store \(default\) \| \d+ \| \d+\.\d\d \|`, tbl)
-	require.Regexp(t, `\| bare httputil.ReverseProxy \| \d+ \| 1\.00 \|`, tbl)
+	require.Contains(t, tbl, "| design | deliveries/s | × proxy | p50 ms | p99 ms | p99 × proxy | p99.9 ms | CPU µs / delivery | × proxy | CPU µs / forward | × proxy |")
+	require.Regexp(t, `\| webhookd, LMDB store \(default\) \| \d+ \| \d+\.\d\d \|( [\d.]+ \|){4} [1-9]\d* \| \d+\.\d\d \| [1-9]\d* \| \d+\.\d\d \|`, tbl)
+	require.Regexp(t, `\| bare httputil.ReverseProxy \| \d+ \| 1\.00 \|( [\d.]+ \|){4} [1-9]\d* \| 1\.00 \| [1-9]\d* \| 1\.00 \|`, tbl)
+	require.Contains(t, tbl, "| design | design's processes | of which its server (Redis, Postgres backends) | load client + stub | whole machine | everything else |")
+	require.Regexp(t, `\| bare httputil.ReverseProxy \| \d\.\d\d \| — \| \d\.\d\d \| \d\.\d\d \| -?\d\.\d\d \|`, tbl)
+
+	files, err := os.ReadDir(profiles)
+	require.NoError(t, err)
+	require.Len(t, files, 2)
+	require.Equal(t, "lmdb-1.metrics", files[0].Name())
+	require.Equal(t, "lmdb-1.pprof", files[1].Name())
+	prof, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.pprof"))
+	require.NoError(t, err)
+	require.True(t, bytes.HasPrefix(prof, []byte{0x1f, 0x8b}), "a gzipped pprof profile")
+	met, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.metrics"))
+	require.NoError(t, err)
+	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
 }
 
 // The other two dedupe designs, each where its server is at hand (CI has
@@ -121,6 +169,15 @@ func TestComparePostgresAndRedis(t *testing.T) {
 		require.Positive(t, o.events, s.variant)
 		require.Equal(t, o.events, o.once, "%s forwarded some event other than exactly once: %+v", s.variant, o)
 		require.Zero(t, o.wrongKeys, s.variant)
+		// The server the design uses is found and did work for it: the
+		// Postgres backends of webhookd's connections (by their
+		// application_name), redis-server (by INFO's process_id).
+		r := s.runs[0]
+		require.NoError(t, r.cpuErr, s.variant)
+		require.Len(t, r.cpu.parts, 2, s.variant)
+		require.Positive(t, r.cpu.parts[0], s.variant)
+		require.Positive(t, r.cpu.parts[1], "%s: its server's CPU", s.variant)
+		require.Less(t, r.cpu.server(), time.Duration(float64(r.cpu.wall)*float64(runtime.NumCPU())*1.05), s.variant)
 	}
 	if ran == 0 {
 		t.Skip("neither Postgres (WEBHOOKD_TEST_POSTGRES_DSN) nor Redis (127.0.0.1:6379) is here")
@@ -310,6 +367,60 @@ func TestTallyOnce(t *testing.T) {
 	require.Equal(t, onceResult{events: 3, answered: 2, zero: 1, once: 1, more: 1, wrongKeys: 1}, o)
 	o = tallyOnce(evs, seen, false)
 	require.Zero(t, o.wrongKeys)
+}
+
+func TestStatTicks(t *testing.T) {
+	// Fields 14 and 15 of proc(5)'s stat line are utime and stime.
+	line := func(comm string) string {
+		return "4242 (" + comm + ") S 1 4242 4242 0 -1 4194560 1000 0 0 0 731 269 0 0 20 0 9 0 100 0 0 18446744073709551615\n"
+	}
+	for _, tc := range []struct {
+		name, stat string
+		want       uint64
+		bad        bool
+	}{
+		{name: "plain", stat: line("webhookd"), want: 1000},
+		{name: "spaces and parentheses in the name", stat: line("a b) S 1 2 (c"), want: 1000},
+		{name: "truncated", stat: "4242 (webhookd) S 1 4242 4242 0 -1 4194560 1000 0 0 0 731", bad: true},
+		{name: "no name", stat: "4242 webhookd S", bad: true},
+		{name: "not a number", stat: strings.Replace(line("x"), " 731 ", " seven ", 1), bad: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := statTicks([]byte(tc.stat))
+			if tc.bad {
+				require.Error(t, err)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// This process's CPU read from /proc agrees with getrusage's after some
+// work, and both grow by about what was burnt.
+func TestProcCPUMatchesRusage(t *testing.T) {
+	if _, err := os.Stat("/proc/self/stat"); err != nil {
+		t.Skip("no /proc")
+	}
+	require.Equal(t, 10*time.Millisecond, clockTick(), "USER_HZ is 100 on Linux")
+	before, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	start := time.Now()
+	x := 0
+	for time.Since(start) < 300*time.Millisecond {
+		x++
+	}
+	_ = x
+	after, err := procCPU(os.Getpid())
+	require.NoError(t, err)
+	self, err := selfCPU()
+	require.NoError(t, err)
+	require.Greater(t, after-before, 100*time.Millisecond, "a busy loop of 300 ms wall time")
+	require.InDelta(t, float64(self), float64(after), float64(50*time.Millisecond), "/proc and getrusage")
+	busy, err := machineBusy()
+	require.NoError(t, err)
+	require.Greater(t, busy, after)
 }
 
 func TestWithSearchPath(t *testing.T) {

@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net/http"
+	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +27,9 @@ type compareOpts struct {
 	variants []string
 	pgDSN    string
 	redis    string
+	// profileDir, when set, receives a CPU profile of webhookd
+	// (<design>-<round>.pprof) taken over each timed run.
+	profileDir string
 }
 
 // runStats is one measured run of one design.
@@ -32,6 +38,57 @@ type runStats struct {
 	p50, p99, p999 time.Duration
 	statuses       map[int]int
 	once           onceResult
+	deliveries     int // answered or failed in the timed load
+	forwards       int // requests that reached the stub in it
+	// cpu is what the design's processes, the load client and the machine
+	// spent over the timed load; cpuErr says why it is unknown.
+	cpu    cpuUse
+	cpuErr error
+}
+
+// serverCPU is the design's CPU time over the run, zero when unknown.
+func (r runStats) serverCPU() time.Duration {
+	if r.cpuErr != nil {
+		return 0
+	}
+	return r.cpu.server()
+}
+
+// cpuPerDelivery is the design's CPU time per delivery, in µs.
+func cpuPerDelivery(r runStats) float64 { return perUnit(r.serverCPU(), r.deliveries) }
+
+// cpuPerForward is the design's CPU time per request that reached the
+// downstream, in µs: one per event for a design that dedupes, one per
+// delivery for the bare proxy.
+func cpuPerForward(r runStats) float64 { return perUnit(r.serverCPU(), r.forwards) }
+
+func perUnit(t time.Duration, n int) float64 {
+	if n == 0 {
+		return 0
+	}
+	return float64(t) / float64(time.Microsecond) / float64(n)
+}
+
+// The CPU time over the run, as cores kept busy: the design's processes,
+// the server it uses alone, the load client and stub, the whole machine.
+func serverCores(r runStats) float64 { return r.cpu.cores(r.serverCPU()) }
+func storeCores(r runStats) float64 {
+	if r.cpuErr != nil || len(r.cpu.parts) < 2 {
+		return 0
+	}
+	return r.cpu.cores(r.cpu.server() - r.cpu.parts[0])
+}
+func selfCores(r runStats) float64    { return r.cpu.cores(r.cpu.self) }
+func machineCores(r runStats) float64 { return r.cpu.cores(r.cpu.machine) }
+
+// cpuKnown reports whether every run has CPU figures.
+func (v *variantSummary) cpuKnown() bool {
+	for _, r := range v.runs {
+		if r.cpuErr != nil {
+			return false
+		}
+	}
+	return len(v.runs) > 0
 }
 
 // variantSummary is one design over every round.
@@ -86,9 +143,9 @@ func (e *env) compare(ctx context.Context, o compareOpts, log io.Writer) ([]*var
 				return nil, fmt.Errorf("%s, round %d: %w", s.variant, round, err)
 			}
 			s.runs = append(s.runs, st)
-			fmt.Fprintf(log, "round %d %-8s %8.0f deliveries/s  p50 %6.2f ms  p99 %7.2f ms  p99.9 %7.2f ms  %s  events fwd 0/1/>1: %d/%d/%d\n",
+			fmt.Fprintf(log, "round %d %-8s %8.0f deliveries/s  p50 %6.2f ms  p99 %7.2f ms  p99.9 %7.2f ms  %s  events fwd 0/1/>1: %d/%d/%d  %s\n",
 				round, s.variant, st.perSec, ms(st.p50), ms(st.p99), ms(st.p999), statusString(st.statuses),
-				st.once.zero, st.once.once, st.once.more)
+				st.once.zero, st.once.once, st.once.more, cpuString(st))
 		}
 	}
 	return sums, ctx.Err()
@@ -102,7 +159,14 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		return runStats{}, err
 	}
 	defer st.Close()
-	p, cleanup, err := e.startVariant(ctx, variant, targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir})
+	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir}
+	profile := o.profileDir != "" && o.duration >= time.Second && (variant == variantLMDB || variant == variantPostgres)
+	if profile {
+		if to.pprofAddr, err = freeAddr(); err != nil {
+			return runStats{}, err
+		}
+	}
+	p, cleanup, err := e.startVariant(ctx, variant, to)
 	if err != nil {
 		return runStats{}, err
 	}
@@ -116,13 +180,82 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		runLoad(ctx, loadSpec{url: url, client: client, run: newRunID() + "w", u: max(o.warmup/o.d, 1), d: o.d, dup: o.dup, c: o.c, count: o.warmup})
 		st.reset()
 	}
+	var profiled chan error
+	if profile {
+		profiled = make(chan error, 1)
+		out := filepath.Join(o.profileDir, filepath.Base(dir)+".pprof")
+		go func() { profiled <- fetchProfile(ctx, to.pprofAddr, o.duration, out) }()
+	}
+	before := takeCPU(ctx, p.cpu)
 	res := runLoad(ctx, loadSpec{url: url, client: client, run: newRunID(), u: o.u, d: o.d, dup: o.dup, c: o.c, duration: o.duration, count: o.count})
+	use, cpuErr := cpuBetween(before, takeCPU(ctx, p.cpu))
+	seen := st.snapshot()
+	forwards := 0
+	for _, ev := range seen {
+		forwards += ev.forwards
+	}
+	if profiled != nil {
+		if err := <-profiled; err != nil {
+			return runStats{}, fmt.Errorf("CPU profile: %w", err)
+		}
+		// The store's commit latency and batch sizes, which a CPU profile
+		// does not show: a synced commit waits on the disk, not the CPU.
+		if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
+			return runStats{}, fmt.Errorf("metrics: %w", err)
+		}
+	}
 	return runStats{
 		perSec: res.perSecond(),
 		p50:    res.quantile(0.50), p99: res.quantile(0.99), p999: res.quantile(0.999),
-		statuses: res.statuses,
-		once:     tallyOnce(res.events, st.snapshot(), dedupes(variant)),
+		statuses:   res.statuses,
+		once:       tallyOnce(res.events, seen, dedupes(variant)),
+		deliveries: res.deliveries, forwards: forwards,
+		cpu: use, cpuErr: cpuErr,
 	}, nil
+}
+
+// fetchProfile saves a CPU profile of the webhookd whose pprof listener is
+// addr, taken over the whole seconds of d (the timed load), to path.
+func fetchProfile(ctx context.Context, addr string, d time.Duration, path string) error {
+	return fetchTo(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, int(d/time.Second)), path)
+}
+
+// fetchTo saves the body of a GET of url to path.
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s answered %s", url, resp.Status)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(f, resp.Body); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cpuString formats one run's CPU figures for the progress log.
+func cpuString(r runStats) string {
+	if r.cpuErr != nil {
+		return "CPU unknown: " + r.cpuErr.Error()
+	}
+	store := ""
+	if len(r.cpu.parts) > 1 {
+		store = fmt.Sprintf(" (its server %.2f)", storeCores(r))
+	}
+	return fmt.Sprintf("CPU %.0f µs/delivery %.0f µs/forward, cores busy: design %.2f%s, load+stub %.2f, machine %.2f",
+		cpuPerDelivery(r), cpuPerForward(r), serverCores(r), store, selfCores(r), machineCores(r))
 }
 
 // statusString formats status counts as "200: 9000, 409: 3" (0 is "error").
@@ -139,7 +272,7 @@ func statusString(m map[int]int) string {
 }
 
 // table renders the summaries as markdown: medians, and ratios to the
-// bare proxy.
+// bare proxy; then where the CPU went.
 func table(sums []*variantSummary) string {
 	var base *variantSummary
 	for _, s := range sums {
@@ -147,21 +280,32 @@ func table(sums []*variantSummary) string {
 			base = s
 		}
 	}
+	// ratio formats s's median of f over the proxy's.
+	ratio := func(s *variantSummary, f func(runStats) float64) string {
+		switch {
+		case base == nil:
+			return "—"
+		case base == s:
+			return "1.00"
+		}
+		if b := base.median(f); b > 0 {
+			return fmt.Sprintf("%.2f", s.median(f)/b)
+		}
+		return "—"
+	}
+	cpuRatio := func(s *variantSummary, f func(runStats) float64) string {
+		if base == nil || !base.cpuKnown() || !s.cpuKnown() {
+			return "—"
+		}
+		return ratio(s, f)
+	}
 	var b strings.Builder
-	b.WriteString("| design | deliveries/s | × proxy | p50 ms | p99 ms | p99 × proxy | p99.9 ms | answers (all rounds) | events forwarded 0 / 1 / >1 |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	b.WriteString("| design | deliveries/s | × proxy | p50 ms | p99 ms | p99 × proxy | p99.9 ms | CPU µs / delivery | × proxy | CPU µs / forward | × proxy | answers (all rounds) | events forwarded 0 / 1 / >1 |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 	for _, s := range sums {
 		if len(s.runs) == 0 {
-			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | |\n", variantLabels[s.variant], strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
+			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | | | | | |\n", variantLabels[s.variant], strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
 			continue
-		}
-		tput, p99 := s.median(perSec), s.median(p99ms)
-		ratioT, ratioP := "—", "—"
-		if base != nil && base != s {
-			ratioT = fmt.Sprintf("%.2f", tput/base.median(perSec))
-			ratioP = fmt.Sprintf("%.2f", p99/base.median(p99ms))
-		} else if base == s {
-			ratioT, ratioP = "1.00", "1.00"
 		}
 		statuses := make(map[int]int)
 		var o onceResult
@@ -175,9 +319,38 @@ func table(sums []*variantSummary) string {
 			o.lost += r.once.lost
 			o.wrongKeys += r.once.wrongKeys
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f | %.2f | %s | %.2f | %s | %d / %d / %d |\n",
-			variantLabels[s.variant], tput, ratioT, s.median(p50ms), p99, ratioP, s.median(p999ms),
+		perDelivery, perForward := "—", "—"
+		if s.cpuKnown() {
+			perDelivery = fmt.Sprintf("%.0f", s.median(cpuPerDelivery))
+			perForward = fmt.Sprintf("%.0f", s.median(cpuPerForward))
+		}
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f | %.2f | %s | %.2f | %s | %s | %s | %s | %s | %d / %d / %d |\n",
+			variantLabels[s.variant], s.median(perSec), ratio(s, perSec), s.median(p50ms), s.median(p99ms), ratio(s, p99ms), s.median(p999ms),
+			perDelivery, cpuRatio(s, cpuPerDelivery), perForward, cpuRatio(s, cpuPerForward),
 			statusString(statuses), o.zero, o.once, o.more)
+	}
+
+	fmt.Fprintf(&b, "\nCPU over the timed load, in cores kept busy (medians; the machine has %d):\n\n", runtime.NumCPU())
+	b.WriteString("| design | design's processes | of which its server (Redis, Postgres backends) | load client + stub | whole machine | everything else |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, s := range sums {
+		if !s.cpuKnown() {
+			why := "skipped"
+			for _, r := range s.runs {
+				if r.cpuErr != nil {
+					why = r.cpuErr.Error()
+				}
+			}
+			fmt.Fprintf(&b, "| %s | unknown: %s | | | | |\n", variantLabels[s.variant], why)
+			continue
+		}
+		store := "—"
+		if len(s.runs[0].cpu.parts) > 1 {
+			store = fmt.Sprintf("%.2f", s.median(storeCores))
+		}
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %.2f | %.2f | %.2f |\n", variantLabels[s.variant],
+			s.median(serverCores), store, s.median(selfCores), s.median(machineCores),
+			s.median(func(r runStats) float64 { return machineCores(r) - serverCores(r) - selfCores(r) }))
 	}
 	return b.String()
 }

@@ -93,6 +93,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.IntVar(&co.rounds, "rounds", 3, "rounds; designs alternate within each")
 		fs.IntVar(&co.warmup, "warmup", 500, "untimed deliveries of other events before each run")
 		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, redis")
+		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of webhookd (lmdb, postgres), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")
 		fs.DurationVar(&cr.lease, "lease", 2*time.Second, "WEBHOOKD_LEASE")

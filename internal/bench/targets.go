@@ -30,9 +30,12 @@ type env struct {
 
 // proc is a system under test running as a subprocess.
 type proc struct {
-	cmd    *exec.Cmd
-	addr   string
-	log    string // its stderr, in a file
+	cmd  *exec.Cmd
+	addr string
+	log  string // its stderr, in a file
+	// cpu lists its processes for CPU accounting: itself, then any
+	// server it uses (see cpu.go).
+	cpu    []cpuSource
 	exited chan struct{}
 	err    error
 }
@@ -62,6 +65,7 @@ func startProc(cmd *exec.Cmd, addr, logPath string) (*proc, error) {
 		return nil, err
 	}
 	p := &proc{cmd: cmd, addr: addr, log: logPath, exited: make(chan struct{})}
+	p.cpu = []cpuSource{pidSource(cmd.Process.Pid)}
 	go func() {
 		p.err = cmd.Wait()
 		f.Close()
@@ -171,14 +175,18 @@ func pgSchema(ctx context.Context, dsn string) (string, func(), error) {
 }
 
 // withSearchPath adds search_path to a URL or keyword/value DSN.
-func withSearchPath(dsn, schema string) string {
+func withSearchPath(dsn, schema string) string { return withParam(dsn, "search_path", schema) }
+
+// withParam adds key=value to a URL or keyword/value DSN; value must need
+// no quoting or escaping.
+func withParam(dsn, key, value string) string {
 	switch {
 	case !strings.Contains(dsn, "://"):
-		return dsn + " search_path=" + schema
+		return dsn + " " + key + "=" + value
 	case strings.Contains(dsn, "?"):
-		return dsn + "&search_path=" + schema
+		return dsn + "&" + key + "=" + value
 	default:
-		return dsn + "?search_path=" + schema
+		return dsn + "?" + key + "=" + value
 	}
 }
 

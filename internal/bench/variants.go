@@ -38,6 +38,8 @@ type targetOpts struct {
 	redisAddr              string
 	// dir is this start's own directory (data dir, log).
 	dir string
+	// pprofAddr, when set, is given to webhookd as WEBHOOKD_PPROF_ADDR.
+	pprofAddr string
 }
 
 // startVariant starts one design in front of o.downstream. The returned
@@ -58,6 +60,9 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 	if o.dispatchTimeout > 0 {
 		extra = append(extra, "WEBHOOKD_DISPATCH_TIMEOUT="+o.dispatchTimeout.String())
 	}
+	if o.pprofAddr != "" {
+		extra = append(extra, "WEBHOOKD_PPROF_ADDR="+o.pprofAddr)
+	}
 	if o.lease > 0 && o.dispatchTimeout > 0 {
 		extra = append(extra, "WEBHOOKD_STORE_TIMEOUT="+storeTimeout(o.lease, o.dispatchTimeout).String())
 	}
@@ -76,12 +81,16 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: Postgres: %v", errSkipped, err)
 		}
-		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+dsn)
+		// The name finds webhookd's backends in pg_stat_activity, for
+		// their CPU time; other clients of the server have other names.
+		app := "webhookbench_" + newRunID()
+		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+withParam(dsn, "application_name", app))
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
 		if err != nil {
 			drop()
 			return nil, nil, err
 		}
+		p.cpu = append(p.cpu, pgBackendSource(o.pgDSN, app))
 		return p, func() { p.stop(); drop() }, nil
 	case variantProxy:
 		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
@@ -114,6 +123,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			rdb.Close()
 			return nil, nil, err
 		}
+		p.cpu = append(p.cpu, redisServerSource(rdb))
 		return p, func() {
 			p.stop()
 			dropRedisPrefix(rdb, prefix)

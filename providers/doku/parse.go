@@ -2,8 +2,6 @@ package doku
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -129,6 +127,5 @@ func fingerprint(objects map[string]*rawjson.Object) (string, error) {
 		buf.WriteByte('}')
 	}
 	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return rawjson.HexSum(buf.Bytes()), nil
 }

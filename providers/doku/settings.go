@@ -45,6 +45,8 @@ func (s *Settings) Check(env providers.Env) error {
 			env.Var("DOKU_NOTIFICATION_PATH"), s.NotificationPath)
 	case s.Tolerance <= 0:
 		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", env.Var("DOKU_TOLERANCE"))
+	case s.ClientID != "":
+		return env.BelowRetention("DOKU_TOLERANCE", s.Tolerance)
 	}
 	return nil
 }

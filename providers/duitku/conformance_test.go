@@ -25,5 +25,10 @@ func TestConformance(t *testing.T) {
 		Change:         providertest.ChangeFormAmount(duitku.FieldAmount),
 		SignatureField: duitku.FieldSignature,
 		SignedFields:   []string{duitku.FieldMerchantCode, duitku.FieldAmount, duitku.FieldMerchantOrderID},
+		// The key's reference and resultCode (the type) are not signed:
+		// Confirm checks both with Duitku's status API when
+		// WEBHOOKD_DUITKU_VERIFY_STATUS is on (confirm_test.go), and serve
+		// warns while it is off.
+		ConfirmedFields: []string{duitku.FieldReference, duitku.FieldResultCode},
 	})
 }

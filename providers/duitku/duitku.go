@@ -3,7 +3,10 @@ package duitku
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
 )
@@ -25,25 +28,39 @@ const (
 	FieldSignature       = "signature"
 )
 
-// Adapter verifies and parses Duitku callbacks. Build one with New; an
-// Adapter is safe for concurrent use. The zero value rejects every
-// delivery.
+// Adapter verifies, parses and optionally confirms Duitku callbacks.
+// Build one with New; an Adapter is safe for concurrent use. The zero
+// value rejects every delivery.
 type Adapter struct {
 	merchantCode string
 	apiKeys      []string
+
+	// statusAPI is the API base URL Confirm asks; nil disables Confirm.
+	statusAPI *url.URL
+	// rawAPI is WithStatusCheck's argument, checked by New.
+	rawAPI  string
+	check   bool
+	client  *http.Client
+	timeout time.Duration
 }
 
 var (
-	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
+	_ providers.Provider  = (*Adapter)(nil)
+	_ providers.Signer    = (*Adapter)(nil)
+	_ providers.Confirmer = (*Adapter)(nil)
 )
+
+// Option configures an Adapter built by New.
+type Option func(*Adapter)
 
 // New returns an Adapter for the Duitku project merchantCode that accepts
 // callbacks signed with any of apiKeys (Sign uses the first). It refuses an
 // empty merchant code or key list, an empty key, and either with
 // surrounding white space (a stray space after a comma would fail every
-// callback).
-func New(merchantCode string, apiKeys []string) (*Adapter, error) {
+// callback), a status API URL that ParseAPIURL refuses and a status
+// timeout that is not positive. Confirm stays a no-op unless
+// WithStatusCheck is given.
+func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error) {
 	switch {
 	case merchantCode == "":
 		return nil, errors.New("duitku: no merchant code configured")
@@ -60,7 +77,35 @@ func New(merchantCode string, apiKeys []string) (*Adapter, error) {
 			return nil, fmt.Errorf("duitku: API key %d of %d has leading or trailing white space", i+1, len(apiKeys))
 		}
 	}
-	return &Adapter{merchantCode: merchantCode, apiKeys: append([]string(nil), apiKeys...)}, nil
+	a := &Adapter{merchantCode: merchantCode, apiKeys: append([]string(nil), apiKeys...), timeout: DefaultStatusTimeout}
+	for _, opt := range opts {
+		opt(a)
+	}
+	if a.timeout <= 0 {
+		return nil, fmt.Errorf("duitku: status timeout must be positive, got %s", a.timeout)
+	}
+	if !a.check {
+		return a, nil
+	}
+	raw := a.rawAPI
+	if raw == "" {
+		raw = DefaultAPIURL
+	}
+	u, err := ParseAPIURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	a.statusAPI = u
+	client := &http.Client{}
+	if a.client != nil {
+		c := *a.client
+		client = &c
+	}
+	// A redirect counts as the API being unavailable: the request is
+	// signed with the API key, and its answer decides what is forwarded.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	a.client = client
+	return a, nil
 }
 
 // Name returns "duitku".

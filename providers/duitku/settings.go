@@ -12,6 +12,8 @@ import (
 type Settings struct {
 	MerchantCode string   `envconfig:"DUITKU_MERCHANT_CODE" desc:"the Duitku merchant (project) code; with DUITKU_API_KEYS, enables /webhooks/duitku" example:"DS15782"`
 	APIKeys      []string `envconfig:"DUITKU_API_KEYS" desc:"comma-separated Duitku API keys of that project" example:"duitku_table_test_api_key"`
+	VerifyStatus bool     `envconfig:"DUITKU_VERIFY_STATUS" default:"false" desc:"confirm each Duitku callback with Duitku's transaction status API before forwarding it (the signature does not cover resultCode or reference)"`
+	APIURL       string   `envconfig:"DUITKU_API_URL" default:"https://passport.duitku.com" desc:"Duitku API the status check asks (sandbox: https://sandbox.duitku.com; https only, plain http only for a loopback host)"`
 }
 
 // Entry is Duitku's line in webhookd's provider table.
@@ -36,14 +38,43 @@ func (s *Settings) Check(env providers.Env) error {
 	case strings.TrimSpace(s.MerchantCode) != s.MerchantCode:
 		return fmt.Errorf("%s: has leading or trailing white space", env.Var("DUITKU_MERCHANT_CODE"))
 	}
+	if s.APIURL != "" {
+		if _, err := ParseAPIURL(s.APIURL); err != nil {
+			return fmt.Errorf("%s: %w", env.Var("DUITKU_API_URL"), err)
+		}
+	}
+	switch {
+	case !s.VerifyStatus:
+		return nil
+	case s.MerchantCode == "":
+		return fmt.Errorf("%s: needs %s and %s", env.Var("DUITKU_VERIFY_STATUS"), env.Var("DUITKU_MERCHANT_CODE"), env.Var("DUITKU_API_KEYS"))
+	case env.Lease <= env.DispatchTimeout+DefaultStatusTimeout+env.StoreCalls:
+		// The status call runs under the claim, before the forward.
+		return fmt.Errorf("%s: %s must be longer than %s (%s) plus the Duitku status check (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
+			env.Var("LEASE"), env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultStatusTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
+	}
 	return nil
 }
 
+// Warnings implements providers.Warner: with Duitku on and the status
+// check off, a captured callback can be re-sent with another resultCode
+// and reference (neither is signed) and is forwarded as a new event.
+func (s *Settings) Warnings(env providers.Env) []string {
+	if s.MerchantCode == "" || s.VerifyStatus {
+		return nil
+	}
+	return []string{fmt.Sprintf("duitku: the callback signature does not cover resultCode or reference, which make the event key and type: anyone holding one genuine callback can forward forged ones (resultCode=00 included); set %s=true to confirm each callback with Duitku's status API", env.Var("DUITKU_VERIFY_STATUS"))}
+}
+
 // Build returns the adapter when the merchant code and at least one API
-// key are set.
+// key are set, with the status check when VerifyStatus asks for it.
 func (s *Settings) Build() (providers.Provider, error) {
 	if s.MerchantCode == "" && len(s.APIKeys) == 0 {
 		return nil, nil
 	}
-	return New(s.MerchantCode, s.APIKeys)
+	var opts []Option
+	if s.VerifyStatus {
+		opts = append(opts, WithStatusCheck(s.APIURL))
+	}
+	return New(s.MerchantCode, s.APIKeys, opts...)
 }

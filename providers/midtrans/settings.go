@@ -61,6 +61,17 @@ func (s *Settings) Check(env providers.Env) error {
 	return nil
 }
 
+// Warnings implements providers.Warner: with Midtrans on and the status
+// check off, a captured notification can be re-sent with another
+// transaction_status, transaction_id, fraud_status or refund_key (none is
+// signed) and is forwarded as a new event.
+func (s *Settings) Warnings(env providers.Env) []string {
+	if s.ServerKey == "" || s.VerifyStatus {
+		return nil
+	}
+	return []string{fmt.Sprintf("midtrans: the signature does not cover transaction_status, transaction_id, fraud_status or refund_key, which make the event key and type: anyone holding one genuine notification can forward forged ones (a settlement included); set %s=true to confirm each notification with Midtrans's status API", env.Var("MIDTRANS_VERIFY_STATUS"))}
+}
+
 // Build returns the adapter when the server key is set, with the status
 // check when VerifyStatus asks for it.
 func (s *Settings) Build() (providers.Provider, error) {

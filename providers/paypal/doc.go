@@ -22,12 +22,16 @@
 // certificate that is not PayPal's, a host not allowed, or a signature
 // that does not match wraps providers.ErrUnauthorized (401).
 //
-// There is no transmission-time window: PayPal's SDK enforces none, and
-// PayPal retries a delivery for up to three days without documenting
-// whether a retry is signed afresh, so a window could refuse genuine
-// retries. The dedupe store, keyed on the event id, is the replay defence.
 // The body is bound to the signature only through CRC-32, which is not a
-// cryptographic digest (docs/providers.md, "PayPal").
+// cryptographic digest: 4 chosen bytes give any body the genuine checksum,
+// so one captured delivery would let anyone sign events of their own
+// (docs/providers.md, "PayPal"). The adapter narrows this: the transmission
+// time must be within the tolerance of now (WithTolerance; PayPal retries
+// for 3 days without documenting whether a retry is signed afresh, hence
+// DefaultTolerance of 4 days), and a transmission id verified with one body
+// refuses any other while it is remembered (WithTransmissionCache; per
+// process, bounded). The robust fix is Confirm (WithConfirmation), which
+// asks PayPal's API for the event and compares what a core acts on.
 //
 // Parse keys the event on the body's id (WH-...), the same across PayPal's
 // retries and resends of one event; PAYPAL-TRANSMISSION-ID names one HTTP

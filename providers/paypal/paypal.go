@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -44,6 +45,20 @@ const (
 	DefaultCacheSize = 16
 )
 
+// Bounds of a transmission's life.
+const (
+	// DefaultTolerance is how far PAYPAL-TRANSMISSION-TIME may be from now.
+	// PayPal retries a delivery 25 times over 3 days and does not document
+	// whether a retry is signed afresh, so the window covers the 3 days of
+	// retries with a day to spare: a captured signature is usable for 4
+	// days, not forever.
+	DefaultTolerance = 96 * time.Hour
+	// DefaultTransmissionCache is how many transmissions are remembered
+	// (transmission id to body digest) to refuse a second body under one
+	// signature: about 20 MB.
+	DefaultTransmissionCache = 100_000
+)
+
 // Adapter verifies and parses PayPal webhook deliveries. Build one with New;
 // an Adapter is safe for concurrent use. The zero value rejects every
 // delivery.
@@ -55,11 +70,22 @@ type Adapter struct {
 	now          func() time.Time
 	fetchTimeout time.Duration
 	cache        *certCache
+	tolerance    time.Duration
+	seen         *transmissions
+
+	// Confirmation with PayPal's API (WithConfirmation); api is nil
+	// without it.
+	api            *url.URL
+	clientID       string
+	clientSecret   string
+	confirmTimeout time.Duration
+	token          tokenCache
 }
 
 var (
 	_ providers.Provider        = (*Adapter)(nil)
 	_ providers.ContextVerifier = (*Adapter)(nil)
+	_ providers.Confirmer       = (*Adapter)(nil)
 )
 
 // Option configures an Adapter.
@@ -97,6 +123,19 @@ func WithFetchTimeout(d time.Duration) Option {
 // WithCacheSize sets how many certificates are kept (DefaultCacheSize).
 func WithCacheSize(n int) Option {
 	return func(a *Adapter) { a.cache = newCertCache(n) }
+}
+
+// WithTolerance sets how far PAYPAL-TRANSMISSION-TIME may be from now, in
+// either direction (DefaultTolerance); a transmission outside it is
+// refused with ErrTransmissionTime.
+func WithTolerance(d time.Duration) Option {
+	return func(a *Adapter) { a.tolerance = d }
+}
+
+// WithTransmissionCache sets how many verified transmissions are
+// remembered, each with the digest of its body (DefaultTransmissionCache).
+func WithTransmissionCache(n int) Option {
+	return func(a *Adapter) { a.seen = newTransmissions(n) }
 }
 
 // New returns an Adapter that accepts deliveries signed by PayPal for any of
@@ -143,6 +182,15 @@ func New(webhookIDs []string, opts ...Option) (*Adapter, error) {
 	}
 	if a.fetchTimeout <= 0 {
 		a.fetchTimeout = DefaultFetchTimeout
+	}
+	if a.tolerance <= 0 {
+		a.tolerance = DefaultTolerance
+	}
+	if a.seen == nil {
+		a.seen = newTransmissions(DefaultTransmissionCache)
+	}
+	if err := a.checkConfirmation(); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,8 @@ type signing struct {
 }
 
 func (s signing) Sign(body []byte) ([]byte, http.Header, error) {
-	id := "tx-" + time.Now().Format("150405") + "-" + string(rune('a'+s.n.Add(1)%26))
+	// Unique per signature: a transmission id is bound to one body.
+	id := "tx-" + strconv.FormatInt(s.n.Add(1), 10)
 	return body, s.srv.Sign(paypaltest.Good, s.webhookID, id, s.now(), body), nil
 }
 
@@ -263,6 +265,7 @@ func TestCachedCertificateRecheckedForExpiry(t *testing.T) {
 	require.EqualValues(t, 1, srv.Fetches.Load())
 	later := now.Add(2 * 365 * 24 * time.Hour)
 	clock = func() time.Time { return later }
+	h = srv.Sign(paypaltest.Good, webhookID, "tx-2", later, body)
 	require.ErrorIs(t, a.Verify(h, body), paypal.ErrCertExpired, "a cached certificate past its NotAfter")
 }
 

@@ -4,6 +4,8 @@ import (
 	"crypto/x509"
 	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
 )
@@ -14,6 +16,13 @@ type Settings struct {
 	WebhookIDs []string `envconfig:"PAYPAL_WEBHOOK_IDS" desc:"comma-separated webhook ids from the PayPal developer dashboard; enables /webhooks/paypal" example:"8PT597110X687430LKGECATA"`
 	CertHosts  []string `envconfig:"PAYPAL_CERT_HOSTS" default:"api.paypal.com,api.sandbox.paypal.com" desc:"hosts PAYPAL-CERT-URL may name (host, or host:port for another port than 443; https only, plain http only for a loopback host)"`
 	CAFile     string   `envconfig:"PAYPAL_CA_FILE" desc:"PEM file of the roots PayPal's signing certificate must chain to, instead of the system roots"`
+	// Tolerance and TransmissionCache bound what one captured signature
+	// can do: PayPal's signature covers the body only through CRC-32.
+	Tolerance         time.Duration `envconfig:"PAYPAL_TOLERANCE" default:"96h" desc:"how far PAYPAL-TRANSMISSION-TIME may be from now (PayPal retries for 3 days without saying whether a retry is signed afresh)"`
+	TransmissionCache int           `envconfig:"PAYPAL_TRANSMISSION_CACHE" default:"100000" desc:"transmissions remembered with the digest of their body (about 200 bytes each), to refuse a second body under one signature"`
+	ClientID          string        `envconfig:"PAYPAL_CLIENT_ID" desc:"REST app client id; with the client secret, confirms each delivery with PayPal's API before forwarding it (recommended)"`
+	ClientSecret      string        `envconfig:"PAYPAL_CLIENT_SECRET" desc:"REST app client secret, for the confirmation"`
+	APIURL            string        `envconfig:"PAYPAL_API_URL" default:"https://api-m.paypal.com" desc:"PayPal API the confirmation asks (sandbox: https://api-m.sandbox.paypal.com)"`
 }
 
 // Entry is PayPal's line in webhookd's provider table. PayPal alone can
@@ -42,7 +51,57 @@ func (s *Settings) Check(env providers.Env) error {
 			return fmt.Errorf("%s: %w", env.Var("PAYPAL_CA_FILE"), err)
 		}
 	}
+	v := func(name, format string, args ...any) error {
+		return fmt.Errorf("%s: %s", env.Var(name), fmt.Sprintf(format, args...))
+	}
+	switch {
+	case s.Tolerance < 0:
+		return v("PAYPAL_TOLERANCE", "must not be negative")
+	case s.TransmissionCache < 0:
+		return v("PAYPAL_TRANSMISSION_CACHE", "must not be negative")
+	}
+	if len(s.WebhookIDs) > 0 {
+		if err := env.BelowRetention("PAYPAL_TOLERANCE", s.Tolerance); err != nil {
+			return err
+		}
+	}
+	if s.APIURL != "" {
+		if _, err := ParseAPIURL(s.APIURL); err != nil {
+			return v("PAYPAL_API_URL", "%v", err)
+		}
+	}
+	// The secret is never quoted.
+	for name, val := range map[string]string{"PAYPAL_CLIENT_ID": s.ClientID, "PAYPAL_CLIENT_SECRET": s.ClientSecret} {
+		if strings.TrimSpace(val) != val {
+			return v(name, "has leading or trailing white space")
+		}
+	}
+	switch {
+	case s.ClientID == "" && s.ClientSecret == "":
+		return nil
+	case s.ClientID == "":
+		return v("PAYPAL_CLIENT_SECRET", "needs %s", env.Var("PAYPAL_CLIENT_ID"))
+	case s.ClientSecret == "":
+		return v("PAYPAL_CLIENT_ID", "needs %s", env.Var("PAYPAL_CLIENT_SECRET"))
+	case env.Lease <= env.DispatchTimeout+DefaultConfirmTimeout+env.StoreCalls:
+		// The confirmation runs under the claim, before the forward.
+		return v("LEASE", "%s must be longer than %s (%s) plus the PayPal confirmation (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
+			env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultConfirmTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
+	}
 	return nil
+}
+
+// Warnings implements providers.Warner: PayPal's signature covers the body
+// only through its CRC-32, and the defence against a second body under one
+// transmission (TransmissionCache) lives in each process's memory. With a
+// store shared by several nodes (env.SharedStore) a forged body sent to
+// another node is not refused unless each delivery is confirmed with
+// PayPal's API (client id and secret).
+func (s *Settings) Warnings(env providers.Env) []string {
+	if len(s.WebhookIDs) == 0 || !env.SharedStore || (s.ClientID != "" && s.ClientSecret != "") {
+		return nil
+	}
+	return []string{fmt.Sprintf("paypal: with a store shared by several nodes, the per-process transmission cache cannot stop a CRC-32 forgery of a captured delivery sent to another node; set %s and %s to confirm each delivery with PayPal's API", env.Var("PAYPAL_CLIENT_ID"), env.Var("PAYPAL_CLIENT_SECRET"))}
 }
 
 // Build returns the adapter when at least one webhook id is set.
@@ -50,7 +109,14 @@ func (s *Settings) Build() (providers.Provider, error) {
 	if len(s.WebhookIDs) == 0 {
 		return nil, nil
 	}
-	var opts []Option
+	opts := []Option{WithTolerance(s.Tolerance), WithTransmissionCache(s.TransmissionCache)}
+	if s.ClientID != "" || s.ClientSecret != "" {
+		api := s.APIURL
+		if api == "" {
+			api = DefaultAPIURL
+		}
+		opts = append(opts, WithConfirmation(api, s.ClientID, s.ClientSecret))
+	}
 	if len(s.CertHosts) > 0 {
 		opts = append(opts, WithCertHosts(s.CertHosts))
 	}

@@ -32,8 +32,9 @@ const (
 
 // TestSDKVector verifies the SDK's delivery through the whole adapter: the
 // SDK's certificate is served over loopback http and trusted as its own
-// root (its DigiCert chain is not part of the vector), at a time inside its
-// validity (2017-02-18 to 2019-04-26).
+// root (its DigiCert chain is not part of the vector), a minute after its
+// transmission time (inside the certificate's validity, 2017-02-18 to
+// 2019-04-26).
 func TestSDKVector(t *testing.T) {
 	body, err := os.ReadFile("testdata/sdk_vector_body.json")
 	require.NoError(t, err)
@@ -58,7 +59,7 @@ func TestSDKVector(t *testing.T) {
 	u, _ := url.Parse(srv.URL)
 	roots := x509.NewCertPool()
 	roots.AddCert(cert)
-	at := time.Date(2018, 6, 1, 0, 0, 0, 0, time.UTC)
+	at := time.Date(2017, 3, 30, 20, 5, 5, 0, time.UTC)
 	newAt := func(now time.Time, ids ...string) *paypal.Adapter {
 		a, err := paypal.New(ids, paypal.WithCertHosts([]string{u.Host}), paypal.WithRoots(roots), paypal.WithClock(func() time.Time { return now }))
 		require.NoError(t, err)
@@ -77,11 +78,76 @@ func TestSDKVector(t *testing.T) {
 	tampered[100] ^= 1
 	require.ErrorIs(t, newAt(at, vecWebhookID).Verify(h, tampered), paypal.ErrNoValidSignature, "a changed body byte")
 	require.ErrorIs(t, newAt(at, "96605875FF6516634").Verify(h, body), paypal.ErrNoValidSignature, "another webhook id")
-	require.ErrorIs(t, newAt(time.Now(), vecWebhookID).Verify(h, body), paypal.ErrCertExpired, "the certificate expired in 2019")
+	require.ErrorIs(t, newAt(time.Now(), vecWebhookID).Verify(h, body), paypal.ErrTransmissionTime, "the transmission is years old")
+	old, err := paypal.New([]string{vecWebhookID}, paypal.WithCertHosts([]string{u.Host}), paypal.WithRoots(roots), paypal.WithTolerance(100*365*24*time.Hour))
+	require.NoError(t, err)
+	require.ErrorIs(t, old.Verify(h, body), paypal.ErrCertExpired, "the certificate expired in 2019")
 
 	// The event of the vector.
 	ev, err := newAt(at, vecWebhookID).Parse(body)
 	require.NoError(t, err)
 	require.Equal(t, "WH-2MW4820926242972J-6SG447389E205703U", ev.Key)
 	require.Equal(t, "BILLING.PLAN.CREATED", ev.Type)
+}
+
+// TestSDKVectorCRCForgery is the attack on PayPal's scheme, built on the
+// SDK's genuine delivery: PayPal signs the body only through its CRC-32, so
+// a body saying another event (another id, so dedupe does not stop it, and
+// PAYMENT.CAPTURE.COMPLETED) with 8 chosen bytes in its summary has the
+// same checksum, and the genuine headers verify it. The adapter refuses it
+// once it has seen the genuine body under that transmission id, and
+// refuses both once the transmission time is out of the window.
+func TestSDKVectorCRCForgery(t *testing.T) {
+	body, err := os.ReadFile("testdata/sdk_vector_body.json")
+	require.NoError(t, err)
+	forged := forgeEvent(t, body, `"summary":"`,
+		"WH-2MW4820926242972J-6SG447389E205703U", "WH-9FRG0000000000000-0000000000000000X",
+		"BILLING.PLAN.CREATED", "PAYMENT.CAPTURE.COMPLETED")
+	require.Equal(t, crc32.ChecksumIEEE(body), crc32.ChecksumIEEE(forged))
+
+	certPEM, err := os.ReadFile("testdata/sdk_client_cert.pem")
+	require.NoError(t, err)
+	block, _ := pem.Decode(certPEM)
+	cert, err := x509.ParseCertificate(block.Bytes)
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write(certPEM) }))
+	t.Cleanup(srv.Close)
+	u, _ := url.Parse(srv.URL)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	sent := time.Date(2017, 3, 30, 20, 4, 5, 0, time.UTC)
+	newAt := func(now time.Time) *paypal.Adapter {
+		a, err := paypal.New([]string{vecWebhookID}, paypal.WithCertHosts([]string{u.Host}), paypal.WithRoots(roots), paypal.WithClock(func() time.Time { return now }))
+		require.NoError(t, err)
+		return a
+	}
+	h := http.Header{}
+	h.Set(paypal.HeaderTransmissionID, vecID)
+	h.Set(paypal.HeaderTransmissionTime, vecTime)
+	h.Set(paypal.HeaderTransmissionSig, vecSig)
+	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/test")
+	h.Set(paypal.HeaderAuthAlgo, paypal.AuthAlgo)
+
+	// The forgery is a different, well-formed event...
+	a := newAt(sent.Add(time.Minute))
+	ev, err := a.Parse(forged)
+	require.NoError(t, err)
+	require.Equal(t, "WH-9FRG0000000000000-0000000000000000X", ev.Key)
+	require.Equal(t, "PAYMENT.CAPTURE.COMPLETED", ev.Type)
+	// ...that PayPal's signature verifies on an adapter that has not seen
+	// the genuine transmission: the scheme's weakness, which the adapter
+	// cannot close alone (WithConfirmation does).
+	require.NoError(t, newAt(sent.Add(time.Minute)).Verify(h, forged), "CRC-32 is all that binds the body")
+
+	// Seen the genuine body first: the forged one is refused, the genuine
+	// one (a retry of the same transmission) still verifies.
+	require.NoError(t, a.Verify(h, body))
+	require.ErrorIs(t, a.Verify(h, forged), paypal.ErrTransmissionReused)
+	require.NoError(t, a.Verify(h, body))
+
+	// Out of the window, neither verifies, on any node.
+	late := newAt(sent.Add(paypal.DefaultTolerance + time.Second))
+	require.ErrorIs(t, late.Verify(h, forged), paypal.ErrTransmissionTime)
+	require.ErrorIs(t, late.Verify(h, body), paypal.ErrTransmissionTime)
+	require.NoError(t, newAt(sent.Add(paypal.DefaultTolerance)).Verify(h, forged), "the window's edge")
 }

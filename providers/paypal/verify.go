@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
 )
@@ -46,6 +47,15 @@ var (
 	// ErrNoValidSignature means the signature does not match for any
 	// configured webhook id.
 	ErrNoValidSignature = fmt.Errorf("%w: paypal: signature does not match", providers.ErrUnauthorized)
+	// ErrTransmissionTime means PAYPAL-TRANSMISSION-TIME is not an RFC 3339
+	// time within the tolerance of now: a signature captured longer ago
+	// is not accepted.
+	ErrTransmissionTime = fmt.Errorf("%w: paypal: PAYPAL-TRANSMISSION-TIME is outside the tolerance", providers.ErrUnauthorized)
+	// ErrTransmissionReused means PAYPAL-TRANSMISSION-ID was verified
+	// before with another body. PayPal signs the body only through its
+	// CRC-32, which anyone can match with a few chosen bytes, so a second
+	// body under one signed transmission is a forgery.
+	ErrTransmissionReused = fmt.Errorf("%w: paypal: transmission already received with another body", providers.ErrUnauthorized)
 	// ErrCertUnavailable means the certificate could not be fetched: no
 	// connection, a timeout, a 5xx or 429 answer, or one larger than
 	// MaxCertBytes. It wraps providers.ErrUnavailable (503 with
@@ -77,6 +87,16 @@ func (a *Adapter) VerifyContext(ctx context.Context, header http.Header, body []
 	if len(a.webhookIDs) == 0 {
 		return ErrNoValidSignature
 	}
+	// Checked before the certificate is fetched: an old capture costs no
+	// network call.
+	sent, err := time.Parse(time.RFC3339Nano, tr.time)
+	if err != nil {
+		return fmt.Errorf("%w (not an RFC 3339 time)", ErrTransmissionTime)
+	}
+	now := a.now()
+	if d := now.Sub(sent); d > a.tolerance || d < -a.tolerance {
+		return ErrTransmissionTime
+	}
 	u, err := a.checkCertURL(tr.certURL)
 	if err != nil {
 		return err
@@ -90,6 +110,11 @@ func (a *Adapter) VerifyContext(ctx context.Context, header http.Header, body []
 	for _, id := range a.webhookIDs {
 		digest := sha256.Sum256([]byte(SignedString(tr.id, tr.time, id, crc)))
 		if rsa.VerifyPKCS1v15(pub, crypto.SHA256, digest[:], tr.sig) == nil {
+			// Only a verified transmission is remembered, so nobody
+			// without a PayPal signature can fill or flush the memory.
+			if !a.seen.bind(tr.id, body, now, sent.Add(a.tolerance)) {
+				return ErrTransmissionReused
+			}
 			return nil
 		}
 	}

@@ -1,6 +1,7 @@
 package providertest_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"net/url"
@@ -27,9 +28,14 @@ type formToy struct {
 func (p *formToy) Name() string { return "formtoy" }
 
 func (p *formToy) mac(v url.Values) string {
-	msg := v.Get("id") + "|" + v.Get("amount")
-	if p.flaw == "ignores-amount" {
-		msg = v.Get("id")
+	msg := v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")
+	switch {
+	case p.flaw == "ignores-amount":
+		msg = v.Get("id") + "|" + v.Get("kind")
+	case strings.HasPrefix(p.flaw, "kind-unsigned"):
+		// Duitku's shape: the type comes from a field the signature
+		// does not cover.
+		msg = v.Get("id") + "|" + v.Get("amount")
 	}
 	return signature.HMACSHA256Hex([]byte(p.secret), []byte(msg))
 }
@@ -82,22 +88,43 @@ func (p *formToy) Parse(body []byte) (providers.Event, error) {
 	return providers.Event{Key: v.Get("id"), Type: v.Get("kind"), Fingerprint: v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")}, nil
 }
 
+// confirmingFormToy is a formToy that says it confirms kind with its
+// provider, as Duitku's adapter confirms resultCode.
+type confirmingFormToy struct{ *formToy }
+
+func (confirmingFormToy) Confirm(context.Context, providers.Event, []byte) error { return nil }
+
 // TestFormToy runs the kit in form mode on formToy with the flaw named by
-// PROVIDERTEST_FORM_FLAW.
+// PROVIDERTEST_FORM_FLAW. The flaws "kind-unsigned..." declare honestly
+// that kind is not signed; "-confirmed" adds it to Kit.ConfirmedFields,
+// "-confirmer" makes the toy a providers.Confirmer too.
 func TestFormToy(t *testing.T) {
 	flaw := os.Getenv("PROVIDERTEST_FORM_FLAW")
+	signed := []string{"id", "kind", "amount"}
+	var confirmed []string
+	if strings.HasPrefix(flaw, "kind-unsigned") {
+		signed = []string{"id", "amount"}
+	}
+	if strings.Contains(flaw, "-confirmed") {
+		confirmed = []string{"kind"}
+	}
 	providertest.Run(t, providertest.Kit{
 		New: func(secret string, _ func() time.Time) (providers.Provider, error) {
-			return &formToy{secret: secret, flaw: flaw}, nil
+			toy := &formToy{secret: secret, flaw: flaw}
+			if strings.HasSuffix(flaw, "-confirmer") {
+				return confirmingFormToy{toy}, nil
+			}
+			return toy, nil
 		},
-		Secret:         "form-toy-secret-a",
-		OtherSecret:    "form-toy-secret-b",
-		Fixtures:       "testdata/formtoy",
-		Form:           true,
-		Retry:          providertest.Chain(providertest.FormReordered, providertest.WithFormField("later", "1")),
-		Change:         providertest.ChangeFormAmount("amount"),
-		SignatureField: "sig",
-		SignedFields:   []string{"id", "amount"},
+		Secret:          "form-toy-secret-a",
+		OtherSecret:     "form-toy-secret-b",
+		Fixtures:        "testdata/formtoy",
+		Form:            true,
+		Retry:           providertest.Chain(providertest.FormReordered, providertest.WithFormField("later", "1")),
+		Change:          providertest.ChangeFormAmount("amount"),
+		SignatureField:  "sig",
+		SignedFields:    signed,
+		ConfirmedFields: confirmed,
 	})
 }
 
@@ -108,6 +135,10 @@ func TestKitCatchesFormFlaws(t *testing.T) {
 	for _, tt := range []struct{ flaw, want string }{
 		{"merges-repeated", "form_field_given_twice_is_refused"},
 		{"ignores-amount", "changed_signed_byte_is_refused"},
+		// Duitku's gap: the type (and so the key) from an unsigned field.
+		{"kind-unsigned", "unsigned_field_cannot_change_the_key_or_type"},
+		// Declaring the field confirmed needs a Confirmer.
+		{"kind-unsigned-confirmed", "unsigned_field_cannot_change_the_key_or_type"},
 	} {
 		t.Run(tt.flaw, func(t *testing.T) {
 			t.Parallel()
@@ -119,6 +150,20 @@ func TestKitCatchesFormFlaws(t *testing.T) {
 			require.Contains(t, string(out), "--- FAIL: TestFormToy/e1.json/"+tt.want)
 		})
 	}
+}
+
+// TestKitAcceptsConfirmedFields: an unsigned kind declared in
+// Kit.ConfirmedFields, on an adapter that is a providers.Confirmer,
+// passes the kit (as Duitku's and Midtrans's adapters do).
+func TestKitAcceptsConfirmedFields(t *testing.T) {
+	if _, child := os.LookupEnv("PROVIDERTEST_FORM_FLAW"); child {
+		t.Skip("child process")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestFormToy$", "-test.v")
+	cmd.Env = append(os.Environ(), "PROVIDERTEST_FORM_FLAW=kind-unsigned-confirmed-confirmer")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "output:\n%s", out)
+	require.Contains(t, string(out), "--- PASS: TestFormToy/e1.json/unsigned_field_cannot_change_the_key_or_type")
 }
 
 func TestFormHelpers(t *testing.T) {

@@ -24,7 +24,15 @@
 // same key but another fingerprint (else the receiver's 422 for a changed
 // payload could never fire); a body that names a member twice, once in
 // another case (as encoding/json would match it), is refused; and different
-// fixtures have different keys.
+// fixtures have different keys; and changing any top-level field the
+// signature does not cover, without signing again, either fails
+// verification or leaves the event's key and type as they were, unless the
+// kit declares the field confirmed with the provider (Kit.ConfirmedFields)
+// or the provider signs no body (Kit.UnsignedKeyReason). For a providers.Batcher (Adyen), whose
+// items are each signed inside the body, every item of every fixture is
+// checked: each verifies and splits on its own as the core service receives
+// it, one tampered item (Kit.TamperItem) fails the whole request, and a
+// retry keeps every item's key, type and fingerprint.
 //
 // It is test support only: nothing outside _test.go files may import it.
 package providertest
@@ -134,6 +142,31 @@ type Kit struct {
 	// so that the provider retries), never providers.ErrUnauthorized. New
 	// gives the adapter a working fake network.
 	Unreachable func(secret string, now func() time.Time) (providers.Provider, error)
+	// TamperItem is for a providers.Batcher whose items are each signed
+	// inside the body (Adyen's notificationItems): it returns copies of a
+	// signed body in which item i alone (in Split's order) has a signed
+	// field changed, its signature changed, emptied or removed, none of
+	// them signed again. The kit requires each copy to be refused with an
+	// error wrapping providers.ErrUnauthorized (one tampered item fails
+	// the whole request), and every item's forwarded body to verify and
+	// split into that one item on its own; it runs instead of the
+	// whole-body tamper checks, which cannot tell a signed byte of an item
+	// from an unsigned one.
+	TamperItem func(body []byte, i int) [][]byte
+	// ConfirmedFields lists top-level fields outside SignedFields that the
+	// event key or type is derived from, for an adapter whose
+	// providers.Confirmer checks them with the provider's API before
+	// anything is forwarded (Midtrans's transaction_status, Duitku's
+	// resultCode and reference). The kit requires the adapter to be a
+	// Confirmer. Without it, changing an unsigned field must fail
+	// verification or leave every event's key and type as they were (see
+	// Run).
+	ConfirmedFields []string
+	// UnsignedKeyReason, for a provider with BodyUnsigned (Xendit's static
+	// callback token), says why its event key may come from the body the
+	// token does not sign; the unsigned-field check is then skipped with
+	// this reason. It is required with BodyUnsigned, and refused without.
+	UnsignedKeyReason string
 }
 
 // Run runs the conformance checks for k, one subtest per fixture plus one
@@ -147,6 +180,11 @@ func Run(t *testing.T, k Kit) {
 	require.NotEmpty(t, k.OtherSecret, "Kit.OtherSecret is required")
 	require.NotEqual(t, k.Secret, k.OtherSecret, "Kit.Secret and Kit.OtherSecret must differ")
 	require.False(t, k.BodyUnsigned && k.SignedFields != nil, "Kit.BodyUnsigned and Kit.SignedFields exclude each other")
+	require.Equal(t, k.BodyUnsigned, k.UnsignedKeyReason != "",
+		"Kit.UnsignedKeyReason is required with Kit.BodyUnsigned (why may the key come from an unsigned body?), and only with it")
+	for _, f := range k.ConfirmedFields {
+		require.False(t, slices.Contains(k.SignedFields, f), "Kit.ConfirmedFields: %s is signed", f)
+	}
 
 	paths, err := filepath.Glob(filepath.Join(k.Fixtures, "*.json"))
 	require.NoError(t, err)
@@ -162,11 +200,11 @@ func Run(t *testing.T, k Kit) {
 		name := filepath.Base(path)
 		body, err := os.ReadFile(path)
 		require.NoError(t, err)
-		var ev providers.Event
+		var evs []providers.Event
 		t.Run(name, func(t *testing.T) {
-			ev = k.check(t, c, body)
+			evs = k.check(t, c, body)
 		})
-		if ev.Key != "" {
+		for _, ev := range evs {
 			if other, dup := keys[ev.Key]; dup {
 				t.Errorf("%s and %s have the same event key %q: distinct events need distinct keys", other, name, ev.Key)
 			}
@@ -175,8 +213,9 @@ func Run(t *testing.T, k Kit) {
 	}
 }
 
-// check runs every per-fixture check and returns the fixture's event.
-func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
+// check runs every per-fixture check and returns the fixture's events (one,
+// or one per item of a batch).
+func (k Kit) check(t *testing.T, c *clock, fixture []byte) []providers.Event {
 	c.set(c.get().Add(time.Hour)) // each fixture starts at a fresh time
 	p := k.adapter(t, k.Secret, c)
 	other := k.adapter(t, k.OtherSecret, c)
@@ -187,14 +226,20 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	body, h, err := signer.Sign(bytes.Clone(fixture))
 	require.NoError(t, err, "Sign")
 	require.NoError(t, verify(p, h, body), "a body signed by Sign must verify")
-	ev, err := providers.ParseDelivery(p, h, body)
+	ev, err := events(p, h, body)
 	require.NoError(t, err, "Parse of a signed fixture")
-	requireUsable(t, p.Name(), ev)
-	if k.SignatureField == "" {
+	for _, e := range ev {
+		requireUsable(t, p.Name(), e)
+	}
+	if k.SignatureField == "" && k.TamperItem == nil {
 		require.Equal(t, fixture, body, "Sign must not change a body whose signature is in the headers")
 	}
 	if unsigned, err := p.Parse(fixture); err == nil {
-		require.Equal(t, ev, unsigned, "signing must not change the event")
+		require.Equal(t, ev, []providers.Event{unsigned}, "signing must not change the event")
+	}
+	if _, ok := p.(providers.Batcher); ok {
+		require.NotNil(t, k.TamperItem, "a providers.Batcher needs Kit.TamperItem")
+		k.checkItems(t, p, h, body)
 	}
 
 	if k.Unreachable != nil {
@@ -208,6 +253,9 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 	}
 
 	t.Run("changed signature byte is refused", func(t *testing.T) {
+		if k.TamperItem != nil {
+			t.Skip("each item's signature: see one tampered item fails the request")
+		}
 		n := 0
 		for name, values := range h {
 			if name == "Content-Type" {
@@ -240,6 +288,8 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 
 	t.Run("changed signed byte is refused", func(t *testing.T) {
 		switch {
+		case k.TamperItem != nil:
+			t.Skip("each item's signed fields: see one tampered item fails the request")
 		case k.BodyUnsigned:
 			t.Skip("the provider's signature does not cover the body")
 		case k.SignedFields != nil && k.Form:
@@ -271,7 +321,14 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		}
 	})
 
+	t.Run("unsigned field cannot change the key or type", func(t *testing.T) {
+		k.checkUnsignedFields(t, p, h, body, ev)
+	})
+
 	t.Run("missing signature is refused", func(t *testing.T) {
+		if k.TamperItem != nil {
+			t.Skip("each item's signature removed: see one tampered item fails the request")
+		}
 		stripped := body
 		if k.SignatureField != "" && k.Form {
 			stripped = withoutFormField(t, body, k.SignatureField)
@@ -325,9 +382,9 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 			require.NotEqual(t, h, retryH, "a retry is signed afresh: Kit.Resend must change the headers")
 		}
 		require.NoError(t, verify(p, retryH, retryBody), "the retry must verify")
-		got, err := providers.ParseDelivery(p, retryH, retryBody)
+		got, err := events(p, retryH, retryBody)
 		require.NoError(t, err)
-		require.Equal(t, ev, got, "a retry of one event must have the same key, type and fingerprint")
+		require.Equal(t, ev, got, "a retry of one event must have the same key, type and fingerprint (every item's)")
 		// The first attempt still verifies: signatures do not depend on
 		// anything that changed since.
 		require.NoError(t, verify(p, h, body))
@@ -339,13 +396,70 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) providers.Event {
 		changedBody, changedH, err := k.sameEvent(p, h, changed)
 		require.NoError(t, err)
 		require.NoError(t, verify(p, changedH, changedBody), "the changed body must verify")
-		got, err := providers.ParseDelivery(p, changedH, changedBody)
+		got, err := events(p, changedH, changedBody)
 		require.NoError(t, err)
-		require.Equal(t, ev.Key, got.Key, "Kit.Change must keep the event key")
-		require.NotEqual(t, ev.Fingerprint, got.Fingerprint,
+		require.Equal(t, keysOf(ev), keysOf(got), "Kit.Change must keep the event keys")
+		require.NotEqual(t, fingerprintsOf(ev), fingerprintsOf(got),
 			"a changed payload under the same key must change the fingerprint: else it is answered as a replay of the first instead of 422")
 	})
 	return ev
+}
+
+// events derives a verified delivery's events as the receiver does
+// (providers.SplitDelivery): one, or one per item of a batch.
+func events(p providers.Provider, h http.Header, body []byte) ([]providers.Event, error) {
+	items, err := providers.SplitDelivery(p, h, body)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]providers.Event, len(items))
+	for i, it := range items {
+		out[i] = it.Event
+	}
+	return out, nil
+}
+
+func keysOf(evs []providers.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Key
+	}
+	return out
+}
+
+func fingerprintsOf(evs []providers.Event) []string {
+	out := make([]string, len(evs))
+	for i, ev := range evs {
+		out[i] = ev.Fingerprint
+	}
+	return out
+}
+
+// checkItems runs a Batcher's own checks on a signed body: every item's
+// forwarded body verifies and splits into that one item, and one tampered
+// item, whichever it is, fails the whole request.
+func (k Kit) checkItems(t *testing.T, p providers.Provider, h http.Header, body []byte) {
+	items, err := providers.SplitDelivery(p, h, body)
+	require.NoError(t, err)
+	require.NotEmpty(t, items)
+	t.Run("every item verifies on its own", func(t *testing.T) {
+		for i, it := range items {
+			require.NoError(t, verify(p, h, it.Body), "item %d's forwarded body", i)
+			one, err := providers.SplitDelivery(p, h, it.Body)
+			require.NoError(t, err, "item %d's forwarded body", i)
+			require.Equal(t, []providers.Item{it}, one, "item %d's forwarded body is that item alone", i)
+		}
+	})
+	t.Run("one tampered item fails the request", func(t *testing.T) {
+		for i := range items {
+			bad := k.TamperItem(bytes.Clone(body), i)
+			require.NotEmpty(t, bad, "Kit.TamperItem gave no tampered copy of item %d", i)
+			for j, b := range bad {
+				require.NotEqual(t, body, b, "Kit.TamperItem copy %d of item %d is unchanged", j, i)
+				requireRefused(t, p, h, b, "item %d of %d, tampered copy %d", i, len(items), j)
+			}
+		}
+	})
 }
 
 // checkRepeatedFields sends each field of a form twice, with its own value
@@ -383,7 +497,7 @@ func (k Kit) checkVariantMembers(t *testing.T, p providers.Provider, signer prov
 				dupBody, dupH = dup, h
 			}
 			if verify(p, dupH, dupBody) == nil {
-				_, err := providers.ParseDelivery(p, dupH, dupBody)
+				_, err := providers.SplitDelivery(p, dupH, dupBody)
 				require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
 			}
 			n++

@@ -50,6 +50,16 @@ func (p *toy) mac(ts string, body []byte) string {
 	if p.flaw == "ignores-body" {
 		body = nil
 	}
+	if p.flaw == "signs-fields" {
+		// Midtrans's shape: the signature covers some members only, and
+		// the type comes from one it does not cover.
+		var v struct {
+			ID     string `json:"id"`
+			Amount int    `json:"amount"`
+		}
+		_ = json.Unmarshal(body, &v)
+		body = fmt.Appendf(nil, "%s|%d", v.ID, v.Amount)
+	}
 	return signature.HMACSHA256Hex([]byte(key), []byte(ts+"."), body)
 }
 
@@ -126,8 +136,17 @@ func kit(flaw string) providertest.Kit {
 				return fmt.Appendf(nil, `"attempt": %d`, n+1)
 			})
 		},
-		Change: providertest.ChangeAmount("amount"),
+		Change:       providertest.ChangeAmount("amount"),
+		SignedFields: signedFields(flaw),
 	}
+}
+
+// signedFields declares honestly what the toy's signature covers.
+func signedFields(flaw string) []string {
+	if flaw == "signs-fields" {
+		return []string{"id", "amount"}
+	}
+	return nil
 }
 
 // TestToy runs the kit on the toy adapter with the flaw named by
@@ -160,6 +179,7 @@ func TestKitCatchesFlaws(t *testing.T) {
 		{"same-key", "distinct events need distinct keys"},
 		{"key-with-space", "printable ASCII without spaces"},
 		{"names-folded-last-wins", "in_another_case,_is_refused"},
+		{"signs-fields", "kind is not signed, yet changing it"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flaw, func(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
 )
@@ -23,6 +24,28 @@ const EventIDHeader = "X-Razorpay-Event-Id"
 // nothing: it rejects every delivery.
 type Adapter struct {
 	secrets [][]byte
+	// maxAge, when positive, is the oldest created_at Verify accepts,
+	// read on now.
+	maxAge time.Duration
+	now    func() time.Time
+}
+
+// Option configures an Adapter.
+type Option func(*Adapter) error
+
+// WithMaxAge refuses (ErrTooOld) an event whose signed created_at is more
+// than maxAge before now. Set it under the dedupe store's retention: an
+// event older than that may have had its record pruned, and a captured
+// delivery of it would be forwarded again. Razorpay retries for 24 hours
+// after created_at, so maxAge must exceed that for retries to get through.
+func WithMaxAge(maxAge time.Duration, now func() time.Time) Option {
+	return func(a *Adapter) error {
+		if maxAge <= 0 || now == nil {
+			return errors.New("razorpay: max age must be positive, with a clock")
+		}
+		a.maxAge, a.now = maxAge, now
+		return nil
+	}
 }
 
 var (
@@ -35,7 +58,7 @@ var (
 // one). Sign uses the first. New refuses an empty list, an empty secret and
 // one with surrounding white space (almost always a stray space after a
 // comma, which would fail every delivery).
-func New(secrets []string) (*Adapter, error) {
+func New(secrets []string, opts ...Option) (*Adapter, error) {
 	if len(secrets) == 0 {
 		return nil, errors.New("razorpay: no webhook secret configured")
 	}
@@ -48,6 +71,11 @@ func New(secrets []string) (*Adapter, error) {
 			return nil, fmt.Errorf("razorpay: webhook secret %d of %d has leading or trailing white space", i+1, len(secrets))
 		}
 		a.secrets = append(a.secrets, []byte(s))
+	}
+	for _, o := range opts {
+		if err := o(a); err != nil {
+			return nil, err
+		}
 	}
 	return a, nil
 }

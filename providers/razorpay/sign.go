@@ -3,7 +3,10 @@ package razorpay
 import (
 	"errors"
 	"net/http"
+	"strconv"
+	"time"
 
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -14,14 +17,36 @@ func SignatureHeader(secret string, body []byte) string {
 }
 
 // Sign implements providers.Signer for `webhookd replay`: it returns body
-// unchanged and its X-Razorpay-Signature under the first configured secret.
-// It sets no x-razorpay-event-id: that header is not signed and the adapter
-// does not read it.
+// and its X-Razorpay-Signature under the first configured secret. It sets
+// no x-razorpay-event-id: that header is not signed and the adapter does
+// not read it. With WithMaxAge, a body whose top-level created_at is older
+// than the max age (a fixture, as shipped) is re-dated to now first, or
+// Verify would refuse it as ErrTooOld; its event key changes with it. Any
+// other body is returned unchanged.
 func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
 	if len(a.secrets) == 0 {
 		return nil, nil, errors.New("razorpay: no webhook secret configured")
 	}
+	if errors.Is(a.checkAge(body), ErrTooOld) {
+		body = redate(body, a.now())
+	}
 	h := make(http.Header, 1)
 	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), body))
 	return body, h, nil
+}
+
+// redate returns a copy of body, a JSON object whose created_at is readable,
+// with created_at set to now.
+func redate(body []byte, now time.Time) []byte {
+	o, err := rawjson.Parse(body)
+	if err != nil {
+		return body
+	}
+	m, ok, err := o.Get("created_at")
+	if err != nil || !ok {
+		return body
+	}
+	out := append([]byte{}, body[:m.Start]...)
+	out = strconv.AppendInt(out, now.Unix(), 10)
+	return append(out, body[m.End:]...)
 }

@@ -4,8 +4,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -21,12 +24,17 @@ var (
 	// ErrNoValidSignature means the signature is not the HMAC of the body
 	// under any configured secret.
 	ErrNoValidSignature = fmt.Errorf("%w: razorpay: signature does not match", providers.ErrUnauthorized)
+	// ErrTooOld means the signature matches but the event's created_at is
+	// older than the adapter's max age (WithMaxAge): its record may be
+	// gone, so it cannot be told from a replayed capture.
+	ErrTooOld = fmt.Errorf("%w: razorpay: event created_at is too old", providers.ErrUnauthorized)
 )
 
 // Verify authenticates a delivery: X-Razorpay-Signature must be the hex
 // HMAC-SHA256 of the raw body under some configured secret, compared in
-// constant time (Razorpay's SDK compares with !=). It returns nil,
-// ErrNotSigned, ErrInvalidHeader or ErrNoValidSignature.
+// constant time (Razorpay's SDK compares with !=), and, with WithMaxAge,
+// the signed created_at no older than the max age. It returns nil,
+// ErrNotSigned, ErrInvalidHeader, ErrNoValidSignature or ErrTooOld.
 func (a *Adapter) Verify(header http.Header, body []byte) error {
 	values := header.Values(HeaderName)
 	switch {
@@ -43,8 +51,29 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	}
 	for _, secret := range a.secrets {
 		if signature.Equal(got, signature.HMACSHA256(secret, body)) {
-			return nil
+			return a.checkAge(body)
 		}
 	}
 	return ErrNoValidSignature
+}
+
+// checkAge refuses a signed event older than maxAge. A body whose
+// created_at cannot be read passes: Parse refuses it (400) with the reason.
+func (a *Adapter) checkAge(body []byte) error {
+	if a.maxAge <= 0 {
+		return nil
+	}
+	o, err := rawjson.Parse(body)
+	if err != nil {
+		return nil
+	}
+	s, err := createdAt(o)
+	if err != nil {
+		return nil
+	}
+	created, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || a.now().Sub(time.Unix(created, 0)) > a.maxAge {
+		return ErrTooOld
+	}
+	return nil
 }

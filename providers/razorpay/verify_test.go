@@ -2,8 +2,10 @@ package razorpay_test
 
 import (
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -134,4 +136,78 @@ func TestNew(t *testing.T) {
 	}
 	_, err := razorpay.New([]string{secretA, secretB})
 	require.NoError(t, err)
+}
+
+// TestTooOld: created_at is signed, so an event older than the records are
+// kept (less a margin) is a capture replayed after its record was pruned,
+// not a retry (Razorpay retries for 24 hours): refused, 401.
+func TestTooOld(t *testing.T) {
+	const maxAge = 167 * time.Hour
+	created := time.Unix(1652339806, 0) // vecBody's created_at
+	header := sig(vecSignature)
+	tests := []struct {
+		name    string
+		now     time.Time
+		wantErr error
+	}{
+		{"just created", created, nil},
+		{"created ahead of our clock", created.Add(-time.Minute), nil},
+		{"a day of retries", created.Add(24 * time.Hour), nil},
+		{"at the limit", created.Add(maxAge), nil},
+		{"a second past it", created.Add(maxAge + time.Second), razorpay.ErrTooOld},
+		{"a year later", created.AddDate(1, 0, 0), razorpay.ErrTooOld},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a, err := razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(maxAge, func() time.Time { return tt.now }))
+			require.NoError(t, err)
+			err = a.Verify(header, []byte(vecBody))
+			if tt.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tt.wantErr)
+			require.ErrorIs(t, err, providers.ErrUnauthorized)
+		})
+	}
+	// A bad signature is still named as such, whatever the age.
+	a, err := razorpay.New([]string{"other"}, razorpay.WithMaxAge(maxAge, func() time.Time { return created.AddDate(1, 0, 0) }))
+	require.NoError(t, err)
+	require.ErrorIs(t, a.Verify(header, []byte(vecBody)), razorpay.ErrNoValidSignature)
+	// `webhookd replay` re-dates a fixture older than the max age, and
+	// only then.
+	now := created.AddDate(1, 0, 0)
+	a, err = razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(maxAge, func() time.Time { return now }))
+	require.NoError(t, err)
+	body, h, err := a.Sign([]byte(vecBody))
+	require.NoError(t, err)
+	require.NoError(t, a.Verify(h, body))
+	ev, err := a.Parse(body)
+	require.NoError(t, err)
+	require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:"+strconv.FormatInt(now.Unix(), 10), ev.Key)
+	fresh := strings.Replace(vecBody, `"created_at":1652339806}`, `"created_at":`+strconv.FormatInt(now.Unix()-60, 10)+`}`, 1)
+	body, _, err = a.Sign([]byte(fresh))
+	require.NoError(t, err)
+	require.Equal(t, fresh, string(body))
+	// Without the option, any age (the conformance kit's fixtures).
+	require.NoError(t, newAdapter(t).Verify(header, []byte(vecBody)))
+	_, err = razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(0, time.Now))
+	require.Error(t, err)
+}
+
+// TestSettingsMaxAge: the command's retention reaches the adapter through
+// Check, less the margin; a retention that does not outlast Razorpay's 24
+// hours of retries is refused.
+func TestSettingsMaxAge(t *testing.T) {
+	env := providers.Env{Var: func(n string) string { return "WEBHOOKD_" + n }, Retention: 168 * time.Hour}
+	s := &razorpay.Settings{Secrets: []string{vecSecret}}
+	require.NoError(t, s.Check(env))
+	p, err := s.Build()
+	require.NoError(t, err)
+	require.ErrorIs(t, p.Verify(sig(vecSignature), []byte(vecBody)), razorpay.ErrTooOld, "vecBody is from 2022")
+
+	env.Retention = 24 * time.Hour
+	err = s.Check(env)
+	require.Error(t, err)
+	require.True(t, strings.HasPrefix(err.Error(), "WEBHOOKD_RETENTION: 24h0m0s must be longer than Razorpay's 24h of retries"), err.Error())
 }

@@ -33,6 +33,11 @@ func (s *Settings) Check(env providers.Env) error {
 	if s.Tolerance <= 0 {
 		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", env.Var("STANDARD_TOLERANCE"))
 	}
+	if len(s.Secrets) > 0 {
+		if err := env.BelowRetention("STANDARD_TOLERANCE", s.Tolerance); err != nil {
+			return err
+		}
+	}
 	for i, secret := range s.Secrets {
 		if _, err := signature.DecodeWebhookSecret(secret); err != nil {
 			return fmt.Errorf("%s: secret %d of %d: %w", env.Var("STANDARD_SECRETS"), i+1, len(s.Secrets), err)

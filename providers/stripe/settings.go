@@ -30,6 +30,11 @@ func (s *Settings) Check(env providers.Env) error {
 	if s.Tolerance <= 0 {
 		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", env.Var("STRIPE_TOLERANCE"))
 	}
+	if len(s.Secrets) > 0 {
+		if err := env.BelowRetention("STRIPE_TOLERANCE", s.Tolerance); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

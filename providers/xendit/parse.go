@@ -2,8 +2,6 @@ package xendit
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -160,8 +158,7 @@ func fingerprint(o, data *rawjson.Object) (string, error) {
 		buf.WriteByte('}')
 	}
 	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return rawjson.HexSum(buf.Bytes()), nil
 }
 
 func envelopeKey(event string, data *rawjson.Object) (string, error) {

@@ -1,6 +1,7 @@
 package rawjson
 
 import (
+	"bytes"
 	"slices"
 	"unicode"
 	"unicode/utf16"
@@ -65,13 +66,18 @@ func checkNames(body []byte) error {
 // stringEnd returns the offset of the quote that closes the string whose
 // content starts at i.
 func stringEnd(body []byte, i int) int {
-	for ; i < len(body); i++ {
-		switch body[i] {
-		case '\\':
-			i++
-		case '"':
-			return i
+	for i < len(body) {
+		// Jump to the next quote; it ends the string unless an escape
+		// comes first (IndexByte is much faster than a loop over bytes).
+		q := bytes.IndexByte(body[i:], '"')
+		if q < 0 {
+			return len(body)
 		}
+		e := bytes.IndexByte(body[i:i+q], '\\')
+		if e < 0 {
+			return i + q
+		}
+		i += e + 2 // past the backslash and the byte it escapes
 	}
 	return len(body)
 }
@@ -94,19 +100,64 @@ func isName(body []byte, i int) bool {
 // hasVariants reports whether two of the raw names are equal under
 // foldKey. It may reorder names.
 func hasVariants(names [][]byte) bool {
-	switch len(names) {
-	case 0, 1:
+	if len(names) < 2 {
 		return false
-	case 2:
-		return compareRaw(names[0], names[1]) == 0
 	}
-	slices.SortFunc(names, compareRaw)
+	cmp := compareRaw
+	if allPlainASCII(names) {
+		// Nearly every object a provider sends: no escape, no byte outside
+		// ASCII, where foldKey is ASCII upper-casing and so keeps lengths.
+		// Ordering by length first settles most comparisons without
+		// reading the names, and the rest compare bytes, not runes.
+		cmp = compareASCII
+	}
+	if len(names) == 2 {
+		return cmp(names[0], names[1]) == 0
+	}
+	slices.SortFunc(names, cmp)
 	for i := 1; i < len(names); i++ {
-		if compareRaw(names[i-1], names[i]) == 0 {
+		if cmp(names[i-1], names[i]) == 0 {
 			return true
 		}
 	}
 	return false
+}
+
+// allPlainASCII reports whether every raw name is ASCII without escapes.
+func allPlainASCII(names [][]byte) bool {
+	for _, n := range names {
+		for _, c := range n {
+			if c >= utf8.RuneSelf || c == '\\' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// compareASCII orders plain ASCII names by length, then by their bytes
+// under foldKey; it returns 0 exactly when compareRaw does for such names
+// (TestCompareASCIIAgreesWithCompareRaw), though its order differs, which
+// hasVariants does not mind: it only needs equal names to sort together.
+func compareASCII(a, b []byte) int {
+	if len(a) != len(b) {
+		return len(a) - len(b)
+	}
+	for i := range a {
+		ka, kb := upperASCII(a[i]), upperASCII(b[i])
+		if ka != kb {
+			return int(ka) - int(kb)
+		}
+	}
+	return 0
+}
+
+// upperASCII is foldKey for an ASCII byte.
+func upperASCII(c byte) byte {
+	if 'a' <= c && c <= 'z' {
+		return c - ('a' - 'A')
+	}
+	return c
 }
 
 // text is a name: raw bytes of the body or a decoded string.
@@ -122,9 +173,31 @@ func sameName(a, b string) bool { return compareNames(a, false, b, false) == 0 }
 // the package comment says could take one name for the other. A name is
 // escaped when it is the raw text between the quotes of a JSON string, and
 // decoded otherwise.
-func compareNames[T text](a T, escA bool, b T, escB bool) int {
+func compareNames[A, B text](a A, escA bool, b B, escB bool) int {
 	i, j := 0, 0
 	for {
+		// The common case inline: plain ASCII on both sides, which is
+		// exactly what nextKey returns for it.
+		for i < len(a) && j < len(b) {
+			ca, cb := a[i], b[j]
+			if ca >= utf8.RuneSelf || cb >= utf8.RuneSelf || (escA && ca == '\\') || (escB && cb == '\\') {
+				break
+			}
+			if 'a' <= ca && ca <= 'z' {
+				ca -= 'a' - 'A'
+			}
+			if 'a' <= cb && cb <= 'z' {
+				cb -= 'a' - 'A'
+			}
+			if ca != cb {
+				if ca < cb {
+					return -1
+				}
+				return 1
+			}
+			i++
+			j++
+		}
 		ka, ni, okA := nextKey(a, i, escA)
 		kb, nj, okB := nextKey(b, j, escB)
 		switch {

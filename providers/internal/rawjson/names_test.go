@@ -126,3 +126,28 @@ func BenchmarkCheckNames(b *testing.B) {
 		}
 	}
 }
+
+// TestCompareASCIIAgreesWithCompareRaw: on plain ASCII names the fast
+// comparison finds two names equal exactly when the general one does, for
+// every pair of short names over an alphabet with both cases, digits and
+// the characters foldKey must not merge.
+func TestCompareASCIIAgreesWithCompareRaw(t *testing.T) {
+	alphabet := []byte("aAzZ09_-[{@`~ ")
+	var names [][]byte
+	for _, a := range alphabet {
+		names = append(names, []byte{a})
+		for _, b := range alphabet {
+			names = append(names, []byte{a, b})
+		}
+	}
+	for _, a := range names {
+		for _, b := range names {
+			require.Equal(t, rawjson.CompareRaw(a, b) == 0, rawjson.CompareASCII(a, b) == 0, "%q %q", a, b)
+			require.Equal(t, rawjson.CompareASCII(a, b) < 0, rawjson.CompareASCII(b, a) > 0, "%q %q: antisymmetric", a, b)
+		}
+	}
+	// foldKey's own ASCII answer, byte by byte.
+	for c := range 128 {
+		require.Equal(t, rawjson.FoldKey(rune(c)), rune(rawjson.UpperASCII(byte(c))), "%q", c)
+	}
+}

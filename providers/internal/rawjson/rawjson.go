@@ -27,8 +27,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"slices"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Errors returned by Parse.
@@ -48,7 +52,10 @@ var (
 // Member is one top-level member of a parsed object.
 type Member struct {
 	// Value is the member's value exactly as it appears in the body
-	// (Value == body[Start:End]), without surrounding white space.
+	// (Value == body[Start:End]), without surrounding white space. It is
+	// that slice of the body, not a copy (its capacity ends with it, so
+	// appending to it cannot write into the body): the body must not change
+	// while the Object or its members are in use.
 	Value json.RawMessage
 	// Start and End are Value's offsets in the parsed body.
 	Start, End int
@@ -57,59 +64,72 @@ type Member struct {
 // IsNull reports whether the member's value is the JSON literal null.
 func (m Member) IsNull() bool { return string(m.Value) == "null" }
 
-// Object is a parsed JSON object: its top-level members by name.
+// Object is a parsed JSON object: its top-level members in body order.
+//
+// Members are kept in a slice, not a map: webhook objects hold a few dozen
+// members at most and adapters look up a handful, so a linear scan over
+// names that are slices of the body costs less than hashing every name into
+// a map of freshly allocated strings.
 type Object struct {
-	members map[string]Member
+	body    []byte
+	members []entry
 	// open is the offset just past the object's opening brace.
 	open int
 }
 
+// entry is one member: where its name and value are in the body.
+type entry struct {
+	// nameStart and nameEnd frame the name's raw text between its quotes.
+	nameStart, nameEnd int
+	start, end         int // the value's offsets
+	// decoded is the name unescaped, with invalid UTF-8 as U+FFFD, as
+	// encoding/json reads it; set only when that differs from the raw
+	// text (escapes or invalid UTF-8: rare), so that the common name
+	// costs no allocation.
+	decoded string
+	plain   bool // the raw text is the name as it is
+}
+
+// decoderOptions configure the tokenizer as lenient as encoding/json in
+// what it accepts, and no more: invalid UTF-8 and lone surrogate escapes
+// in strings are read as U+FFFD (encoding/json accepts them, and names.go
+// compares names that way), and duplicate names are left to checkNames,
+// which refuses every exact duplicate and more. Everything else (syntax,
+// the 10000 nesting limit, trailing data) is as strict as encoding/json.
+var decoderOptions = []jsontext.Options{
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.AllowDuplicateNames(true),
+}
+
+// tokenizer is a reusable jsontext.Decoder reading straight from a body:
+// given a *bytes.Buffer, jsontext parses the buffer's bytes in place, so
+// every value it returns is a slice of the body and nothing is copied.
+type tokenizer struct {
+	dec jsontext.Decoder
+	src bytes.Buffer
+}
+
+// tokenizers pools decoders, whose state (a stack of nesting levels) is
+// worth keeping across the many parses of a busy receiver.
+var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
+
 // Parse reads body as exactly one JSON object (white space around it is
-// allowed) and returns its top-level members. Nested values are validated,
+// allowed) and returns its top-level members, which refer to body. Nested values are validated,
 // and their member names checked, but not split further; use Object.Object
 // to read a nested object.
 func Parse(body []byte) (*Object, error) { return parse(body, true) }
 
-// parse is Parse; checked says whether to check the member names of every
+// parse is Parse; check says whether to check the member names of every
 // object in body, which a nested object's parent has already done.
 func parse(body []byte, check bool) (*Object, error) {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return nil, ErrNotObject
-	}
-	o := &Object{members: make(map[string]Member), open: int(dec.InputOffset())}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, ErrNotObject
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, ErrNotObject
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, ErrNotObject
-		}
-		end := int(dec.InputOffset())
-		start := end - len(raw)
-		// The decoder reports the end of the value it returned; check that
-		// the offsets really frame the value's bytes, since Sign rewrites
-		// exactly this range.
-		if start < 0 || end > len(body) || !bytes.Equal(body[start:end], raw) {
-			return nil, ErrNotObject
-		}
-		if _, dup := o.members[name]; dup {
-			return nil, ErrDuplicate
-		}
-		o.members[name] = Member{Value: raw, Start: start, End: end}
-	}
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
-		return nil, ErrNotObject
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, ErrNotObject
+	t := tokenizers.Get().(*tokenizer)
+	o, err := t.object(body)
+	// Drop the body before pooling: a pooled decoder must not pin it.
+	t.src = bytes.Buffer{}
+	t.dec.Reset(&t.src, decoderOptions...)
+	tokenizers.Put(t)
+	if err != nil {
+		return nil, err
 	}
 	if check {
 		if err := checkNames(body); err != nil {
@@ -117,6 +137,123 @@ func parse(body []byte, check bool) (*Object, error) {
 		}
 	}
 	return o, nil
+}
+
+// object tokenizes body in one pass: the opening brace, each member's name
+// and value as raw slices of body, the closing brace, then end of input.
+func (t *tokenizer) object(body []byte) (*Object, error) {
+	t.src = *bytes.NewBuffer(body)
+	t.dec.Reset(&t.src, decoderOptions...)
+	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, ErrNotObject
+	}
+	o := &Object{body: body, open: int(t.dec.InputOffset())}
+	var buf [32]entry // most objects fit: one allocation for the members
+	members := buf[:0]
+	for t.dec.PeekKind() == '"' {
+		name, err := t.dec.ReadValue()
+		if err != nil {
+			return nil, ErrNotObject
+		}
+		nameEnd := int(t.dec.InputOffset()) - 1
+		e := entry{nameStart: nameEnd - (len(name) - 2), nameEnd: nameEnd}
+		value, err := t.dec.ReadValue()
+		if err != nil {
+			return nil, ErrNotObject
+		}
+		e.end = int(t.dec.InputOffset())
+		e.start = e.end - len(value)
+		e.plain = isPlain(body[e.nameStart:e.nameEnd])
+		if !e.plain {
+			e.decoded = unquote(body[e.nameStart:e.nameEnd])
+		}
+		members = append(members, e)
+	}
+	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, ErrNotObject
+	}
+	if _, err := t.dec.ReadToken(); err != io.EOF {
+		return nil, ErrNotObject
+	}
+	o.members = slices.Clone(members)
+	return o, nil
+}
+
+// isPlain reports whether the raw text of a valid JSON string is its value
+// as it is: no escapes and valid UTF-8.
+func isPlain(raw []byte) bool {
+	for _, c := range raw {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw)
+		}
+	}
+	return true
+}
+
+// unquote decodes the raw text of a valid JSON string the way encoding/json
+// does: escapes resolved, invalid UTF-8 and lone surrogates as U+FFFD.
+func unquote(raw []byte) string {
+	var b strings.Builder
+	b.Grow(len(raw))
+	for i := 0; i < len(raw); {
+		var r rune
+		if raw[i] == '\\' {
+			r, i = unescape(raw, i)
+		} else {
+			var n int
+			r, n = utf8.DecodeRune(raw[i:])
+			i += n
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// name returns e's name as a decoder reads it.
+func (o *Object) name(e *entry) string {
+	if e.plain {
+		return string(o.body[e.nameStart:e.nameEnd])
+	}
+	return e.decoded
+}
+
+// is reports whether e's name is exactly name.
+func (o *Object) is(e *entry, name string) bool {
+	if e.plain {
+		return string(o.body[e.nameStart:e.nameEnd]) == name
+	}
+	return e.decoded == name
+}
+
+func (o *Object) member(e *entry) Member {
+	return Member{Value: o.body[e.start:e.end:e.end], Start: e.start, End: e.end}
+}
+
+// AppendCompact appends m's value to buf without insignificant white
+// space: what json.Compact writes for it, without json.Compact's
+// byte-by-byte state machine, since Parse has validated the value already.
+// m must come from a parsed Object.
+func (m Member) AppendCompact(buf *bytes.Buffer) {
+	raw := m.Value
+	buf.Grow(len(raw))
+	for i := 0; i < len(raw); {
+		// Copy up to the next string or white space in one go.
+		j := i
+		for j < len(raw) && raw[j] != '"' && !isSpace(raw[j]) {
+			j++
+		}
+		buf.Write(raw[i:j])
+		switch {
+		case j == len(raw):
+			return
+		case raw[j] == '"':
+			end := stringEnd(raw, j+1) + 1
+			buf.Write(raw[j:end])
+			i = end
+		default:
+			i = skipSpace(raw, j)
+		}
+	}
 }
 
 // Len is the number of members.
@@ -129,12 +266,15 @@ func (o *Object) Open() int { return o.open }
 // Get returns the member called name. err wraps ErrVariant when there is
 // no such member but one spelled another way (see names.go).
 func (o *Object) Get(name string) (m Member, ok bool, err error) {
-	if m, ok := o.members[name]; ok {
-		return m, true, nil
+	for i := range o.members {
+		if e := &o.members[i]; o.is(e, name) {
+			return o.member(e), true, nil
+		}
 	}
 	// Names are unique under folding, so only a miss can hide a variant.
-	for n := range o.members {
-		if sameName(n, name) {
+	for i := range o.members {
+		e := &o.members[i]
+		if compareNames(o.body[e.nameStart:e.nameEnd], true, name, false) == 0 {
 			return Member{}, false, fmt.Errorf("%w: %q", ErrVariant, name)
 		}
 	}
@@ -152,10 +292,16 @@ func (o *Object) String(name string) (s string, ok bool, err error) {
 	if len(m.Value) == 0 || m.Value[0] != '"' {
 		return "", false, fmt.Errorf("rawjson: member %q is not a string", name)
 	}
-	if err := json.Unmarshal(m.Value, &s); err != nil {
+	// The value is a valid JSON string: without escapes or invalid UTF-8
+	// its text between the quotes is its value.
+	if raw := m.Value[1 : len(m.Value)-1]; isPlain(raw) {
+		return string(raw), true, nil
+	}
+	var decoded string // not s: &s would move every result to the heap
+	if err := json.Unmarshal(m.Value, &decoded); err != nil {
 		return "", false, fmt.Errorf("rawjson: member %q is not a string", name)
 	}
-	return s, true, nil
+	return decoded, true, nil
 }
 
 // Scalar returns the text of the member called name when it is a string (its
@@ -200,16 +346,20 @@ func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
 // each name is JSON-quoted.
 func (o *Object) Fingerprint(names ...string) (string, error) {
 	if len(names) == 0 {
-		names = slices.Sorted(maps.Keys(o.members))
+		names = make([]string, len(o.members))
+		for i := range o.members {
+			names[i] = o.name(&o.members[i])
+		}
+		slices.Sort(names)
 	}
 	var buf bytes.Buffer
+	buf.Grow(len(o.body)) // canonical members rarely take more room
 	buf.WriteByte('{')
 	if err := o.AppendMembers(&buf, names); err != nil {
 		return "", err
 	}
 	buf.WriteByte('}')
-	sum := sha256.Sum256(buf.Bytes())
-	return hex.EncodeToString(sum[:]), nil
+	return HexSum(buf.Bytes()), nil
 }
 
 // AppendMembers writes the named members of o that are present, in the
@@ -231,37 +381,38 @@ func (o *Object) AppendMembers(buf *bytes.Buffer, names []string) error {
 			buf.WriteByte(',')
 		}
 		first = false
-		quoted, err := json.Marshal(name)
-		if err != nil {
+		if err := appendName(buf, name); err != nil {
 			return err
 		}
-		buf.Write(quoted)
-		buf.WriteByte(':')
-		if err := Canonical(buf, m.Value); err != nil {
+		if err := canonical(buf, m.Value); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// Canonical appends to buf a canonical encoding of the JSON value raw:
-// compact, object members sorted by name at every depth, string escapes
-// normalised, and numbers kept as their exact text. Two values that differ
-// only in white space, member order or escaping encode identically, so a
-// provider that re-serialises the same event on a retry fingerprints the
-// same.
-func Canonical(buf *bytes.Buffer, raw json.RawMessage) error {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return err
+// appendName writes name quoted and a colon, as Marshal quotes it.
+func appendName(buf *bytes.Buffer, name string) error {
+	if isCanonicalString(name) {
+		buf.WriteByte('"')
+		buf.WriteString(name)
+		buf.WriteString(`":`)
+		return nil
 	}
-	// encoding/json writes map keys in sorted order and json.Number as is.
-	out, err := json.Marshal(v)
+	quoted, err := json.Marshal(name)
 	if err != nil {
 		return err
 	}
-	buf.Write(out)
+	buf.Write(quoted)
+	buf.WriteByte(':')
 	return nil
+}
+
+// HexSum returns the lowercase hex SHA-256 of b, as hex.EncodeToString of
+// the sum does, in one allocation instead of two.
+func HexSum(b []byte) string {
+	sum := sha256.Sum256(b)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum[:])
+	return string(out[:])
 }

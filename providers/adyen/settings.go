@@ -1,0 +1,48 @@
+package adyen
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// Settings are Adyen's variables in webhookd (the command adds its
+// WEBHOOKD_ prefix to each name).
+type Settings struct {
+	HMACKeys  []string `envconfig:"ADYEN_HMAC_KEYS" desc:"comma-separated hex HMAC keys of the Adyen standard webhook (keep the old one during a rotation); enables /webhooks/adyen" example:"44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056,00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"`
+	BasicAuth string   `envconfig:"ADYEN_BASIC_AUTH" desc:"user:password that Adyen sends as basic auth (set in the webhook's settings; checked when set)"`
+}
+
+// Entry is Adyen's line in webhookd's provider table.
+func Entry() providers.Entry {
+	return providers.Entry{
+		Name:       Name,
+		Settings:   func() providers.Settings { return &Settings{} },
+		Secret:     "ADYEN_HMAC_KEYS",
+		SecretNoun: "HMAC key",
+	}
+}
+
+// Check refuses a basic auth setting without a user, naming the variable
+// but never its value.
+func (s *Settings) Check(env providers.Env) error {
+	if s.BasicAuth != "" {
+		if user, _, ok := strings.Cut(s.BasicAuth, ":"); !ok || user == "" {
+			return fmt.Errorf("%s: must be user:password", env.Var("ADYEN_BASIC_AUTH"))
+		}
+	}
+	return nil
+}
+
+// Build returns the adapter when at least one HMAC key is set.
+func (s *Settings) Build() (providers.Provider, error) {
+	if len(s.HMACKeys) == 0 {
+		return nil, nil
+	}
+	var opts []Option
+	if s.BasicAuth != "" {
+		opts = append(opts, WithBasicAuth(s.BasicAuth))
+	}
+	return New(s.HMACKeys, opts...)
+}

@@ -1,0 +1,248 @@
+package rawjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
+)
+
+// Canonical appends to buf a canonical encoding of the JSON value raw:
+// compact, object members sorted by name at every depth, string escapes
+// normalised, and numbers kept as their exact text. Two values that differ
+// only in white space, member order or escaping encode identically, so a
+// provider that re-serialises the same event on a retry fingerprints the
+// same.
+//
+// The encoding is, byte for byte, what encoding/json's Marshal writes for
+// the value decoded into interface values with UseNumber (stored
+// fingerprints depend on it; canonicalSlow does exactly that, and
+// FuzzCanonical holds the two together). The usual value is written
+// straight from raw without decoding it.
+func Canonical(buf *bytes.Buffer, raw json.RawMessage) error {
+	if jsontext.Value(raw).IsValid() {
+		if out, ok := appendCanonical(buf.AvailableBuffer(), raw); ok {
+			buf.Write(out)
+			return nil
+		}
+	}
+	return canonicalSlow(buf, raw)
+}
+
+// canonical is Canonical for a value taken from a parsed body, which is
+// known to be valid JSON with unique names.
+func canonical(buf *bytes.Buffer, raw []byte) error {
+	if out, ok := appendCanonical(buf.AvailableBuffer(), raw); ok {
+		buf.Write(out)
+		return nil
+	}
+	return canonicalSlow(buf, raw)
+}
+
+// canonicalSlow is Canonical by way of encoding/json: a decode into
+// interface values, then Marshal, which writes map keys in sorted order
+// and json.Number as it is.
+func canonicalSlow(buf *bytes.Buffer, raw []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return err
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	buf.Write(out)
+	return nil
+}
+
+// appendCanonical appends the canonical encoding of raw, one valid JSON
+// value without surrounding white space, to dst. ok is false when raw holds
+// what it leaves to canonicalSlow: an object with a name that is not plain
+// (escapes, invalid UTF-8 or characters Marshal escapes) or named twice.
+func appendCanonical(dst, raw []byte) (out []byte, ok bool) {
+	end, out, ok := appendValue(dst, raw, 0)
+	return out, ok && end == len(raw)
+}
+
+// appendValue appends the canonical encoding of the valid JSON value at
+// raw[i:] to dst and returns the offset after the value.
+func appendValue(dst, raw []byte, i int) (end int, out []byte, ok bool) {
+	if i >= len(raw) {
+		return i, dst, false
+	}
+	switch raw[i] {
+	case '{':
+		return appendObject(dst, raw, i)
+	case '[':
+		dst = append(dst, '[')
+		i = skipSpace(raw, i+1)
+		if i < len(raw) && raw[i] == ']' {
+			return i + 1, append(dst, ']'), true
+		}
+		for {
+			if i, dst, ok = appendValue(dst, raw, i); !ok {
+				return i, dst, false
+			}
+			i = skipSpace(raw, i)
+			if i >= len(raw) {
+				return i, dst, false
+			}
+			if raw[i] == ']' {
+				return i + 1, append(dst, ']'), true
+			}
+			dst = append(dst, ',')
+			i = skipSpace(raw, i+1) // past the comma
+		}
+	case '"':
+		end := stringEnd(raw, i+1) + 1
+		if end > len(raw) {
+			return end, dst, false
+		}
+		out, ok := appendString(dst, raw[i:end])
+		return end, out, ok
+	default: // a number or a literal: kept as its exact text
+		end := i
+		for end < len(raw) && !isDelim(raw[end]) {
+			end++
+		}
+		return end, append(dst, raw[i:end]...), true
+	}
+}
+
+// member is one member of an object being made canonical.
+type member struct{ name, value []byte }
+
+func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
+	var buf [32]member // provider objects fit: no allocation
+	members := buf[:0]
+	i = skipSpace(raw, i+1)
+	for i < len(raw) && raw[i] == '"' {
+		nameEnd := stringEnd(raw, i+1)
+		name := raw[i+1 : nameEnd]
+		if !isCanonicalString(name) {
+			return i, dst, false
+		}
+		i = skipSpace(raw, nameEnd+1) + 1 // past the colon
+		i = skipSpace(raw, i)
+		start := i
+		if i = skipValue(raw, i); i < 0 {
+			return 0, dst, false
+		}
+		members = append(members, member{name, raw[start:i]})
+		i = skipSpace(raw, i)
+		if i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	if i >= len(raw) || raw[i] != '}' {
+		return i, dst, false
+	}
+	// Plain names sort as their decoded strings do: bytewise, as Marshal
+	// sorts map keys.
+	slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.name, b.name) })
+	dst = append(dst, '{')
+	for k, m := range members {
+		if k > 0 {
+			if bytes.Equal(members[k-1].name, m.name) {
+				return i, dst, false // a map would keep only the last
+			}
+			dst = append(dst, ',')
+		}
+		dst = append(dst, '"')
+		dst = append(dst, m.name...)
+		dst = append(dst, '"', ':')
+		var ok bool
+		if _, dst, ok = appendValue(dst, m.value, 0); !ok {
+			return i, dst, false
+		}
+	}
+	return i + 1, append(dst, '}'), true
+}
+
+// appendString appends the canonical encoding of the valid JSON string
+// quoted: itself when Marshal would write its value back unchanged, else
+// what Marshal writes for its decoded value.
+func appendString(dst, quoted []byte) ([]byte, bool) {
+	if isCanonicalString(quoted[1 : len(quoted)-1]) {
+		return append(dst, quoted...), true
+	}
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return dst, false
+	}
+	out, err := json.Marshal(s)
+	if err != nil {
+		return dst, false
+	}
+	return append(dst, out...), true
+}
+
+// isCanonicalString reports whether the raw text of a JSON string is what
+// Marshal writes for its value: no escapes, valid UTF-8, and none of the
+// characters Marshal escapes (control characters, '<', '>', '&', U+2028
+// and U+2029).
+func isCanonicalString[T text](raw T) bool {
+	for i := 0; i < len(raw); {
+		c := raw[i]
+		if c < utf8.RuneSelf {
+			if c < ' ' || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+				return false
+			}
+			i++
+			continue
+		}
+		r, n := decodeRune(raw[i:])
+		if (r == utf8.RuneError && n == 1) || r == '\u2028' || r == '\u2029' {
+			return false
+		}
+		i += n
+	}
+	return true
+}
+
+// skipValue returns the offset after the valid JSON value at raw[i:], or
+// -1 if raw ends first.
+func skipValue(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch c := raw[i]; c {
+		case '"':
+			i = stringEnd(raw, i+1)
+			if depth == 0 {
+				return i + 1
+			}
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+			if depth == 0 {
+				return i + 1
+			}
+		default:
+			if depth == 0 {
+				end := i
+				for end < len(raw) && !isDelim(raw[end]) {
+					end++
+				}
+				return end
+			}
+		}
+	}
+	return -1
+}
+
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && isSpace(raw[i]) {
+		i++
+	}
+	return i
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// isDelim reports whether c ends a number or a literal.
+func isDelim(c byte) bool { return isSpace(c) || c == ',' || c == '}' || c == ']' || c == ':' }

@@ -1,0 +1,195 @@
+package receiver
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// A request that carries several events (a providers.Batcher's, Adyen's
+// notificationItems) runs each item through the very steps of a
+// single-event request (deliver: capture, claim, confirm, forward, record),
+// in the request's order, with the item's own key and forwarded body, and
+// is answered from the items' outcomes (docs/contract.md, "Batches
+// (Adyen)"):
+//
+//   - Verify has already checked the whole request, every item, before
+//     any item is claimed: one forged item stores nothing.
+//   - Every item is processed, whatever the items before it got: an item
+//     IN_FLIGHT on another request (409), with another payload (422) or
+//     whose forward failed (503) does not keep the items after it from
+//     being forwarded and recorded, so that the provider's retry of the
+//     request finds them finished and forwards only what is not, as far
+//     as the request's time budget reaches (below).
+//   - The provider is answered its acknowledgement (providers.Acknowledger;
+//     200 with no body otherwise) once every item is COMPLETED or FAILED,
+//     forwarded now or replayed; else the answer of the most urgent item
+//     that is not, in this order: 503, 409, 422, then any other (a core
+//     service's 4xx under WEBHOOKD_FAILED_POLICY=retry, which released the
+//     key), the first in the request's order among equals.
+//   - The request has one time budget, Config.BatchTimeout (serve sets the
+//     dispatch timeout, what one single-event request may take): when it
+//     runs out, the forward in flight is cut and its key released, and the
+//     items not reached are answered 503 without being claimed, so that
+//     the provider, which gives up on a slow answer anyway, retries the
+//     request and finds the finished items replayed.
+//
+// Each item gets its own delivery line and OnDelivery call; the request
+// gets one more, with OutcomeBatch and Items set.
+
+// answersItems reports whether p's requests are answered from their items:
+// a Batcher's, and an Acknowledger's (whose acknowledgement replaces the
+// core service's answer).
+func answersItems(p providers.Provider) bool {
+	if _, ok := p.(providers.Batcher); ok {
+		return true
+	}
+	_, ok := p.(providers.Acknowledger)
+	return ok
+}
+
+// receiveItems delivers a verified request's items and answers it.
+func (h *handler) receiveItems(d *delivery, p providers.Provider, body []byte) {
+	items, err := providers.SplitDelivery(p, d.r.Header, body)
+	if err == nil {
+		// Every item must be usable before any is claimed, as a bad
+		// signature stores nothing either.
+		for _, it := range items {
+			if err = checkEvent(it.Event); err != nil {
+				break
+			}
+		}
+	}
+	if err == nil && len(items) == 0 {
+		err = ErrBadEvent
+	}
+	if err != nil {
+		h.fail(d, err, nil)
+		return
+	}
+	d.provider, d.body, d.Items = p, body, len(items)
+	var budget context.Context
+	if h.BatchTimeout > 0 {
+		var cancel context.CancelFunc
+		budget, cancel = context.WithTimeout(context.WithoutCancel(d.r.Context()), h.BatchTimeout)
+		defer cancel()
+	}
+	done := make([]*delivery, len(items))
+	for i, it := range items {
+		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event, budget: budget}
+		item.Provider = d.Provider
+		item.Key, item.Type = d.Provider+":"+it.Event.Key, it.Event.Type
+		h.deliverItem(item)
+		done[i] = item
+	}
+	h.answerItems(d, done)
+}
+
+// deliverItem delivers one item and reports it: an item the request's
+// budget does not reach is answered ErrBatchTimeout, unclaimed.
+func (h *handler) deliverItem(item *delivery) {
+	defer h.report(item)
+	if item.budget != nil && item.budget.Err() != nil {
+		h.fail(item, ErrBatchTimeout, nil)
+		return
+	}
+	h.deliver(item)
+}
+
+// outOfTime names the request's budget as the reason an item's outbound
+// call could not complete, when it is.
+func (h *handler) outOfTime(d *delivery, err error) error {
+	if status, _ := classify(err); status == http.StatusServiceUnavailable && d.budget != nil && d.budget.Err() != nil {
+		return ErrBatchTimeout
+	}
+	return err
+}
+
+// finished reports whether an item's event is COMPLETED or FAILED: the
+// provider need not send it again.
+func (h *handler) finished(item *delivery) bool {
+	switch item.Outcome {
+	case OutcomeForwarded, OutcomeReplayed:
+		return true
+	case OutcomeCoreRejected:
+		// Recorded as FAILED, unless the policy released the key.
+		return h.FailedPolicy == PolicyReplay
+	}
+	return false
+}
+
+// urgency orders the answers of unfinished items: the lowest is answered.
+func urgency(status int) int {
+	switch status {
+	case http.StatusServiceUnavailable:
+		return 0
+	case http.StatusConflict:
+		return 1
+	case http.StatusUnprocessableEntity:
+		return 2
+	}
+	return 3
+}
+
+// answerItems answers the request from its items' outcomes.
+func (h *handler) answerItems(d *delivery, items []*delivery) {
+	d.Outcome = OutcomeBatch
+	var pick *delivery
+	replayed := true
+	for _, item := range items {
+		replayed = replayed && item.Outcome == OutcomeReplayed
+		if h.finished(item) {
+			continue
+		}
+		if pick == nil || urgency(item.Status) < urgency(pick.Status) {
+			pick = item
+		}
+	}
+	w := d.w
+	if pick == nil {
+		ack := providers.Acknowledgement{Status: http.StatusOK}
+		if a, ok := d.provider.(providers.Acknowledger); ok {
+			ack = a.Acknowledgement()
+		}
+		if ack.ContentType != "" {
+			w.Header().Set("Content-Type", ack.ContentType)
+		}
+		if replayed {
+			w.Header().Set("Idempotent-Replayed", "true")
+		}
+		d.Status = ack.Status
+		w.WriteHeader(ack.Status)
+		_, _ = w.Write(ack.Body)
+		return
+	}
+	iw := pick.w.(*itemWriter)
+	for name, values := range iw.header {
+		w.Header()[name] = values
+	}
+	d.Status, d.RejectedBy = iw.status, pick.RejectedBy
+	w.WriteHeader(iw.status)
+	_, _ = w.Write(iw.body.Bytes())
+}
+
+// itemWriter keeps the answer an item would have been given as a request
+// of its own, for answerItems to choose from.
+type itemWriter struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (w *itemWriter) Header() http.Header { return w.header }
+
+func (w *itemWriter) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+}
+
+func (w *itemWriter) Write(b []byte) (int, error) {
+	w.WriteHeader(http.StatusOK)
+	return w.body.Write(b)
+}
