@@ -128,6 +128,10 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		return s.put(txn, &cur)
 	})
 	if err != nil {
+		if !dedupe.IsLogical(err) {
+			// rec is the op's until it has answered (see ClaimRequest).
+			return dedupe.Lease{}, dedupe.Record{}, err
+		}
 		return dedupe.Lease{}, rec, err
 	}
 	return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil

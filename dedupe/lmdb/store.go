@@ -312,6 +312,12 @@ func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *
 		return nil
 	})
 	if err != nil {
+		if !dedupe.IsLogical(err) {
+			// The caller may have given up while the op still runs
+			// (writer.go): found is the op's until it has answered, and
+			// only an answer from the op is a logical outcome.
+			return dedupe.Lease{}, nil, err
+		}
 		return dedupe.Lease{}, found, err
 	}
 	return lease, found, nil
