@@ -62,6 +62,11 @@ type Record struct {
 	ExpiresAt   time.Time // when the pruner may delete the record
 	Fingerprint string
 	Response    Response // COMPLETED and FAILED only
+	// Request is the verified request as forwarded, kept with the claim
+	// that first took the key (and replaced by a takeover's); nil when the
+	// claim kept none (a record written before requests were kept, or by
+	// a claim without one).
+	Request *Request
 }
 
 // Lease is what a successful Claim hands to its caller: the right to finish
@@ -70,4 +75,49 @@ type Lease struct {
 	Key   string
 	Token uint64
 	Until time.Time
+}
+
+// MaxStoredRequest caps the request body kept with a record (for redrive
+// and the console): WEBHOOKD_MAX_BODY_BYTES's default, so that with the
+// default settings every verified request is kept whole. A longer body
+// (possible only when WEBHOOKD_MAX_BODY_BYTES is raised) is not kept at all,
+// since a cut body could not be forwarded again: its Request keeps the
+// headers and the size, and a redrive of it is refused (ErrNoRequest).
+const MaxStoredRequest = 1 << 20
+
+// Request is the verified request kept with a record, written with its
+// claim: what webhookd forwarded, so that it can be forwarded again
+// (redrive) exactly as the first time. The other forwarded headers
+// (Idempotency-Key, Webhook-Provider, Webhook-Event-Id) follow from the
+// record's key, and the signature (WEBHOOKD_DOWNSTREAM_SECRET) is made
+// afresh by each forward, as it is for every retry.
+type Request struct {
+	// ContentType is the provider's Content-Type, forwarded as is.
+	ContentType string
+	// EventType is forwarded as Webhook-Event-Type.
+	EventType string
+	// Body is the raw body, byte for byte; nil when it was not kept.
+	Body []byte
+	// Size is the body's length as received. It differs from len(Body)
+	// when the body was not kept: WEBHOOKD_STORE_REQUESTS=false, or a body
+	// over MaxStoredRequest.
+	Size int
+}
+
+// NewRequest returns the Request to keep for a verified delivery: with its
+// body when keepBody is set and the body fits in MaxStoredRequest, else
+// only its headers and size. It does not copy body; backends copy as they
+// write.
+func NewRequest(contentType, eventType string, body []byte, keepBody bool) *Request {
+	r := &Request{ContentType: contentType, EventType: eventType, Size: len(body)}
+	if keepBody && len(body) <= MaxStoredRequest {
+		r.Body = body
+	}
+	return r
+}
+
+// Stored reports whether r holds the whole body, so that it can be
+// forwarded again.
+func (r *Request) Stored() bool {
+	return r != nil && len(r.Body) == r.Size
 }

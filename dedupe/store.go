@@ -3,8 +3,10 @@ package dedupe
 import (
 	"context"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,6 +27,10 @@ type Claimer interface {
 	// A key that is absent, or IN_FLIGHT with a passed lease, is claimed
 	// atomically: of concurrent claims exactly one wins (Decide).
 	Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error)
+	// ClaimRequest is Claim that also keeps req with the record it writes,
+	// in the same transition (no extra commit or round trip); req may be
+	// nil. A takeover replaces the request kept before.
+	ClaimRequest(ctx context.Context, key, fingerprint string, req *Request) (Lease, *Record, error)
 	// Complete records a delivered event with the downstream's response
 	// (its body cut to MaxStoredBody), or fails with ErrLeaseLost when l no
 	// longer owns the key.
@@ -53,6 +59,20 @@ type Store interface {
 	ForceDelete(ctx context.Context, key string) error
 	// List returns records in bytewise key order.
 	List(ctx context.Context, o ListOptions) ([]Record, error)
+	// Recent returns records newest first (by CreatedAt, then by key,
+	// descending) and the cursor of the next page, "" after the last. It
+	// walks an index by creation time, so a page costs the records it
+	// reads, not the size of the store.
+	Recent(ctx context.Context, o RecentOptions) ([]Record, string, error)
+	// Redrive claims key again for forwarding its stored request once
+	// more: a FAILED record, or an IN_FLIGHT one whose lease has passed,
+	// becomes IN_FLIGHT under a fresh lease, keeping its fingerprint,
+	// request and answer, with one more attempt. The caller finishes the
+	// lease as after Claim. It answers ErrNotFound, ErrInFlight (with the
+	// record) while a lease runs, ErrDelivered for a COMPLETED record and
+	// ErrNoRequest when no whole body is stored (CheckRedrive), changing
+	// nothing then.
+	Redrive(ctx context.Context, key string) (Lease, Record, error)
 	// Stats counts records by state.
 	Stats(ctx context.Context) (map[State]int, error)
 	// Ping proves the store can be read and durably written, for
@@ -73,6 +93,84 @@ type ListOptions struct {
 	State  State  // keep this state only; 0 keeps all
 	After  string // start after this key (paging)
 	Limit  int    // at most this many; 0 means no limit
+}
+
+// RecentOptions filter and page Recent.
+type RecentOptions struct {
+	Provider string // keep keys of this provider ("stripe") only
+	State    State  // keep this state only; 0 keeps all
+	Cursor   string // continue after this page (Recent's answer); "" starts at the newest
+	Limit    int    // at most this many; 0 means DefaultRecentLimit
+}
+
+// DefaultRecentLimit is the page size of Recent when none is given, and
+// MaxRecentLimit the largest it serves.
+const (
+	DefaultRecentLimit = 50
+	MaxRecentLimit     = 1000
+)
+
+// Matches reports whether rec passes o's filters.
+func (o RecentOptions) Matches(rec *Record) bool {
+	if o.State != 0 && rec.State != o.State {
+		return false
+	}
+	return o.Provider == "" || strings.HasPrefix(rec.Key, o.Provider+":")
+}
+
+// PageLimit is the page size o asks for, within MaxRecentLimit.
+func (o RecentOptions) PageLimit() int {
+	switch {
+	case o.Limit <= 0:
+		return DefaultRecentLimit
+	case o.Limit > MaxRecentLimit:
+		return MaxRecentLimit
+	}
+	return o.Limit
+}
+
+// Cursor is a position in the newest-first order of Recent: the last
+// record a page returned. Its text form is opaque to clients.
+type Cursor struct {
+	CreatedAt time.Time
+	Key       string
+}
+
+// EncodeCursor returns the text form of the position after rec.
+func EncodeCursor(rec *Record) string {
+	b := binary.BigEndian.AppendUint64(nil, uint64(rec.CreatedAt.UnixNano()))
+	return base64.RawURLEncoding.EncodeToString(append(b, rec.Key...))
+}
+
+// DecodeCursor parses EncodeCursor's text; "" is the zero Cursor (the
+// newest record first). Anything else fails with ErrInvalidCursor.
+func DecodeCursor(s string) (Cursor, error) {
+	if s == "" {
+		return Cursor{}, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil || len(b) < 9 {
+		return Cursor{}, ErrInvalidCursor
+	}
+	return Cursor{CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), Key: string(b[8:])}, nil
+}
+
+// CheckRedrive says whether rec may be redriven at now: nil for a FAILED
+// record, or an IN_FLIGHT one whose lease has passed (abandoned by a
+// crash), holding a whole request body; ErrInFlight, ErrDelivered or
+// ErrNoRequest otherwise. Every backend decides with it.
+func CheckRedrive(rec *Record, now time.Time) error {
+	switch {
+	case rec.State == InFlight && now.Before(rec.LeaseUntil):
+		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
+	case rec.State == Completed:
+		return ErrDelivered
+	case rec.State != InFlight && rec.State != Failed:
+		return fmt.Errorf("%w: key %q has state %v", ErrCorrupt, rec.Key, rec.State)
+	case !rec.Request.Stored():
+		return ErrNoRequest
+	}
+	return nil
 }
 
 // MaxKeyLen is the longest store key any backend accepts: the LMDB

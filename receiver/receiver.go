@@ -129,6 +129,11 @@ type Config struct {
 	// goroutine, must not modify body, and cannot fail the delivery
 	// (capture.Writer.Hook logs its own failures).
 	Capture func(provider, eventKey string, body []byte)
+	// StoreRequests keeps each claimed request's body with its record
+	// (WEBHOOKD_STORE_REQUESTS), so that it can be redriven and shown in
+	// the console; without it a record keeps the request's headers and
+	// size only.
+	StoreRequests bool
 }
 
 type handler struct {
@@ -245,7 +250,11 @@ func (h *handler) deliver(d *delivery) {
 	// passes. They run on a context the request's end does not cancel;
 	// each is bounded by StoreTimeout instead (boundedStore).
 	d.storeCtx = context.WithoutCancel(r.Context())
-	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint)
+	// The request is kept with the claim, in the same write, for redrive
+	// and the console: its headers and size always, its body when
+	// StoreRequests is set.
+	req := dedupe.NewRequest(r.Header.Get("Content-Type"), ev.Type, body, h.StoreRequests)
+	lease, rec, err := h.Store.ClaimRequest(d.storeCtx, d.Key, ev.Fingerprint, req)
 	switch {
 	case err != nil:
 		h.fail(d, err, rec)

@@ -31,6 +31,14 @@ func (b boundedStore) Claim(ctx context.Context, key, fingerprint string) (lease
 	return lease, rec, err
 }
 
+func (b boundedStore) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (lease dedupe.Lease, rec *dedupe.Record, err error) {
+	err = b.call(ctx, "claim", func(ctx context.Context) error {
+		lease, rec, err = b.Store.ClaimRequest(ctx, key, fingerprint, req)
+		return err
+	})
+	return lease, rec, err
+}
+
 func (b boundedStore) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
 	return b.call(ctx, "complete", func(ctx context.Context) error { return b.Store.Complete(ctx, l, resp) })
 }

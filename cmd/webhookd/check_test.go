@@ -133,6 +133,7 @@ func TestServeRefusesADamagedStore(t *testing.T) {
 				"WEBHOOKD_DOWNSTREAM_URL": "http://127.0.0.1:1/",
 				"WEBHOOKD_STRIPE_SECRETS": testSecret,
 				"WEBHOOKD_ADDR":           "127.0.0.1:0",
+				"WEBHOOKD_ADMIN_ADDR":     "127.0.0.1:0",
 			}, "serve")
 			require.Equal(t, 1, code, errOut)
 			require.Contains(t, errOut, path)

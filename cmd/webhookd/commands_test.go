@@ -309,6 +309,7 @@ func TestServeCapturesHostileKeysSafely(t *testing.T) {
 	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	defer down.Close()
 	t.Setenv("WEBHOOKD_ADDR", "127.0.0.1:0")
+	t.Setenv("WEBHOOKD_ADMIN_ADDR", "127.0.0.1:0")
 	t.Setenv("WEBHOOKD_DATA_DIR", filepath.Join(root, "data"))
 	t.Setenv("WEBHOOKD_DOWNSTREAM_URL", down.URL)
 	t.Setenv("WEBHOOKD_STRIPE_SECRETS", testSecret)

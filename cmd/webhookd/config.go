@@ -44,6 +44,9 @@ type config struct {
 	LogFormat         string        `envconfig:"LOG_FORMAT" default:"text" desc:"log format: text or json"`
 	LogLevel          string        `envconfig:"LOG_LEVEL" default:"info" desc:"log level: debug, info, warn or error"`
 	DownstreamSecrets []string      `envconfig:"DOWNSTREAM_SECRET" desc:"signs every forward (Standard Webhooks): whsec_<base64> or a plain string of 16+ bytes; comma-separated to sign with several during a rotation"`
+	AdminAddr         string        `envconfig:"ADMIN_ADDR" default:"127.0.0.1:8081" desc:"the operator listener (console page, admin API, metrics); set to the empty string to turn it off"`
+	AdminToken        string        `envconfig:"ADMIN_TOKEN" desc:"bearer token the admin listener requires (the console signs in with it); required when WEBHOOKD_ADMIN_ADDR is not a loopback address"`
+	StoreRequests     bool          `envconfig:"STORE_REQUESTS" default:"true" desc:"keep each verified request's body and forwarded headers with its record (needed for redrive and the console); false keeps only the answer"`
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
 
@@ -78,6 +81,11 @@ func loadConfigFrom(environ []string) (*config, error) {
 		return nil, err
 	}
 	c.unknown = unknownVariables(environ, knownVariables())
+	// Set but empty turns the admin listener off (docs/contract.md), where
+	// every other variable set empty takes its default.
+	if v, ok := env[envName("ADMIN_ADDR")]; ok && strings.TrimSpace(v) == "" {
+		c.AdminAddr = ""
+	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = c.DispatchTimeout
 	}
@@ -219,6 +227,15 @@ func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 
 // checkServe adds what only serve requires.
 func (c *config) checkServe() error {
+	if c.AdminAddr != "" && c.AdminToken == "" && loopbackAddr(c.AdminAddr) != nil {
+		return fmt.Errorf("%s_ADMIN_TOKEN: required when %s_ADMIN_ADDR (%s) is not a loopback address: the admin listener shows every stored request and can delete and redrive events", envPrefix, envPrefix, c.AdminAddr)
+	}
+	return c.checkDownstream()
+}
+
+// checkDownstream checks WEBHOOKD_DOWNSTREAM_URL, which serve and
+// `keys redrive` forward to.
+func (c *config) checkDownstream() error {
 	if c.DownstreamURL == "" {
 		return fmt.Errorf("%s_DOWNSTREAM_URL: required: the core service URL events are forwarded to", envPrefix)
 	}

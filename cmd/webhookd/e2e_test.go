@@ -95,6 +95,7 @@ func (s *serveProcess) logs() string { return s.log.String() }
 func startServe(t *testing.T, env map[string]string) *serveProcess {
 	t.Helper()
 	env["WEBHOOKD_ADDR"] = "127.0.0.1:0"
+	env["WEBHOOKD_ADMIN_ADDR"] = "127.0.0.1:0"
 	env["WEBHOOKD_LOG_FORMAT"] = "json"
 	s := &serveProcess{cmd: webhookdCmd(t, env, "serve")}
 	stderr, err := s.cmd.StderrPipe()

@@ -49,6 +49,7 @@ func TestHealthcheckCommand(t *testing.T) {
 
 	clearEnv(t)
 	t.Setenv("WEBHOOKD_ADDR", ":"+port)
+	t.Setenv("WEBHOOKD_ADMIN_ADDR", "127.0.0.1:0")
 	code, out := hc()
 	require.Zero(t, code, out)
 	code, out = hc("--url", srv.URL+"/healthz")

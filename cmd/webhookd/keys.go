@@ -21,9 +21,14 @@ import (
 const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPLETED|FAILED] [--limit N] [--json]
        webhookd keys get [--json] KEY
        webhookd keys delete [--force] KEY
+       webhookd keys redrive KEY...
+       webhookd keys redrive --state failed [--provider NAME] [--since DURATION]
 
 KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123).
-The store is the one at WEBHOOKD_DATA_DIR; serve may be running on it.`
+The store is the one at WEBHOOKD_DATA_DIR; serve may be running on it.
+redrive forwards each event's stored request to WEBHOOKD_DOWNSTREAM_URL again
+(same Idempotency-Key and headers), records the new answer, prints one line
+per event, and exits 0 only when every redrive was delivered.`
 
 // keysPage is how many records one read transaction of `keys list` holds:
 // the listing streams, so a large store is neither held in memory nor
@@ -47,11 +52,13 @@ func runKeys(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return keysGet(ctx, args, stdout, stderr)
 	case "delete":
 		return keysDelete(ctx, args, stdout, stderr)
+	case "redrive":
+		return keysRedrive(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintf(stdout, "Usage: %s\n", keysUsage)
 		return 0
 	}
-	fmt.Fprintf(stderr, "webhookd keys: unknown subcommand %q (list, get or delete)\n", sub)
+	fmt.Fprintf(stderr, "webhookd keys: unknown subcommand %q (list, get, delete or redrive)\n", sub)
 	return 2
 }
 
@@ -68,6 +75,11 @@ func openKeysStore(ctx context.Context, stderr io.Writer) (dedupe.Store, int) {
 		return nil, 2
 	}
 	cfg.warnUnknown(stderr)
+	return openKeysStoreWith(ctx, cfg, stderr)
+}
+
+// openKeysStoreWith is openKeysStore with the configuration loaded.
+func openKeysStoreWith(ctx context.Context, cfg *config, stderr io.Writer) (dedupe.Store, int) {
 	opts := lmdb.Options{
 		Options: dedupe.Options{
 			Lease:         cfg.Lease,

@@ -38,7 +38,7 @@ func commands() []command {
 		{"serve", "run the receiver until SIGINT/SIGTERM (the default)", runServe},
 		{"replay", "send fixture files or folders to a receiver, signed as their provider signs (replay -h)", runReplay},
 		{"sink", "stand in for the core service: print each forwarded event, answer --status (sink -h)", runSink},
-		{"keys", "list | get KEY | delete KEY: read or edit the dedupe store, also while serve runs", runKeys},
+		{"keys", "list | get KEY | delete KEY | redrive KEY...: read or edit the dedupe store, or forward stored requests again, also while serve runs", runKeys},
 		{"healthcheck", "GET the running server's /healthz, exit 0 if it answers 200 (Docker HEALTHCHECK) [--url URL] [--timeout D]", runHealthcheck},
 		{"backup", "write a compacted, consistent copy of the store to a new directory: backup DEST", runBackup},
 		{"check", "verify the store read-only (records, index, file size); exit 1 on damage", runCheck},

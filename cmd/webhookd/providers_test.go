@@ -43,6 +43,7 @@ func TestEveryProviderServesAndReplays(t *testing.T) {
 			t.Setenv("WEBHOOKD_DATA_DIR", t.TempDir())
 			t.Setenv("WEBHOOKD_DOWNSTREAM_URL", core.URL)
 			t.Setenv("WEBHOOKD_ADDR", "127.0.0.1:0")
+			t.Setenv("WEBHOOKD_ADMIN_ADDR", "127.0.0.1:0")
 			enabling := 0
 			for _, v := range envVars(e.Settings()) {
 				if v.example == "" {

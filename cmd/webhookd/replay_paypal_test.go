@@ -49,6 +49,7 @@ func TestReplaySendsPaypalCapturedHeaders(t *testing.T) {
 	t.Setenv("WEBHOOKD_DATA_DIR", t.TempDir())
 	t.Setenv("WEBHOOKD_DOWNSTREAM_URL", core.URL)
 	t.Setenv("WEBHOOKD_ADDR", "127.0.0.1:0")
+	t.Setenv("WEBHOOKD_ADMIN_ADDR", "127.0.0.1:0")
 	t.Setenv("WEBHOOKD_PAYPAL_WEBHOOK_IDS", "WH-LOCAL")
 	t.Setenv("WEBHOOKD_PAYPAL_CERT_HOSTS", fake.Host())
 	t.Setenv("WEBHOOKD_PAYPAL_CA_FILE", ca)

@@ -66,6 +66,7 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 	clearEnv(t)
 	for k, v := range map[string]string{
 		"WEBHOOKD_ADDR":              "127.0.0.1:0",
+		"WEBHOOKD_ADMIN_ADDR":        "127.0.0.1:0",
 		"WEBHOOKD_DATA_DIR":          t.TempDir(),
 		"WEBHOOKD_DOWNSTREAM_URL":    core.URL + "/events?token=" + urlToken,
 		"WEBHOOKD_DOWNSTREAM_SECRET": downSecret,

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/redrive"
 
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
@@ -117,13 +119,28 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		StoreTimeout: cfg.StoreTimeout,
 		// A batch gets what one single-event request may take: Adyen
 		// gives up on an answer after 10 s (docs/contract.md).
-		BatchTimeout: cfg.DispatchTimeout,
-		FailedPolicy: receiver.FailedPolicy(cfg.FailedPolicy),
-		Logger:       log,
-		OnDelivery:   met.ObserveDelivery,
+		BatchTimeout:  cfg.DispatchTimeout,
+		FailedPolicy:  receiver.FailedPolicy(cfg.FailedPolicy),
+		Logger:        log,
+		OnDelivery:    met.ObserveDelivery,
+		StoreRequests: cfg.StoreRequests,
 	})
 	if err != nil {
 		return err
+	}
+	var adminSrv *http.Server
+	if cfg.AdminAddr != "" {
+		if adminSrv, err = startAdmin(cfg, log, admin.Config{
+			Store:     store,
+			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd},
+			Token:     cfg.AdminToken,
+			Metrics:   met.Handler(),
+			Providers: reg.Names(),
+			Logger:    log,
+		}); err != nil {
+			return err
+		}
+		defer adminSrv.Close()
 	}
 
 	srv := &http.Server{
@@ -161,7 +178,46 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return err
 	case <-ctx.Done():
 	}
+	if adminSrv != nil {
+		// Its redrives are bounded by the dispatch timeout; they get the
+		// deliveries' grace period to finish.
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+drainMargin)
+			defer cancel()
+			_ = adminSrv.Shutdown(ctx)
+		}()
+	}
 	return shutdown(srv, cfg.ShutdownGrace, cancelBase, log)
+}
+
+// startAdmin listens on WEBHOOKD_ADMIN_ADDR and serves the admin listener
+// (package admin) until the returned server is shut down.
+func startAdmin(cfg *config, log *slog.Logger, acfg admin.Config) (*http.Server, error) {
+	h, err := admin.New(acfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		return nil, fmt.Errorf("%s_ADMIN_ADDR: %w", envPrefix, err)
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		// A redrive answers after its forward.
+		WriteTimeout:   cfg.DispatchTimeout + 30*time.Second,
+		IdleTimeout:    120 * time.Second,
+		MaxHeaderBytes: 64 << 10,
+		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	log.Info("admin listening", "addr", ln.Addr().String(), "token", cfg.AdminToken != "", "store_requests", cfg.StoreRequests)
+	go func() {
+		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+			log.Error("admin listener stopped", "error", err.Error())
+		}
+	}()
+	return srv, nil
 }
 
 // drainMargin is how long deliveries get, once their forwards are cut off,

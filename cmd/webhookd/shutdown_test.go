@@ -49,6 +49,7 @@ func start(t *testing.T, downstream string, env ...string) *process {
 	p := &process{t: t, dataDir: t.TempDir(), lines: make(chan map[string]any, 100), exited: make(chan struct{})}
 	vars := map[string]string{
 		"WEBHOOKD_ADDR":           "127.0.0.1:0",
+		"WEBHOOKD_ADMIN_ADDR":     "127.0.0.1:0",
 		"WEBHOOKD_DATA_DIR":       p.dataDir,
 		"WEBHOOKD_DOWNSTREAM_URL": downstream,
 		"WEBHOOKD_STRIPE_SECRETS": testStripeSecret,

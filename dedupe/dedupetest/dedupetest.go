@@ -194,6 +194,195 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, err)
 			require.Equal(t, map[dedupe.State]int{dedupe.Completed: 3, dedupe.InFlight: 1}, st, "Ping leaves nothing behind")
 		}},
+		{"claim keeps the request", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			body := []byte(`{"id":"evt_1","type":"charge.failed"}`)
+			req := dedupe.NewRequest("application/json; charset=utf-8", "charge.failed", body, true)
+			require.True(t, req.Stored())
+			l, _, err := s.ClaimRequest(ctx, key, fp, req)
+			require.NoError(t, err)
+			got, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, req, got.Request, "kept with the claim, before any answer")
+			require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422}))
+			_, rec, err := s.ClaimRequest(ctx, key, fp, dedupe.NewRequest("text/plain", "other", []byte("x"), true))
+			require.NoError(t, err)
+			require.Equal(t, req, rec.Request, "a replay changes nothing")
+			got, err = s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, req, got.Request)
+
+			// Headers and size only: the body is not kept.
+			l, _, err = s.ClaimRequest(ctx, "stripe:evt_2", fp, dedupe.NewRequest("application/json", "t", body, false))
+			require.NoError(t, err)
+			require.NoError(t, s.Complete(ctx, l, ok))
+			got, err = s.Get(ctx, "stripe:evt_2")
+			require.NoError(t, err)
+			require.False(t, got.Request.Stored())
+			require.Equal(t, len(body), got.Request.Size)
+			require.Equal(t, "t", got.Request.EventType)
+
+			big := bytes.Repeat([]byte("b"), dedupe.MaxStoredRequest+1)
+			_, _, err = s.ClaimRequest(ctx, "stripe:evt_3", fp, dedupe.NewRequest("application/json", "t", big, true))
+			require.NoError(t, err)
+			got, err = s.Get(ctx, "stripe:evt_3")
+			require.NoError(t, err)
+			require.False(t, got.Request.Stored(), "a body over MaxStoredRequest is not kept")
+			require.Equal(t, len(big), got.Request.Size)
+
+			full := bytes.Repeat([]byte("f"), dedupe.MaxStoredRequest)
+			_, _, err = s.ClaimRequest(ctx, "stripe:evt_4", fp, dedupe.NewRequest("application/json", "t", full, true))
+			require.NoError(t, err)
+			got, err = s.Get(ctx, "stripe:evt_4")
+			require.NoError(t, err)
+			require.True(t, got.Request.Stored(), "a body of MaxStoredRequest is kept whole")
+
+			_, _, err = s.Claim(ctx, "stripe:evt_5", fp)
+			require.NoError(t, err)
+			got, err = s.Get(ctx, "stripe:evt_5")
+			require.NoError(t, err)
+			require.Nil(t, got.Request)
+		}},
+		{"takeover replaces the request", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			_, _, err := s.ClaimRequest(ctx, key, fp, dedupe.NewRequest("application/json", "a", []byte("1"), true))
+			require.NoError(t, err)
+			clock.Advance(time.Minute)
+			second := dedupe.NewRequest("application/json", "b", []byte("22"), true)
+			_, _, err = s.ClaimRequest(ctx, key, fp, second)
+			require.NoError(t, err)
+			got, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, second, got.Request)
+		}},
+		{"redrive", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			req := dedupe.NewRequest("application/json", "charge.failed", []byte(`{"id":"evt_1"}`), true)
+			_, _, err := s.Redrive(ctx, key)
+			require.ErrorIs(t, err, dedupe.ErrNotFound)
+			l, _, err := s.ClaimRequest(ctx, key, fp, req)
+			require.NoError(t, err)
+			_, rec, err := s.Redrive(ctx, key)
+			require.ErrorIs(t, err, dedupe.ErrInFlight, "never while a lease runs")
+			require.Equal(t, l.Until, rec.LeaseUntil)
+			rejected := dedupe.Response{Status: 422, ContentType: "text/plain", Body: []byte("no")}
+			require.NoError(t, s.Fail(ctx, l, rejected))
+			created := clock.Now()
+
+			clock.Advance(time.Second)
+			r, rec, err := s.Redrive(ctx, key)
+			require.NoError(t, err)
+			require.NotZero(t, r.Token)
+			require.NotEqual(t, l.Token, r.Token)
+			require.Equal(t, clock.Now().Add(time.Minute), r.Until)
+			require.Equal(t, dedupe.InFlight, rec.State)
+			require.Equal(t, uint32(2), rec.Attempts)
+			require.Equal(t, req, rec.Request)
+			require.Equal(t, fp, rec.Fingerprint)
+			require.True(t, rec.CreatedAt.Equal(created))
+			_, _, err = s.Redrive(ctx, key)
+			require.ErrorIs(t, err, dedupe.ErrInFlight)
+			_, _, err = s.Claim(ctx, key, fp)
+			require.ErrorIs(t, err, dedupe.ErrInFlight, "a provider's retry waits for the redrive")
+			require.ErrorIs(t, s.Complete(ctx, l, ok), dedupe.ErrLeaseLost, "the first lease is over")
+			require.NoError(t, s.Complete(ctx, r, ok))
+
+			got, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Completed, got.State)
+			require.Equal(t, ok, got.Response)
+			require.Equal(t, req, got.Request)
+			require.Equal(t, uint32(2), got.Attempts)
+			require.True(t, got.UpdatedAt.Equal(clock.Now()))
+			_, rec2, err := s.Claim(ctx, key, fp)
+			require.NoError(t, err)
+			require.Equal(t, ok, rec2.Response, "later deliveries replay the redrive's answer")
+			_, _, err = s.Redrive(ctx, key)
+			require.ErrorIs(t, err, dedupe.ErrDelivered)
+
+			// A claim abandoned past its lease may be redriven too.
+			_, _, err = s.ClaimRequest(ctx, "stripe:evt_2", fp, req)
+			require.NoError(t, err)
+			clock.Advance(time.Minute)
+			r, _, err = s.Redrive(ctx, "stripe:evt_2")
+			require.NoError(t, err)
+			require.NoError(t, s.Release(ctx, r))
+
+			// Nothing to forward: refused, unchanged.
+			l, _, err = s.ClaimRequest(ctx, "stripe:evt_3", fp, dedupe.NewRequest("application/json", "t", []byte("{}"), false))
+			require.NoError(t, err)
+			require.NoError(t, s.Fail(ctx, l, rejected))
+			_, _, err = s.Redrive(ctx, "stripe:evt_3")
+			require.ErrorIs(t, err, dedupe.ErrNoRequest)
+			l, _, err = s.Claim(ctx, "stripe:evt_4", fp)
+			require.NoError(t, err)
+			require.NoError(t, s.Fail(ctx, l, rejected))
+			_, _, err = s.Redrive(ctx, "stripe:evt_4")
+			require.ErrorIs(t, err, dedupe.ErrNoRequest)
+			got, err = s.Get(ctx, "stripe:evt_4")
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Failed, got.State)
+			require.Equal(t, uint32(1), got.Attempts)
+		}},
+		{"recent lists newest first and pages", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			// Created one second apart; two share an instant, ordered by key.
+			keys := []string{"stripe:a", "xendit:b", "stripe:c", "stripe:d", "xendit:e"}
+			for i, k := range keys {
+				if i != 3 {
+					clock.Advance(time.Second)
+				}
+				l, _, err := s.Claim(ctx, k, fp)
+				require.NoError(t, err)
+				if k != "stripe:c" {
+					require.NoError(t, s.Fail(ctx, l, ok))
+				}
+			}
+			clock.Advance(time.Second)
+			l, _, err := s.Claim(ctx, "stripe:gone", fp)
+			require.NoError(t, err)
+			require.NoError(t, s.Release(ctx, l))
+			page := func(o dedupe.RecentOptions) ([]string, string) {
+				recs, next, err := s.Recent(ctx, o)
+				require.NoError(t, err)
+				var out []string
+				for _, r := range recs {
+					out = append(out, r.Key)
+				}
+				return out, next
+			}
+			all, next := page(dedupe.RecentOptions{})
+			require.Equal(t, []string{"xendit:e", "stripe:d", "stripe:c", "xendit:b", "stripe:a"}, all)
+			require.Empty(t, next)
+			got, next := page(dedupe.RecentOptions{Limit: 2})
+			require.Equal(t, []string{"xendit:e", "stripe:d"}, got)
+			require.NotEmpty(t, next)
+			got, next = page(dedupe.RecentOptions{Limit: 2, Cursor: next})
+			require.Equal(t, []string{"stripe:c", "xendit:b"}, got)
+			got, next = page(dedupe.RecentOptions{Limit: 2, Cursor: next})
+			require.Equal(t, []string{"stripe:a"}, got)
+			require.Empty(t, next)
+			got, _ = page(dedupe.RecentOptions{Provider: "stripe"})
+			require.Equal(t, []string{"stripe:d", "stripe:c", "stripe:a"}, got)
+			got, _ = page(dedupe.RecentOptions{Provider: "stripe", State: dedupe.Failed, Limit: 1})
+			require.Equal(t, []string{"stripe:d"}, got)
+			got, _ = page(dedupe.RecentOptions{State: dedupe.InFlight})
+			require.Equal(t, []string{"stripe:c"}, got)
+			got, _ = page(dedupe.RecentOptions{Provider: "strip"})
+			require.Empty(t, got, "a provider is a whole name, not a prefix")
+
+			// Finishing and redriving keep a record's place; deleting and
+			// pruning take it out.
+			_, _, err = s.Redrive(ctx, "xendit:b")
+			require.ErrorIs(t, err, dedupe.ErrNoRequest)
+			require.NoError(t, s.Delete(ctx, "stripe:d"))
+			got, _ = page(dedupe.RecentOptions{})
+			require.Equal(t, []string{"xendit:e", "stripe:c", "xendit:b", "stripe:a"}, got)
+			clock.Advance(3 * time.Hour)
+			_, err = s.Prune(ctx, 100)
+			require.NoError(t, err)
+			got, _ = page(dedupe.RecentOptions{})
+			require.Empty(t, got)
+
+			_, _, err = s.Recent(ctx, dedupe.RecentOptions{Cursor: "!"})
+			require.ErrorIs(t, err, dedupe.ErrInvalidCursor)
+		}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -216,6 +405,30 @@ func BenchClaimComplete(b *testing.B, s dedupe.Store) {
 		for pb.Next() {
 			key := fmt.Sprintf("stripe:evt_%d", n.Add(1))
 			l, _, err := s.Claim(ctx, key, "fp")
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			if err := s.Complete(ctx, l, dedupe.Response{Status: 200}); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchClaimCompleteRequest is BenchClaimComplete with a request kept by
+// each claim (nil: none), so that one run compares the two.
+func BenchClaimCompleteRequest(b *testing.B, s dedupe.Store, req *dedupe.Request) {
+	b.Helper()
+	ctx := context.Background()
+	var n atomic.Int64
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			key := fmt.Sprintf("stripe:evt_%d_%d", time.Now().UnixNano(), n.Add(1))
+			l, _, err := s.ClaimRequest(ctx, key, "fp", req)
 			if err != nil {
 				b.Error(err)
 				return

@@ -19,8 +19,13 @@ const (
 	// dbiMeta holds the store's own bookkeeping: the per-state record
 	// counts (countsKey).
 	dbiMeta = "meta"
+	// dbiCreated is the index of records by creation time, newest last:
+	// 8-byte big-endian unix nanoseconds of CreatedAt, then the store key;
+	// the value is the record's state byte, so that Recent filters by state
+	// and provider without decoding a record it does not return.
+	dbiCreated = "created"
 	// maxDBs is how many named DBIs an environment is opened for.
-	maxDBs = 3
+	maxDBs = 4
 )
 
 // lmdbMaxKey is LMDB's compiled-in key size limit (MDB_MAXKEYSIZE).
@@ -34,6 +39,10 @@ func expiryKey(dst []byte, at time.Time, key string) []byte {
 	dst = binary.BigEndian.AppendUint64(dst, uint64(unixNano(at)))
 	return append(dst, key...)
 }
+
+// createdKey is rec's entry in dbiCreated: the same layout as the expiry
+// index's.
+func createdKey(dst []byte, at time.Time, key string) []byte { return expiryKey(dst, at, key) }
 
 func splitExpiryKey(k []byte) (time.Time, string, bool) {
 	if len(k) < 8 {

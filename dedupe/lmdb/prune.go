@@ -99,6 +99,9 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 			if err := s.count(txn, rec.State, -1); err != nil {
 				return err
 			}
+			if err := s.uncreate(txn, &rec); err != nil {
+				return err
+			}
 			if err := txn.Del(s.records, []byte(key), nil); err != nil {
 				return err
 			}

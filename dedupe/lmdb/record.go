@@ -8,12 +8,21 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-const recordVersion = 1
+// recordVersion is the layout encodeRecord writes; decodeRecord reads it
+// and recordVersion1, the layout before stored requests (a store written
+// by an older webhookd opens as it is). An older webhookd cannot read
+// version 2 records: it answers them as corrupt.
+const (
+	recordVersion  = 2
+	recordVersion1 = 1
+)
 
 // encodeRecord appends the binary form of r (without its key, which is the LMDB
-// key) to dst. Layout v1: version, state, token, lease, created, updated,
+// key) to dst. Layout v2: version, state, token, lease, created, updated,
 // expires (unix nanoseconds), attempts, status, then length-prefixed
-// fingerprint, content type and body.
+// fingerprint, content type and body (v1 ends here), then the request: a
+// byte saying whether there is one, and if so its uvarint size and
+// length-prefixed content type, event type and body.
 func encodeRecord(dst []byte, r *dedupe.Record) []byte {
 	dst = append(dst, recordVersion, byte(r.State))
 	dst = binary.BigEndian.AppendUint64(dst, r.Token)
@@ -26,14 +35,36 @@ func encodeRecord(dst []byte, r *dedupe.Record) []byte {
 		dst = binary.AppendUvarint(dst, uint64(len(b)))
 		dst = append(dst, b...)
 	}
+	if r.Request == nil {
+		return append(dst, 0)
+	}
+	dst = append(dst, 1)
+	dst = binary.AppendUvarint(dst, uint64(r.Request.Size))
+	for _, b := range [][]byte{[]byte(r.Request.ContentType), []byte(r.Request.EventType), r.Request.Body} {
+		dst = binary.AppendUvarint(dst, uint64(len(b)))
+		dst = append(dst, b...)
+	}
 	return dst
+}
+
+// lengthPrefixed splits n uvarint-length-prefixed fields off p.
+func lengthPrefixed(p []byte, fields [][]byte) ([]byte, bool) {
+	for i := range fields {
+		n, w := binary.Uvarint(p)
+		if w <= 0 || uint64(len(p)-w) < n {
+			return nil, false
+		}
+		fields[i] = p[w : w+int(n)]
+		p = p[w+int(n):]
+	}
+	return p, true
 }
 
 // decodeRecord parses a value written by encodeRecord. It copies what it keeps, so
 // the result outlives the LMDB transaction that produced buf.
 func decodeRecord(key string, buf []byte) (dedupe.Record, error) {
 	const fixed = 2 + 8 + 4*8 + 4 + 2
-	if len(buf) < fixed || buf[0] != recordVersion {
+	if len(buf) < fixed || buf[0] != recordVersion && buf[0] != recordVersion1 {
 		return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
 	}
 	r := dedupe.Record{Key: key, State: dedupe.State(buf[1])}
@@ -50,17 +81,18 @@ func decodeRecord(key string, buf []byte) (dedupe.Record, error) {
 	r.Response.Status = int(binary.BigEndian.Uint16(p))
 	p = p[2:]
 	var fields [3][]byte
-	for i := range fields {
-		n, w := binary.Uvarint(p)
-		if w <= 0 || uint64(len(p)-w) < n {
-			return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
+	p, ok := lengthPrefixed(p, fields[:])
+	if !ok {
+		return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
+	}
+	if buf[0] == recordVersion {
+		if p, ok = decodeRequest(p, &r); !ok {
+			return dedupe.Record{}, fmt.Errorf("%w: key %q: request", dedupe.ErrCorrupt, key)
 		}
-		fields[i] = p[w : w+int(n)]
-		p = p[w+int(n):]
 	}
 	if len(p) != 0 {
-		// encodeRecord writes nothing after the body: a length that says less
-		// than was written is damage, not a shorter field.
+		// encodeRecord writes nothing after the last field: a length that
+		// says less than was written is damage, not a shorter field.
 		return dedupe.Record{}, fmt.Errorf("%w: key %q: %d bytes after the last field", dedupe.ErrCorrupt, key, len(p))
 	}
 	r.Fingerprint = string(fields[0])
@@ -69,6 +101,31 @@ func decodeRecord(key string, buf []byte) (dedupe.Record, error) {
 		r.Response.Body = append([]byte(nil), fields[2]...)
 	}
 	return r, nil
+}
+
+// decodeRequest reads the request part of a v2 record into r, copying
+// what it keeps.
+func decodeRequest(p []byte, r *dedupe.Record) ([]byte, bool) {
+	if len(p) == 0 || p[0] > 1 {
+		return nil, false
+	}
+	if p[0] == 0 {
+		return p[1:], true
+	}
+	size, w := binary.Uvarint(p[1:])
+	if w <= 0 || size > 1<<31 {
+		return nil, false
+	}
+	var f [3][]byte
+	p, ok := lengthPrefixed(p[1+w:], f[:])
+	if !ok {
+		return nil, false
+	}
+	r.Request = &dedupe.Request{ContentType: string(f[0]), EventType: string(f[1]), Size: int(size)}
+	if len(f[2]) > 0 || size == 0 {
+		r.Request.Body = append([]byte{}, f[2]...)
+	}
+	return p, true
 }
 
 func unixNano(t time.Time) int64 {

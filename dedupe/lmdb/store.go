@@ -84,6 +84,7 @@ type Store struct {
 	env     *mdb.Env
 	records mdb.DBI
 	expiry  mdb.DBI
+	created mdb.DBI
 	meta    mdb.DBI
 
 	// readers bounds this process's open read transactions, so that a
@@ -206,6 +207,12 @@ func (s *Store) open(dir string) error {
 		if s.meta, err = txn.OpenDBI(dbiMeta, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiMeta, err)
 		}
+		if s.created, err = txn.OpenDBI(dbiCreated, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiCreated, err)
+		}
+		if err := s.openCreated(txn); err != nil {
+			return err
+		}
 		return s.openCounts(txn)
 	})
 }
@@ -242,6 +249,12 @@ func (s *Store) Lease() time.Duration { return s.opts.Lease }
 // A key that is absent, or IN_FLIGHT with an expired lease, is claimed in one
 // atomic write transaction.
 func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	return s.ClaimRequest(ctx, key, fingerprint, nil)
+}
+
+// ClaimRequest is Claim keeping req in the record the claim writes, in the
+// same transaction.
+func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -289,7 +302,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 		rec := dedupe.Record{
 			Key: key, State: dedupe.InFlight, Token: token,
 			LeaseUntil: now.Add(s.opts.Lease), Attempts: attempts + 1,
-			CreatedAt: created, UpdatedAt: now, Fingerprint: fingerprint,
+			CreatedAt: created, UpdatedAt: now, Fingerprint: fingerprint, Request: req,
 		}
 		rec.ExpiresAt = rec.LeaseUntil.Add(s.opts.AbandonAfter)
 		if err := s.put(txn, &rec); err != nil {
@@ -299,6 +312,12 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 		return nil
 	})
 	if err != nil {
+		if !dedupe.IsLogical(err) {
+			// The caller may have given up while the op still runs
+			// (writer.go): found is the op's until it has answered, and
+			// only an answer from the op is a logical outcome.
+			return dedupe.Lease{}, nil, err
+		}
 		return dedupe.Lease{}, found, err
 	}
 	return lease, found, nil
@@ -570,6 +589,10 @@ func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 	if err := txn.Put(s.records, s.wkey, s.wval, 0); err != nil {
 		return err
 	}
+	s.wkey = createdKey(s.wkey[:0], rec.CreatedAt, rec.Key)
+	if err := txn.Put(s.created, s.wkey, []byte{byte(rec.State)}, 0); err != nil {
+		return err
+	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
 	return txn.Put(s.expiry, s.wkey, nil, 0)
 }
@@ -578,8 +601,21 @@ func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
 	if err := s.count(txn, rec.State, -1); err != nil {
 		return err
 	}
+	if err := s.uncreate(txn, rec); err != nil {
+		return err
+	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
 	err := txn.Del(s.expiry, s.wkey, nil)
+	if mdb.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+// uncreate deletes rec's entry in the creation-time index.
+func (s *Store) uncreate(txn *mdb.Txn, rec *dedupe.Record) error {
+	s.wkey = createdKey(s.wkey[:0], rec.CreatedAt, rec.Key)
+	err := txn.Del(s.created, s.wkey, nil)
 	if mdb.IsNotFound(err) {
 		return nil
 	}

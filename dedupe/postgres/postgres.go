@@ -141,18 +141,21 @@ func (s *Store) migrate(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, 4*s.opts.OpTimeout)
 	defer cancel()
 	idx := pgx.Identifier{Table + "_expires_at"}
+	recent := pgx.Identifier{recentIndex}
 	if s.opts.Schema != "" {
 		idx = pgx.Identifier{s.opts.Schema, Table + "_expires_at"}
+		recent = pgx.Identifier{s.opts.Schema, recentIndex}
 	}
-	var haveTable, haveIndex, haveCounts bool
+	var haveTable, haveIndex, haveCounts, haveRecent bool
 	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
-		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4)) = $5`,
-		s.table, idx.Sanitize(), s.counts, countTriggers, len(countTriggers)).
-		Scan(&haveTable, &haveIndex, &haveCounts)
+		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4)) = $5,
+		to_regclass($6) IS NOT NULL`,
+		s.table, idx.Sanitize(), s.counts, countTriggers, len(countTriggers), recent.Sanitize()).
+		Scan(&haveTable, &haveIndex, &haveCounts, &haveRecent)
 	if err != nil {
 		return s.migrateError("look up table", err)
 	}
-	if haveTable && haveIndex && haveCounts {
+	if haveTable && haveIndex && haveCounts && haveRecent {
 		return nil
 	}
 	var missing []string
@@ -164,6 +167,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if !haveCounts {
 		missing = append(missing, "table "+s.counts+" with its triggers")
+	}
+	if !haveRecent {
+		missing = append(missing, "the request columns and index "+recent.Sanitize())
 	}
 	return s.migrateError("create "+strings.Join(missing, " and "), pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
@@ -195,8 +201,40 @@ func (s *Store) migrate(ctx context.Context) error {
 		if _, err := tx.Exec(ctx, `CREATE INDEX IF NOT EXISTS `+pgx.Identifier{Table + "_expires_at"}.Sanitize()+` ON `+s.table+` (expires_at)`); err != nil {
 			return err
 		}
+		if !haveRecent {
+			if err := s.migrateRecent(ctx, tx); err != nil {
+				return err
+			}
+		}
 		return s.migrateCounts(ctx, tx)
 	}))
+}
+
+// recentIndex orders the records newest first for Recent; failedIndex is
+// the same order for FAILED records only (a partial index, as small as the
+// failures), so that the console's most common filter reads no other rows.
+const (
+	recentIndex = Table + "_created"
+	failedIndex = Table + "_failed_created"
+)
+
+// migrateRecent adds the stored request's columns (req_size NULL: no
+// request kept) and Recent's indexes to a table made before them. The
+// request columns are NULL in existing rows, so the ALTER rewrites nothing.
+func (s *Store) migrateRecent(ctx context.Context, tx pgx.Tx) error {
+	for _, q := range []string{
+		`ALTER TABLE ` + s.table + ` ADD COLUMN IF NOT EXISTS req_content_type text,
+			ADD COLUMN IF NOT EXISTS req_event_type text,
+			ADD COLUMN IF NOT EXISTS req_body bytea,
+			ADD COLUMN IF NOT EXISTS req_size integer`,
+		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{recentIndex}.Sanitize() + ` ON ` + s.table + ` (created_at, key)`,
+		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{failedIndex}.Sanitize() + ` ON ` + s.table + ` (created_at, key) WHERE state = 3`,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // migrateCounts (re)creates the counts table and the triggers that keep
@@ -364,7 +402,8 @@ func (s *Store) wrap(what string, err error) error {
 	return &pgError{what: what, cause: err}
 }
 
-const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body`
+const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body,
+	req_content_type, req_event_type, req_body, req_size`
 
 // pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
 // a control character keeps it apart from every delivery's key all the same.
@@ -396,9 +435,13 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		leaseUntil *time.Time
 		attempts   int32
 		status     int32
+		reqCT      *string
+		reqType    *string
+		reqBody    []byte
+		reqSize    *int32
 	)
 	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
-		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body}, extra...)...)
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dedupe.Record{}, dedupe.ErrNotFound
 	}
@@ -413,6 +456,20 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	if len(r.Response.Body) == 0 {
 		r.Response.Body = nil
 	}
+	if reqSize != nil {
+		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody}
+		if reqCT != nil {
+			r.Request.ContentType = *reqCT
+		}
+		if reqType != nil {
+			r.Request.EventType = *reqType
+		}
+		if len(r.Request.Body) == 0 && r.Request.Size > 0 {
+			r.Request.Body = nil
+		} else if r.Request.Body == nil && r.Request.Size == 0 {
+			r.Request.Body = []byte{}
+		}
+	}
 	return r, nil
 }
 
@@ -425,6 +482,20 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 // as the statement takes effect: after any wait for a lock, on the row or
 // on the table, so that the wait is not taken out of the forward's time.
 func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	return s.ClaimRequest(ctx, key, fingerprint, nil)
+}
+
+// reqArgs are the request columns' values for req (all NULL when nil).
+func reqArgs(req *dedupe.Request) []any {
+	if req == nil {
+		return []any{nil, nil, nil, nil}
+	}
+	return []any{pgText(req.ContentType), pgText(req.EventType), req.Body, int32(req.Size)}
+}
+
+// ClaimRequest is Claim keeping req in the row it inserts or takes over,
+// in the same statement.
+func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -441,11 +512,14 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 	// $3 is the clock, $4 the lease and $5 the abandon period. The update
 	// reads the clock afresh: it runs after the row lock it may wait for.
 	// Its lease_until, updated_at and expires_at come from one reading.
-	claim := `INSERT INTO ` + s.table + ` AS t (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint)
-		SELECT $1, 1, $2, c.now + ` + sqlMicros(4) + `, 1, c.now, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `, $6
+	claim := `INSERT INTO ` + s.table + ` AS t (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint,
+			req_content_type, req_event_type, req_body, req_size)
+		SELECT $1, 1, $2, c.now + ` + sqlMicros(4) + `, 1, c.now, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `, $6, $7, $8, $9, $10
 		FROM (SELECT ` + sqlNow(3) + ` AS now) c
-		ON CONFLICT (key) DO UPDATE SET (state, token, lease_until, attempts, updated_at, expires_at) =
-			(SELECT 1, excluded.token, c.now + ` + sqlMicros(4) + `, t.attempts + 1, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `
+		ON CONFLICT (key) DO UPDATE SET (state, token, lease_until, attempts, updated_at, expires_at,
+				req_content_type, req_event_type, req_body, req_size) =
+			(SELECT 1, excluded.token, c.now + ` + sqlMicros(4) + `, t.attempts + 1, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `,
+				excluded.req_content_type, excluded.req_event_type, excluded.req_body, excluded.req_size
 			FROM (SELECT ` + sqlNow(3) + ` AS now) c)
 		WHERE t.state = 1 AND t.lease_until <= ` + sqlNow(3) + ` AND t.fingerprint = excluded.fingerprint
 		RETURNING lease_until`
@@ -468,7 +542,8 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 			return dedupe.Lease{}, nil, s.wrap("claim", err)
 		}
 		var until time.Time
-		err = s.pool.QueryRow(ctx, claim, key, int64(token), s.clock(), leaseMicros, abandonMicros, fingerprint).Scan(&until)
+		args := append([]any{key, int64(token), s.clock(), leaseMicros, abandonMicros, fingerprint}, reqArgs(req)...)
+		err = s.pool.QueryRow(ctx, claim, args...).Scan(&until)
 		if err == nil {
 			return dedupe.Lease{Key: key, Token: token, Until: until.UTC()}, nil, nil
 		}
@@ -759,4 +834,111 @@ func (s *Store) pruneLoop() {
 			return n, n == s.opts.PruneBatch, err
 		})
 	})
+}
+
+// Redrive claims a FAILED record, or an IN_FLIGHT one whose lease has
+// passed, for forwarding its stored request again: one UPDATE that checks
+// the state, the lease (by the database's clock) and that the whole body
+// is kept, so that of concurrent redrives and claims on any nodes exactly
+// one wins. When it changes nothing, the row is read to say why
+// (dedupe.CheckRedrive).
+func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
+	if err := CheckKey(key); err != nil {
+		return dedupe.Lease{}, dedupe.Record{}, err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return dedupe.Lease{}, dedupe.Record{}, err
+	}
+	defer cancel()
+	token, err := dedupe.NewToken()
+	if err != nil {
+		return dedupe.Lease{}, dedupe.Record{}, err
+	}
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = 1, token = $2, lease_until = c.now + `+sqlMicros(4)+`,
+		attempts = attempts + 1, updated_at = c.now, expires_at = c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+`
+		FROM (SELECT `+sqlNow(3)+` AS now) c
+		WHERE key = $1 AND (state = 3 OR state = 1 AND lease_until <= c.now)
+			AND req_size IS NOT NULL AND COALESCE(octet_length(req_body), 0) = req_size
+		RETURNING `+recordColumns,
+		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()))
+	if err == nil {
+		return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
+	}
+	if !errors.Is(err, dedupe.ErrNotFound) {
+		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
+	}
+	var now time.Time
+	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
+	if err != nil {
+		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
+	}
+	if err := dedupe.CheckRedrive(&cur, now.UTC()); err != nil {
+		return dedupe.Lease{}, cur, err
+	}
+	// Finished or taken over between the two statements; the operator may
+	// retry.
+	return dedupe.Lease{}, dedupe.Record{}, fmt.Errorf("%w: key %q changed while being redriven", dedupe.ErrUnavailable, key)
+}
+
+// Recent returns records newest first, one index range scan: on
+// (created_at, key), or on the FAILED records' partial index when the
+// state filter is FAILED. The provider filter is checked on the rows the
+// scan reads, so a rare provider reads more of the index than it returns.
+func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Record, string, error) {
+	cur, err := dedupe.DecodeCursor(o.Cursor)
+	if err != nil {
+		return nil, "", err
+	}
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	defer cancel()
+	limit := o.PageLimit()
+	args := []any{pgPingKey}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	where := `key <> $1`
+	if o.Cursor != "" {
+		// The cursor holds nanoseconds; Postgres keeps microseconds, so
+		// the cursor of a row it returned compares equal to the row.
+		where += ` AND (created_at, key) < (` + arg(cur.CreatedAt) + `::timestamptz, ` + arg(cur.Key) + `)`
+	}
+	switch {
+	case o.State == dedupe.Failed:
+		// Spelled out so that the planner uses the partial index (a
+		// parameter would not match its predicate).
+		where += ` AND state = 3`
+	case o.State != 0:
+		where += ` AND state = ` + arg(int16(o.State))
+	}
+	if o.Provider != "" {
+		where += ` AND starts_with(key, ` + arg(o.Provider+":") + `)`
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE `+where+`
+		ORDER BY created_at DESC, key DESC LIMIT `+arg(limit+1), args...)
+	if err != nil {
+		return nil, "", s.wrap("recent", err)
+	}
+	defer rows.Close()
+	var out []dedupe.Record
+	for rows.Next() {
+		rec, err := scanRecord(rows)
+		if err != nil {
+			return nil, "", s.wrap("recent", err)
+		}
+		out = append(out, rec)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", s.wrap("recent", err)
+	}
+	next := ""
+	if len(out) > limit {
+		out = out[:limit]
+		next = dedupe.EncodeCursor(&out[limit-1])
+	}
+	return out, next, nil
 }

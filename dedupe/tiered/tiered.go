@@ -56,6 +56,11 @@ func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 // say); anything else is claimed in Postgres, and a finished record found
 // there is copied locally for next time.
 func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
+	return t.ClaimRequest(ctx, key, fingerprint, nil)
+}
+
+// ClaimRequest is Claim keeping req with the claim in Postgres.
+func (t *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := postgres.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -76,7 +81,7 @@ func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 		// A local failure costs the shortcut only: Postgres decides.
 		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
 	}
-	lease, r, err := t.shared.Claim(ctx, key, fingerprint)
+	lease, r, err := t.shared.ClaimRequest(ctx, key, fingerprint, req)
 	if err == nil && r != nil && r.State != dedupe.InFlight {
 		t.keep(ctx, *r)
 	}
@@ -153,6 +158,20 @@ func (t *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
 // List lists the shared records.
 func (t *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record, error) {
 	return t.shared.List(ctx, o)
+}
+
+// Recent lists the shared records, newest first.
+func (t *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Record, string, error) {
+	return t.shared.Recent(ctx, o)
+}
+
+// Redrive claims the shared record for a redrive. The claim moves the
+// shared row's updated_at, so every node's copy is stale from then on, and
+// the answer the redrive records (Complete or Fail, copied here as after
+// any claim) is what every node replays afterwards: each checks the shared
+// row before replaying its copy.
+func (t *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
+	return t.shared.Redrive(ctx, key)
 }
 
 // Stats counts the shared records by state.

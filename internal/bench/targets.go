@@ -136,6 +136,9 @@ func (e *env) startWebhookd(addr, dataDir, downstream, logPath string, extra ...
 	cmd := exec.Command(e.webhookd, "serve")
 	cmd.Env = webhookdEnv(append([]string{
 		"WEBHOOKD_ADDR=" + addr,
+		// Several webhookd run at once in a benchmark: no admin listener,
+		// whose default port they would share.
+		"WEBHOOKD_ADMIN_ADDR=",
 		"WEBHOOKD_DATA_DIR=" + dataDir,
 		"WEBHOOKD_DOWNSTREAM_URL=" + downstream,
 		"WEBHOOKD_STRIPE_SECRETS=" + benchSecret,

@@ -1,0 +1,276 @@
+package admin
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/redrive"
+)
+
+// recordJSON is a record as the API shows it (docs/contract.md, admin
+// routes). The list leaves out the request and response.
+type recordJSON struct {
+	Key        string        `json:"key"`
+	Provider   string        `json:"provider"`
+	EventKey   string        `json:"event_key"`
+	Type       string        `json:"type"`
+	State      string        `json:"state"`
+	Status     int           `json:"status"`
+	Attempts   uint32        `json:"attempts"`
+	Stored     bool          `json:"stored"`
+	CreatedAt  string        `json:"created_at"`
+	UpdatedAt  string        `json:"updated_at"`
+	ExpiresAt  string        `json:"expires_at"`
+	LeaseUntil string        `json:"lease_until,omitempty"`
+	Request    *requestJSON  `json:"request,omitempty"`
+	Response   *responseJSON `json:"response,omitempty"`
+}
+
+// requestJSON is the stored request: the body as text when it is UTF-8,
+// else base64; absent when it was not kept (stored false, with its size).
+type requestJSON struct {
+	Headers    map[string]string `json:"headers"`
+	Stored     bool              `json:"stored"`
+	Size       int               `json:"size"`
+	Body       *string           `json:"body,omitempty"`
+	BodyBase64 []byte            `json:"body_base64,omitempty"`
+}
+
+type responseJSON struct {
+	Status      int     `json:"status"`
+	ContentType string  `json:"content_type,omitempty"`
+	Body        *string `json:"body,omitempty"`
+	BodyBase64  []byte  `json:"body_base64,omitempty"`
+}
+
+func rfc3339(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// bodyFields splits a body into its text or base64 field.
+func bodyFields(b []byte) (*string, []byte) {
+	if b == nil {
+		return nil, nil
+	}
+	if utf8.Valid(b) {
+		s := string(b)
+		return &s, nil
+	}
+	return nil, b
+}
+
+// forwardedHeaders are the headers a forward of rec carries (besides the
+// signature, made afresh by each forward): what webhookd sent and what a
+// redrive sends again.
+func forwardedHeaders(rec *dedupe.Record) map[string]string {
+	provider, event, _ := strings.Cut(rec.Key, ":")
+	h := map[string]string{
+		"Idempotency-Key":  rec.Key,
+		"Webhook-Provider": provider,
+		"Webhook-Event-Id": event,
+	}
+	if rec.Request == nil {
+		return h
+	}
+	ct := rec.Request.ContentType
+	if ct == "" {
+		ct = "application/json"
+	}
+	h["Content-Type"] = ct
+	if rec.Request.EventType != "" {
+		h["Webhook-Event-Type"] = rec.Request.EventType
+	}
+	return h
+}
+
+func newRecordJSON(rec *dedupe.Record, full bool) recordJSON {
+	provider, event, _ := strings.Cut(rec.Key, ":")
+	v := recordJSON{
+		Key: rec.Key, Provider: provider, EventKey: event, State: rec.State.String(),
+		Status: rec.Response.Status, Attempts: rec.Attempts, Stored: rec.Request.Stored(),
+		CreatedAt: rfc3339(rec.CreatedAt), UpdatedAt: rfc3339(rec.UpdatedAt), ExpiresAt: rfc3339(rec.ExpiresAt),
+	}
+	if rec.Request != nil {
+		v.Type = rec.Request.EventType
+	}
+	if rec.State == dedupe.InFlight {
+		v.LeaseUntil = rfc3339(rec.LeaseUntil)
+	}
+	if !full {
+		return v
+	}
+	v.Request = &requestJSON{Headers: forwardedHeaders(rec), Stored: v.Stored}
+	if rec.Request != nil {
+		v.Request.Size = rec.Request.Size
+		if v.Stored {
+			v.Request.Body, v.Request.BodyBase64 = bodyFields(rec.Request.Body)
+		}
+	}
+	if rec.State != dedupe.InFlight || rec.Response.Status != 0 {
+		v.Response = &responseJSON{Status: rec.Response.Status, ContentType: rec.Response.ContentType}
+		v.Response.Body, v.Response.BodyBase64 = bodyFields(rec.Response.Body)
+	}
+	return v
+}
+
+// listOptions parses the listing's query (API and console alike).
+func listOptions(r *http.Request) (dedupe.RecentOptions, error) {
+	q := r.URL.Query()
+	o := dedupe.RecentOptions{Provider: q.Get("provider"), Cursor: q.Get("after")}
+	if strings.Contains(o.Provider, ":") {
+		return o, errors.New("provider takes a provider name (stripe), not a key")
+	}
+	if s := q.Get("state"); s != "" {
+		st, err := dedupe.ParseState(strings.ToUpper(s))
+		if err != nil {
+			return o, errors.New("state must be IN_FLIGHT, COMPLETED or FAILED")
+		}
+		o.State = st
+	}
+	if s := q.Get("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > dedupe.MaxRecentLimit {
+			return o, errors.New("limit must be a number from 1 to " + strconv.Itoa(dedupe.MaxRecentLimit))
+		}
+		o.Limit = n
+	}
+	return o, nil
+}
+
+func (h *handler) apiList(w http.ResponseWriter, r *http.Request) {
+	o, err := listOptions(r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	recs, next, err := h.Store.Recent(r.Context(), o)
+	if err != nil {
+		h.writeStoreError(w, r, err)
+		return
+	}
+	out := struct {
+		Records []recordJSON `json:"records"`
+		Next    string       `json:"next"`
+	}{Records: make([]recordJSON, 0, len(recs)), Next: next}
+	for i := range recs {
+		out.Records = append(out.Records, newRecordJSON(&recs[i], false))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (h *handler) apiGet(w http.ResponseWriter, r *http.Request) {
+	rec, err := h.Store.Get(r.Context(), keyParam(r))
+	if err != nil {
+		h.writeStoreError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, newRecordJSON(&rec, true))
+}
+
+func (h *handler) apiDelete(w http.ResponseWriter, r *http.Request) {
+	if err := h.Store.Delete(r.Context(), keyParam(r)); err != nil {
+		h.writeStoreError(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// apiRedrive answers 200 with the record after the redrive (COMPLETED, or
+// FAILED with the core service's new rejection); 503 with the unchanged
+// record when the core service did not answer.
+func (h *handler) apiRedrive(w http.ResponseWriter, r *http.Request) {
+	res, err := h.redrive(r)
+	switch {
+	case errors.Is(err, redrive.ErrNotDelivered):
+		w.Header().Set("Retry-After", "30")
+		writeJSON(w, http.StatusServiceUnavailable, struct {
+			Error  string     `json:"error"`
+			Record recordJSON `json:"record"`
+		}{err.Error(), newRecordJSON(&res.Record, true)})
+	case err != nil:
+		h.writeStoreError(w, r, err)
+	default:
+		writeJSON(w, http.StatusOK, newRecordJSON(&res.Record, true))
+	}
+}
+
+// redrive runs a redrive for r's key. Its forward outlives the request:
+// a client that hangs up must not cut a forward under way short.
+func (h *handler) redrive(r *http.Request) (redrive.Result, error) {
+	key := keyParam(r)
+	res, err := h.Redriver.Redrive(context.WithoutCancel(r.Context()), key)
+	h.Logger.Info("redrive", "key", key, "status", res.Dispatch.Status, "delivered", res.Delivered(), "error", errString(err))
+	return res, err
+}
+
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+// statusOf maps the store's and the redrive's errors to the admin routes'
+// statuses (docs/contract.md, admin routes), in one place.
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, dedupe.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, dedupe.ErrInFlight), errors.Is(err, dedupe.ErrDelivered):
+		return http.StatusConflict
+	case errors.Is(err, dedupe.ErrNoRequest):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, dedupe.ErrInvalidKey), errors.Is(err, dedupe.ErrInvalidCursor):
+		return http.StatusBadRequest
+	case errors.Is(err, redrive.ErrNotDelivered), errors.Is(err, dedupe.ErrUnavailable), errors.Is(err, dedupe.ErrClosed):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// publicError is what an answer says of err: the sentinel's own words for
+// the outcomes an operator acts on; storage failures are logged, not shown.
+func publicError(err error) string {
+	switch statusOf(err) {
+	case http.StatusNotFound:
+		return "no record for this key (never delivered, released after a failed forward, deleted or pruned)"
+	case http.StatusServiceUnavailable:
+		if errors.Is(err, redrive.ErrNotDelivered) {
+			return redrive.ErrNotDelivered.Error()
+		}
+		return dedupe.ErrUnavailable.Error()
+	case http.StatusInternalServerError:
+		return "internal error"
+	}
+	return err.Error()
+}
+
+func (h *handler) writeStoreError(w http.ResponseWriter, r *http.Request, err error) {
+	status := statusOf(err)
+	if status >= 500 {
+		h.Logger.Warn("admin request failed", "path", r.URL.Path, "error", err.Error())
+	}
+	writeError(w, status, publicError(err))
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}

@@ -1,0 +1,165 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/redrive"
+)
+
+// keysRedrive is `webhookd keys redrive`: it forwards the stored request of
+// the named events, or of every FAILED event (of a provider, received
+// within --since), to the core service again, through the same package the
+// admin API uses (redrive), with the dispatch settings serve uses. It is
+// safe while serve runs: each redrive is a claim in the shared store, so a
+// delivery of the same event waits (409) and a concurrent redrive is
+// refused. Exit status: 0 when every redrive was delivered, 1 otherwise
+// (one line per event says why), 2 for a usage or configuration error.
+func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("webhookd keys redrive", keysUsage, stderr)
+	state := fs.String("state", "", "redrive every event in this state: failed")
+	provider := fs.String("provider", "", "with --state: only this provider's events")
+	since := fs.Duration("since", 0, "with --state: only events received within this long (24h); 0 means any")
+	keys, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	bad := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "webhookd keys redrive: "+format+"\n", a...)
+		return 2
+	}
+	switch {
+	case *state == "" && len(keys) == 0:
+		fs.Usage()
+		return 2
+	case *state != "" && len(keys) > 0:
+		return bad("give KEYs or --state, not both")
+	case *state != "" && !strings.EqualFold(*state, "failed"):
+		return bad("--state takes failed: only FAILED events are redriven")
+	case *state == "" && (*provider != "" || *since != 0):
+		return bad("--provider and --since select events with --state failed")
+	case strings.Contains(*provider, ":"):
+		return bad("--provider takes a provider name (stripe), not a key")
+	case *since < 0:
+		return bad("--since must not be negative")
+	}
+	for _, k := range keys {
+		if p, e, ok := strings.Cut(k, ":"); !ok || p == "" || e == "" {
+			return bad("%q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)", k)
+		}
+	}
+	cfg, err := loadConfig()
+	if err == nil {
+		err = cfg.checkDownstream()
+	}
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return 2
+	}
+	cfg.warnUnknown(stderr)
+	fwd, err := dispatch.New(dispatch.Options{
+		URL:            cfg.DownstreamURL,
+		Timeout:        cfg.DispatchTimeout,
+		Retries:        cfg.DispatchRetries,
+		SigningSecrets: cfg.DownstreamSecrets,
+	})
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return 2
+	}
+	defer fwd.CloseIdleConnections()
+	s, code := openKeysStoreWith(ctx, cfg, stderr)
+	if s == nil {
+		return code
+	}
+	defer s.Close()
+	if *state != "" {
+		if keys, err = failedKeys(ctx, s, *provider, *since); err != nil {
+			fmt.Fprintf(stderr, "webhookd keys redrive: %v\n", err)
+			return 1
+		}
+		if len(keys) == 0 {
+			fmt.Fprintf(stderr, "webhookd keys redrive: no FAILED events%s\n", filterNote(*provider, ""))
+			return 0
+		}
+	}
+	rd := &redrive.Redriver{Store: s, Forwarder: fwd}
+	code = 0
+	for _, key := range keys {
+		if ctx.Err() != nil {
+			fmt.Fprintf(stdout, "%s\tnot redriven: interrupted\n", printable(key))
+			code = 1
+			continue
+		}
+		res, err := rd.Redrive(ctx, key)
+		line, ok := redriveLine(res, err)
+		fmt.Fprintf(stdout, "%s\t%s\n", printable(key), line)
+		if !ok {
+			code = 1
+		}
+	}
+	return code
+}
+
+// redriveLine says what became of one redrive, and whether it was
+// delivered.
+func redriveLine(res redrive.Result, err error) (string, bool) {
+	switch {
+	case err == nil && res.Delivered():
+		return fmt.Sprintf("delivered: %d", res.Dispatch.Status), true
+	case err == nil:
+		return fmt.Sprintf("rejected: %d (recorded as FAILED)", res.Dispatch.Status), false
+	case errors.Is(err, redrive.ErrNotDelivered):
+		why := "unreachable"
+		if res.Dispatch.Status != 0 {
+			why = fmt.Sprintf("answered %d", res.Dispatch.Status)
+		}
+		return "not delivered: the core service " + why + "; the record is unchanged", false
+	case errors.Is(err, dedupe.ErrInFlight):
+		return "not redriven: IN_FLIGHT, a delivery is being forwarded; try again when its lease has passed", false
+	case errors.Is(err, dedupe.ErrDelivered):
+		return "not redriven: COMPLETED, delivered already", false
+	case errors.Is(err, dedupe.ErrNoRequest):
+		return "not redriven: no request body stored (WEBHOOKD_STORE_REQUESTS was off, or the body was too large)", false
+	case errors.Is(err, dedupe.ErrNotFound):
+		return "not redriven: no record", false
+	}
+	return "not redriven: " + err.Error(), false
+}
+
+// failedKeys lists the FAILED events to redrive, oldest first, so that the
+// core service receives them in the order they first arrived. The listing
+// is newest first, so it stops at the first event older than since.
+func failedKeys(ctx context.Context, s dedupe.Store, provider string, since time.Duration) ([]string, error) {
+	var cutoff time.Time
+	if since > 0 {
+		cutoff = time.Now().Add(-since)
+	}
+	var keys []string
+	o := dedupe.RecentOptions{Provider: provider, State: dedupe.Failed, Limit: dedupe.MaxRecentLimit}
+	for {
+		recs, next, err := s.Recent(ctx, o)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recs {
+			if !cutoff.IsZero() && r.CreatedAt.Before(cutoff) {
+				slices.Reverse(keys)
+				return keys, nil
+			}
+			keys = append(keys, r.Key)
+		}
+		if next == "" {
+			slices.Reverse(keys)
+			return keys, nil
+		}
+		o.Cursor = next
+	}
+}

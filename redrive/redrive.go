@@ -1,0 +1,106 @@
+// Package redrive forwards a stored request to the core service again: the
+// one implementation behind the admin API's POST
+// /api/records/{key}/redrive and `webhookd keys redrive`.
+//
+// A redrive is a fresh claim of the record (dedupe.Store.Redrive: never
+// while a lease runs, never of a COMPLETED event, never without the whole
+// body), then a forward with the same Idempotency-Key, body and headers as
+// the first time (the signature, when WEBHOOKD_DOWNSTREAM_SECRET is set, is
+// made afresh, as for every retry), then the new answer is recorded with
+// one more attempt. It must never leave a record worse off than it found
+// it: when the core service cannot be reached, the record goes back to the
+// answer it had.
+package redrive
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dispatch"
+)
+
+// Forwarder sends a request to the core service (dispatch.Forwarder).
+type Forwarder interface {
+	Forward(ctx context.Context, req dispatch.Request) dispatch.Result
+}
+
+// ErrNotDelivered means the core service could not be reached (or answered
+// 5xx or 429 after the retries): nothing was recorded, and the record keeps
+// the answer it had.
+var ErrNotDelivered = errors.New("redrive: the core service did not answer; the record is unchanged")
+
+// Redriver redrives records of Store through Forwarder.
+type Redriver struct {
+	Store     dedupe.Store
+	Forwarder Forwarder
+}
+
+// Result is what became of one redrive.
+type Result struct {
+	// Record is the record after the redrive: COMPLETED with the core
+	// service's answer, FAILED with its new rejection, or as it was.
+	Record dedupe.Record
+	// Dispatch is the forward's result.
+	Dispatch dispatch.Result
+}
+
+// Delivered reports whether the core service accepted the redriven event.
+func (r Result) Delivered() bool { return r.Dispatch.Outcome == dispatch.Delivered }
+
+// Redrive forwards key's stored request again and records the answer. Its
+// errors are the store's (dedupe.ErrNotFound, ErrInFlight, ErrDelivered,
+// ErrNoRequest, ErrUnavailable, ...), before anything was forwarded, or
+// ErrNotDelivered after a forward the core service did not answer. A
+// rejection (a permanent 4xx) is no error: it is recorded as FAILED, as
+// WEBHOOKD_FAILED_POLICY=replay would, whatever the policy, so that the
+// stored request stays for the next redrive. The forward runs on ctx; the
+// store writes that settle the claim outlive it, so a cancelled redrive
+// never leaves its claim behind.
+func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
+	lease, rec, err := rd.Store.Redrive(ctx, key)
+	if err != nil {
+		return Result{Record: rec}, err
+	}
+	storeCtx := context.WithoutCancel(ctx)
+	provider, eventKey, _ := strings.Cut(key, ":")
+	res := rd.Forwarder.Forward(ctx, dispatch.Request{
+		Provider:       provider,
+		IdempotencyKey: key,
+		EventKey:       eventKey,
+		EventType:      rec.Request.EventType,
+		ContentType:    rec.Request.ContentType,
+		Body:           rec.Request.Body,
+	})
+	out := Result{Dispatch: res}
+	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
+	switch res.Outcome {
+	case dispatch.Delivered:
+		err = rd.Store.Complete(storeCtx, lease, resp)
+	case dispatch.Rejected:
+		err = rd.Store.Fail(storeCtx, lease, resp)
+	default:
+		// Back to what it was: a FAILED record keeps its answer (and the
+		// provider's retries keep being answered with it); a claim that
+		// was abandoned mid-forward is released, as the receiver releases
+		// one the core did not answer, so the provider's next retry is
+		// forwarded afresh.
+		if rec.Response.Status != 0 {
+			err = rd.Store.Fail(storeCtx, lease, rec.Response)
+		} else {
+			err = rd.Store.Release(storeCtx, lease)
+		}
+		if err == nil {
+			err = ErrNotDelivered
+		} else {
+			err = errors.Join(ErrNotDelivered, err)
+		}
+	}
+	if cur, gerr := rd.Store.Get(storeCtx, key); gerr == nil {
+		out.Record = cur
+	} else {
+		out.Record = rec
+	}
+	return out, err
+}
