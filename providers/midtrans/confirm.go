@@ -16,17 +16,21 @@ import (
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
-// Confirm's errors. The first three wrap providers.ErrMismatch (the receiver
-// answers 401 and forwards nothing), the last wraps providers.ErrUnavailable
-// (503, so that Midtrans retries).
+// Confirm's errors. All but ErrStatusUnavailable wrap providers.ErrMismatch
+// (the receiver answers 401 and forwards nothing); ErrStatusUnavailable wraps
+// providers.ErrUnavailable (503, so that Midtrans retries).
 var (
 	// ErrStatusMismatch means the GET status API reports a different
 	// transaction_status, fraud_status or order_id than the notification.
 	ErrStatusMismatch = fmt.Errorf("%w: midtrans: status API reports a different status", providers.ErrMismatch)
-	// ErrRefundMismatch means a refund or chargeback notification names a
-	// refund_key that the GET status API's refunds do not list, or lists
-	// with a different refund_amount.
+	// ErrRefundMismatch means a notification names a refund_key that the
+	// GET status API's answer does not list in its refunds (or has no
+	// refunds list at all), or lists with a different refund_amount.
 	ErrRefundMismatch = fmt.Errorf("%w: midtrans: status API reports no such refund", providers.ErrMismatch)
+	// ErrRefundKeyMissing means a refund or partial_refund notification has
+	// no refund_key (absent, empty or null), so it cannot be matched to one
+	// of the transaction's refunds. It wraps ErrRefundMismatch.
+	ErrRefundKeyMissing = fmt.Errorf("%w (the notification has no refund_key)", ErrRefundMismatch)
 	// ErrUnknownTransaction means the GET status API does not know the
 	// notification's transaction (404). With a sandbox server key, check
 	// that the API URL is the sandbox API.
@@ -52,16 +56,24 @@ const MaxStatusResponseBytes = 64 << 10
 //   - the same order_id, since order_id is what the signature binds and the
 //     transaction_id in the URL is not signed;
 //   - the same transaction_id, when the answer has one;
-//   - for a refund, partial_refund, chargeback or partial_chargeback
-//     notification with a refund_key, when the answer has a refunds array:
-//     an entry with the same refund_key and, when both give one, the same
-//     refund_amount (compared as decimals, never as floats). refund_key is
-//     part of the event key but not of the signature, so without this a
-//     captured refund notification with a new refund_key and any amount
-//     would be forwarded as a new refund. An answer without a refunds array
-//     falls back to the status match alone: the fields Midtrans sends for
-//     refunds are not confirmed from its documentation (docs/providers.md, "Midtrans",
-//     says so), and refusing every refund would lose real ones.
+//   - for a notification with a refund_key, whatever its status: an entry
+//     of the answer's refunds with the same refund_key and, when both give
+//     one, the same refund_amount (compared as decimals, never as floats).
+//     An answer without a refunds list, or with refunds null, confirms no
+//     refund_key. refund_key is part of the event key but not of the
+//     signature, so without this a genuine refund notification replayed
+//     with another refund_key would be a new event and be forwarded as a
+//     second refund;
+//   - for a refund or partial_refund notification, a refund_key: one
+//     without cannot be matched to a refund, and its key would not tell it
+//     from the keyed notification it was cut from. Chargebacks are raised
+//     by the bank, not requested with a refund_key, so a chargeback or
+//     partial_chargeback without one is checked on the status alone.
+//
+// Midtrans's status API lists every refund of a refunded transaction, each
+// with its refund_key (Midtrans makes one up when the refund request has
+// none), so a genuine keyed notification is found; a refusal is 401, which
+// Midtrans retries too (docs/providers.md, "Midtrans").
 //
 // Midtrans's API reports only the current status, so a notification that a
 // later status change has already superseded (pending, then settlement a
@@ -100,20 +112,21 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 	if err := compare(n, orderID, got); err != nil {
 		return err
 	}
-	if refundStatuses[n.status] && n.refundKey != "" && got.hasRefunds {
-		if amountErr != nil {
+	switch {
+	case n.refundKey != "":
+		if amountErr != nil || !got.hasRefunds {
 			return ErrRefundMismatch
 		}
 		return compareRefund(n.refundKey, amount, got.refunds)
+	case keyedRefundStatuses[n.status]:
+		return ErrRefundKeyMissing
 	}
 	return nil
 }
 
-// refundStatuses are the transaction statuses whose notifications name a
-// refund (or chargeback) by its refund_key.
-var refundStatuses = map[string]bool{
-	"refund": true, "partial_refund": true, "chargeback": true, "partial_chargeback": true,
-}
+// keyedRefundStatuses are the transaction statuses of a refund the merchant
+// asked for, which always has a refund_key (docs/providers.md, "Midtrans").
+var keyedRefundStatuses = map[string]bool{"refund": true, "partial_refund": true}
 
 // refundEntry is one element of a GET status answer's refunds array.
 type refundEntry struct {

@@ -2,6 +2,7 @@ package midtrans_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -78,10 +79,34 @@ func TestConfirmRefund(t *testing.T) {
 			answer: refundAnswer("partial_chargeback", bothRefunds)},
 		// The status must still match first.
 		{name: "refund listed but status differs", wantErr: midtrans.ErrStatusMismatch, answer: refundAnswer("refund", bothRefunds)},
-		// Without a refunds array the status match is all there is to check
-		// (the refund fields are UNCONFIRMED in Midtrans's documentation).
-		{name: "no refunds array: status match only", answer: refundAnswer("partial_refund", "")},
-		{name: "refunds null: status match only", answer: refundAnswer("partial_refund", "null")},
+		// A notification with a refund_key is confirmed only by finding it:
+		// an answer that lists no refunds cannot (docs/providers.md,
+		// "Midtrans": the status API lists every refund of a transaction).
+		{name: "no refunds array", wantErr: midtrans.ErrRefundMismatch, answer: refundAnswer("partial_refund", "")},
+		{name: "refunds null", wantErr: midtrans.ErrRefundMismatch, answer: refundAnswer("partial_refund", "null")},
+		{name: "refund_key on another status, answer without refunds", wantErr: midtrans.ErrRefundMismatch,
+			body:   edit(`"transaction_status": "partial_refund"`, `"transaction_status": "settlement"`),
+			answer: refundAnswer("settlement", "")},
+		{name: "refund_key on another status, not listed", wantErr: midtrans.ErrRefundMismatch,
+			body:   edit(`"transaction_status": "partial_refund"`, `"transaction_status": "settlement"`, `"WH-REFUND-2044-01"`, `"WH-REFUND-2044-99"`),
+			answer: refundAnswer("settlement", bothRefunds)},
+		// A refund or partial_refund notification without a refund_key
+		// cannot be matched to one refund, and its key would not tell it
+		// from the keyed notification it was cut from.
+		{name: "partial_refund without refund_key", wantErr: midtrans.ErrRefundKeyMissing,
+			body: edit(`"refund_key": "WH-REFUND-2044-01",`, ``), answer: refundAnswer("partial_refund", bothRefunds)},
+		{name: "partial_refund with an empty refund_key", wantErr: midtrans.ErrRefundKeyMissing,
+			body: edit(`"WH-REFUND-2044-01"`, `""`), answer: refundAnswer("partial_refund", bothRefunds)},
+		{name: "partial_refund with a null refund_key", wantErr: midtrans.ErrRefundKeyMissing,
+			body: edit(`"WH-REFUND-2044-01"`, `null`), answer: refundAnswer("partial_refund", bothRefunds)},
+		{name: "refund without refund_key", wantErr: midtrans.ErrRefundKeyMissing,
+			body:   edit(`"transaction_status": "partial_refund"`, `"transaction_status": "refund"`, `"refund_key": "WH-REFUND-2044-01",`, ``),
+			answer: refundAnswer("refund", bothRefunds)},
+		// Chargebacks come from the bank, not from a refund request with a
+		// refund_key: without one, the status match is what there is.
+		{name: "chargeback without refund_key: status match only",
+			body:   edit(`"transaction_status": "partial_refund"`, `"transaction_status": "chargeback"`, `"refund_key": "WH-REFUND-2044-01",`, ``),
+			answer: refundAnswer("chargeback", "")},
 		{name: "refunds not an array", wantErr: midtrans.ErrStatusUnavailable, answer: refundAnswer("partial_refund", `{"refund_key":"WH-REFUND-2044-01"}`)},
 		{name: "refunds entry not an object", wantErr: midtrans.ErrStatusUnavailable, answer: refundAnswer("partial_refund", `["WH-REFUND-2044-01"]`)},
 		{name: "refunds entry with a numeric refund_key", wantErr: midtrans.ErrStatusUnavailable, answer: refundAnswer("partial_refund", `[{"refund_key":1}]`)},
@@ -107,9 +132,49 @@ func TestConfirmRefund(t *testing.T) {
 				return
 			}
 			require.ErrorIs(t, err, tt.wantErr)
-			if tt.wantErr == midtrans.ErrRefundMismatch {
+			if errors.Is(tt.wantErr, midtrans.ErrRefundMismatch) {
 				require.ErrorIs(t, err, providers.ErrMismatch)
 			}
 		})
 	}
+}
+
+// TestConfirmEditedRefundKey is the double refund the status check exists to
+// stop: a genuine refund notification, replayed by someone who holds it with
+// only its refund_key edited, still verifies (Midtrans signs order_id,
+// status_code and gross_amount) and gets a new event key, so Confirm is all
+// that keeps it from being forwarded as a second refund. It must be refused
+// whatever the answer says about refunds, as long as it does not list the
+// edited key.
+func TestConfirmEditedRefundKey(t *testing.T) {
+	genuine := readFixture(t, "gopay_partial_refund_1.json")
+	edited := replaceOnce(t, clone(genuine), `"WH-REFUND-2044-01"`, `"WH-REFUND-2044-01-again"`)
+
+	a := newAdapter(t, testKey)
+	require.NoError(t, a.Verify(nil, edited))
+	want, err := a.Parse(genuine)
+	require.NoError(t, err)
+	got, err := a.Parse(edited)
+	require.NoError(t, err)
+	require.NotEqual(t, want.Key, got.Key, "the edited notification is a new event to the store")
+
+	answers := map[string]string{
+		"no refunds array":     refundAnswer("partial_refund", ""),
+		"refunds null":         refundAnswer("partial_refund", "null"),
+		"refunds empty":        refundAnswer("partial_refund", "[]"),
+		"only genuine refunds": refundAnswer("partial_refund", bothRefunds),
+	}
+	for name, answer := range answers {
+		t.Run(name, func(t *testing.T) {
+			api := newStatusAPI(t, reply(200, answer))
+			a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
+			err := a.Confirm(context.Background(), got, edited)
+			require.ErrorIs(t, err, midtrans.ErrRefundMismatch)
+			require.ErrorIs(t, err, providers.ErrMismatch, "401: Midtrans did not send it")
+		})
+	}
+	// The genuine notification is still confirmed once Midtrans lists it.
+	api := newStatusAPI(t, reply(200, refundAnswer("partial_refund", bothRefunds)))
+	a = newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
+	require.NoError(t, a.Confirm(context.Background(), want, genuine))
 }
