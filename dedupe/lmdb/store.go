@@ -338,7 +338,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 	if len(resp.Body) > dedupe.MaxStoredBody {
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
-	return s.update(ctx, func(txn *mdb.Txn) error {
+	return s.settle(ctx, func(txn *mdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
@@ -357,7 +357,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 // Release deletes the caller's IN_FLIGHT record so that the provider's next
 // delivery of the event is forwarded afresh.
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
-	return s.update(ctx, func(txn *mdb.Txn) error {
+	return s.settle(ctx, func(txn *mdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err

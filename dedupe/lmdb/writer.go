@@ -68,12 +68,29 @@ type op struct {
 // ctx's error, and its op:
 //   - if the writer has not received it, never runs;
 //   - if the writer receives it after ctx ended, is skipped (runBatch);
+//     settle's ops are the exception: they always run (see settle);
 //   - if it is already in the commit under way, takes effect with that
 //     commit, unknown to its caller. A claim made so is held by nobody and
 //     expires with its lease, as one left by a crash does; a complete,
 //     fail or release that lands late records what its caller meant.
 func (s *Store) write(ctx context.Context, fn mdb.TxnOp) error {
-	o := &op{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	return s.send(ctx, &op{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+// settle is write for the ops that record how a claimed delivery ended
+// (complete, fail, release). Unlike a claim, such a write is worth making
+// even after its caller has stopped waiting: it only records what happened
+// under a lease that its token still guards (one that lost the lease gets
+// ErrLeaseLost and changes nothing). Skipped, it would leave the key
+// IN_FLIGHT until the lease passes, and the provider's next delivery of an
+// event the core service already has would be forwarded again. So the op
+// is handed to the writer whatever ctx says, and runs when its turn comes;
+// only the caller's wait ends with ctx.
+func (s *Store) settle(ctx context.Context, fn mdb.TxnOp) error {
+	return s.send(ctx, &op{ctx: context.WithoutCancel(ctx), fn: guardTxn(fn), done: make(chan error, 1)})
+}
+
+func (s *Store) send(ctx context.Context, o *op) error {
 	s.queued.Add(1) // the writer takes it off when it receives o
 	select {
 	case s.ops <- o:
@@ -81,8 +98,20 @@ func (s *Store) write(ctx context.Context, fn mdb.TxnOp) error {
 		s.queued.Add(-1)
 		return dedupe.ErrClosed
 	case <-ctx.Done():
-		s.queued.Add(-1)
-		return ctx.Err()
+		if o.ctx.Done() != nil {
+			s.queued.Add(-1)
+			return ctx.Err()
+		}
+		// An op that must land (settle) is handed over in the background:
+		// the writer is stuck or busy, and this caller may not wait longer.
+		go func() {
+			select {
+			case s.ops <- o:
+			case <-s.quit:
+				s.queued.Add(-1)
+			}
+		}()
+		return fmt.Errorf("dedupe: gave up waiting for the writer (the write will still take effect): %w", ctx.Err())
 	}
 	select {
 	case err := <-o.done:

@@ -2,6 +2,7 @@ package lmdb
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -100,5 +101,56 @@ func TestWriteOfACallerGoneDoesNothing(t *testing.T) {
 		require.ErrorIs(t, err, context.Canceled)
 		_, err = s.Get(ctx, key)
 		require.ErrorIs(t, err, dedupe.ErrNotFound, key)
+	}
+}
+
+// TestSettleOfACallerGoneStillLands: a complete or release whose caller
+// has stopped waiting (its store deadline ran out) still takes effect when
+// the writer gets to it. Skipped, it would leave the key IN_FLIGHT until
+// the lease passes, and the provider's next delivery of an event the core
+// service already has would be forwarded again.
+func TestSettleOfACallerGoneStillLands(t *testing.T) {
+	s := openTest(t, t.TempDir(), newClock())
+	gone, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tt := range []struct {
+		name   string
+		settle func(l dedupe.Lease) error
+		check  func(t *testing.T, key string)
+	}{
+		{"complete", func(l dedupe.Lease) error {
+			return s.Complete(gone, l, dedupe.Response{Status: 200})
+		}, func(t *testing.T, key string) {
+			rec, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Completed, rec.State)
+		}},
+		{"fail", func(l dedupe.Lease) error {
+			return s.Fail(gone, l, dedupe.Response{Status: 400})
+		}, func(t *testing.T, key string) {
+			rec, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Failed, rec.State)
+		}},
+		{"release", func(l dedupe.Lease) error {
+			return s.Release(gone, l)
+		}, func(t *testing.T, key string) {
+			_, err := s.Get(ctx, key)
+			require.ErrorIs(t, err, dedupe.ErrNotFound)
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			key := "stripe:evt_settle_" + tt.name
+			l, _, err := s.Claim(ctx, key, "fp")
+			require.NoError(t, err)
+			// The caller may hear its own give-up, or the answer if the
+			// writer was quicker; either way the write lands.
+			_ = tt.settle(l)
+			require.Eventually(t, func() bool {
+				rec, err := s.Get(ctx, key)
+				return errors.Is(err, dedupe.ErrNotFound) || (err == nil && rec.State != dedupe.InFlight)
+			}, 5*time.Second, 5*time.Millisecond)
+			tt.check(t, key)
+		})
 	}
 }
