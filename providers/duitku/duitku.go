@@ -10,6 +10,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -90,15 +91,9 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 		return nil, err
 	}
 	a.statusAPI = u
-	client := &http.Client{}
-	if a.client != nil {
-		c := *a.client
-		client = &c
-	}
 	// A redirect counts as the API being unavailable: the request is
 	// signed with the API key, and its answer decides what is forwarded.
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	a.client = client
+	a.client = statusapi.NoRedirects(a.client)
 	return a, nil
 }
 
