@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -57,4 +58,30 @@ func TestVerifyDelivery(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	require.ErrorIs(t, providers.VerifyDelivery(done, networked{}, nil, nil), providers.ErrUnavailable, "with the caller's context")
+}
+
+func TestCheckTolerance(t *testing.T) {
+	env := providers.Env{Var: func(name string) string { return "WEBHOOKD_" + name }, Retention: time.Hour}
+	tests := []struct {
+		name      string
+		tolerance time.Duration
+		enabled   bool
+		err       string
+	}{
+		{"positive, below retention", 5 * time.Minute, true, ""},
+		{"zero while off", 0, false, "WEBHOOKD_ACME_TOLERANCE: must be positive (0 would disable the replay check)"},
+		{"negative while on", -time.Second, true, "WEBHOOKD_ACME_TOLERANCE: must be positive (0 would disable the replay check)"},
+		{"at retention while on", time.Hour, true, "WEBHOOKD_ACME_TOLERANCE: 1h0m0s must be shorter than WEBHOOKD_RETENTION (1h0m0s): a capture older than the retention would be forwarded again"},
+		{"at retention while off", time.Hour, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := env.CheckTolerance("ACME_TOLERANCE", tc.tolerance, tc.enabled)
+			if tc.err == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.EqualError(t, err, tc.err)
+		})
+	}
 }

@@ -75,6 +75,20 @@ type Warner interface {
 	Warnings(env Env) []string
 }
 
+// CheckTolerance refuses a provider's replay tolerance (the variable name,
+// as tagged) that is not positive, whether or not the provider is enabled,
+// so that enabling it later cannot start without the replay check; while
+// the provider is enabled it must also pass BelowRetention.
+func (e Env) CheckTolerance(name string, tolerance time.Duration, enabled bool) error {
+	if tolerance <= 0 {
+		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", e.Var(name))
+	}
+	if !enabled {
+		return nil
+	}
+	return e.BelowRetention(name, tolerance)
+}
+
 // BelowRetention refuses a provider's tolerance (the variable name, as
 // tagged) for the age of a signed timestamp that is not shorter than
 // Retention: a capture could then outlive its record and still verify. Its

@@ -32,6 +32,24 @@ func HMACSHA256(key []byte, msg ...[]byte) []byte {
 	return mac.Sum(nil)
 }
 
+// MatchHMACSHA256 reports whether any of sigs is the HMACSHA256 of the msg
+// parts under any of keys, comparing with Equal. It is the check of a
+// provider that signs with every active secret while one is rotated and
+// sends several signatures in one header: one MAC is computed per key, and
+// every signature is compared with it, so the cost is bounded by the
+// caller's limits on keys and signatures, never by what matched first.
+func MatchHMACSHA256(keys, sigs [][]byte, msg ...[]byte) bool {
+	for _, key := range keys {
+		expected := HMACSHA256(key, msg...)
+		for _, sig := range sigs {
+			if Equal(expected, sig) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // HMACSHA256Hex is HMACSHA256 encoded as 64 lowercase hex characters.
 func HMACSHA256Hex(key []byte, msg ...[]byte) string {
 	return hex.EncodeToString(HMACSHA256(key, msg...))

@@ -65,6 +65,37 @@ func TestHMACSHA256(t *testing.T) {
 	}
 }
 
+func TestMatchHMACSHA256(t *testing.T) {
+	old, cur := []byte("old secret"), []byte("new secret")
+	prefix, body := []byte("1700000000."), []byte(`{"id":"evt_1"}`)
+	byOld := signature.HMACSHA256(old, prefix, body)
+	byCur := signature.HMACSHA256(cur, prefix, body)
+	tampered := bytes.Clone(byCur)
+	tampered[0] ^= 1
+	tests := []struct {
+		name string
+		keys [][]byte
+		sigs [][]byte
+		want bool
+	}{
+		{"one key, its signature", [][]byte{cur}, [][]byte{byCur}, true},
+		{"signature under the second key", [][]byte{cur, old}, [][]byte{byOld}, true},
+		{"right signature after a wrong one", [][]byte{cur}, [][]byte{tampered, byCur}, true},
+		{"signature under a key not configured", [][]byte{cur}, [][]byte{byOld}, false},
+		{"one bit changed", [][]byte{cur, old}, [][]byte{tampered}, false},
+		{"truncated", [][]byte{cur}, [][]byte{byCur[:31]}, false},
+		{"no signatures", [][]byte{cur}, nil, false},
+		{"no keys", nil, [][]byte{byCur}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Equal(t, tc.want, signature.MatchHMACSHA256(tc.keys, tc.sigs, prefix, body))
+		})
+	}
+	// The parts are concatenated: splitting the message elsewhere matches.
+	require.True(t, signature.MatchHMACSHA256([][]byte{cur}, [][]byte{byCur}, append(bytes.Clone(prefix), body...)))
+}
+
 func TestSHA512Hex(t *testing.T) {
 	// FIPS 180-2 appendix C examples, plus the empty string.
 	tests := []struct {

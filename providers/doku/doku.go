@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/secretlist"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -89,24 +90,17 @@ func New(clientID string, secretKeys []string, opts ...Option) (*Adapter, error)
 		return nil, errors.New("doku: no client id configured")
 	case !isHeaderValue(clientID, maxHeaderBytes):
 		return nil, errors.New("doku: client id is longer than 256 bytes or has white space or control characters")
-	case len(secretKeys) == 0:
-		return nil, errors.New("doku: no secret key configured")
+	}
+	keys, err := secretlist.Keys(Name, "secret key", secretKeys)
+	if err != nil {
+		return nil, err
 	}
 	a := &Adapter{
 		clientID:  clientID,
-		secrets:   make([][]byte, 0, len(secretKeys)),
+		secrets:   keys,
 		target:    DefaultNotificationPath,
 		tolerance: DefaultTolerance,
 		now:       time.Now,
-	}
-	for i, k := range secretKeys {
-		switch {
-		case k == "":
-			return nil, fmt.Errorf("doku: secret key %d of %d is empty", i+1, len(secretKeys))
-		case strings.TrimSpace(k) != k:
-			return nil, fmt.Errorf("doku: secret key %d of %d has leading or trailing white space", i+1, len(secretKeys))
-		}
-		a.secrets = append(a.secrets, []byte(k))
 	}
 	for _, opt := range opts {
 		opt(a)

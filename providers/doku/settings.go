@@ -43,12 +43,8 @@ func (s *Settings) Check(env providers.Env) error {
 	case CheckNotificationPath(s.NotificationPath) != nil:
 		return fmt.Errorf("%s: %q must be the path of the notification URL registered in the DOKU Back Office: starting with /, printable ASCII without spaces",
 			env.Var("DOKU_NOTIFICATION_PATH"), s.NotificationPath)
-	case s.Tolerance <= 0:
-		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", env.Var("DOKU_TOLERANCE"))
-	case s.ClientID != "":
-		return env.BelowRetention("DOKU_TOLERANCE", s.Tolerance)
 	}
-	return nil
+	return env.CheckTolerance("DOKU_TOLERANCE", s.Tolerance, s.ClientID != "")
 }
 
 // Build returns the adapter when the client id and at least one secret key

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // DefaultAPIURL is Duitku's production API, which Confirm asks by default.
@@ -182,40 +182,26 @@ func (a *Adapter) fetchStatus(ctx context.Context, merchantOrderID string) (stat
 	if err != nil {
 		return statusReport{}, ErrStatusUnavailable
 	}
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
-	r, err := http.NewRequestWithContext(ctx, http.MethodPost, a.statusAPI.String()+StatusPath, bytes.NewReader(req))
+	r, err := http.NewRequest(http.MethodPost, a.statusAPI.String()+StatusPath, bytes.NewReader(req))
 	if err != nil {
 		return statusReport{}, ErrStatusUnavailable
 	}
 	r.Header.Set("Content-Type", "application/json")
 	r.Header.Set("Accept", "application/json")
-	resp, err := a.client.Do(r)
+	// Duitku answers an unknown order or a bad request signature with a
+	// 4xx. A forged callback cannot get here (its signature needs the API
+	// key), so any answer but 200 is a misconfiguration or an outage: 503,
+	// never a genuine callback refused for good.
+	_, answer, err := a.statusCall().Do(ctx, r)
 	if err != nil {
-		// Not wrapped: a transport error quotes the URL, and the message
-		// ends up in the answer to Duitku.
-		if errors.Is(err, context.DeadlineExceeded) {
-			return statusReport{}, fmt.Errorf("%w (timed out after %s)", ErrStatusUnavailable, a.timeout)
-		}
-		return statusReport{}, fmt.Errorf("%w (request failed)", ErrStatusUnavailable)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxStatusResponseBytes+1))
-	// Drain a little of what is left so the connection can be reused.
-	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
-	switch {
-	case resp.StatusCode != http.StatusOK:
-		// Duitku answers an unknown order or a bad request signature with
-		// a 4xx. A forged callback cannot get here (its signature needs
-		// the API key), so this is a misconfiguration or an outage: 503,
-		// never a genuine callback refused for good.
-		return statusReport{}, fmt.Errorf("%w (HTTP %d)", ErrStatusUnavailable, resp.StatusCode)
-	case err != nil:
-		return statusReport{}, fmt.Errorf("%w (answer unreadable)", ErrStatusUnavailable)
-	case len(answer) > MaxStatusResponseBytes:
-		return statusReport{}, fmt.Errorf("%w (answer larger than %d bytes)", ErrStatusUnavailable, MaxStatusResponseBytes)
+		return statusReport{}, err
 	}
 	return parseStatus(answer)
+}
+
+// statusCall is how fetchStatus calls the status API.
+func (a *Adapter) statusCall() statusapi.Call {
+	return statusapi.Call{Client: a.client, Timeout: a.timeout, MaxBytes: MaxStatusResponseBytes, Unavailable: ErrStatusUnavailable}
 }
 
 // parseStatus reads a 200 answer of the status API:

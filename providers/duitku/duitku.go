@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -66,16 +68,9 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 		return nil, errors.New("duitku: no merchant code configured")
 	case strings.TrimSpace(merchantCode) != merchantCode:
 		return nil, errors.New("duitku: the merchant code has leading or trailing white space")
-	case len(apiKeys) == 0:
-		return nil, errors.New("duitku: no API key configured")
 	}
-	for i, k := range apiKeys {
-		switch {
-		case k == "":
-			return nil, fmt.Errorf("duitku: API key %d of %d is empty", i+1, len(apiKeys))
-		case strings.TrimSpace(k) != k:
-			return nil, fmt.Errorf("duitku: API key %d of %d has leading or trailing white space", i+1, len(apiKeys))
-		}
+	if err := secretlist.Check(Name, "API key", apiKeys); err != nil {
+		return nil, err
 	}
 	a := &Adapter{merchantCode: merchantCode, apiKeys: append([]string(nil), apiKeys...), timeout: DefaultStatusTimeout}
 	for _, opt := range opts {
@@ -96,15 +91,9 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 		return nil, err
 	}
 	a.statusAPI = u
-	client := &http.Client{}
-	if a.client != nil {
-		c := *a.client
-		client = &c
-	}
 	// A redirect counts as the API being unavailable: the request is
 	// signed with the API key, and its answer decides what is forwarded.
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	a.client = client
+	a.client = statusapi.NoRedirects(a.client)
 	return a, nil
 }
 

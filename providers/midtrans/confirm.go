@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Confirm's errors. All but ErrStatusUnavailable wrap providers.ErrMismatch
@@ -211,39 +211,26 @@ func (a *Adapter) fetchStatus(ctx context.Context, transactionID string) (status
 	u.Path = a.statusAPI.Path + "/v2/" + transactionID + "/status"
 	u.RawPath = a.statusAPI.EscapedPath() + "/v2/" + url.PathEscape(transactionID) + "/status"
 
-	ctx, cancel := context.WithTimeout(ctx, a.timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	req, err := http.NewRequest(http.MethodGet, u.String(), nil)
 	if err != nil {
 		return statusReport{}, ErrStatusUnavailable
 	}
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.serverKey+":")))
 	req.Header.Set("Accept", "application/json")
 
-	resp, err := a.client.Do(req)
-	if err != nil {
-		// Not wrapped: a transport error quotes the URL, and the message
-		// ends up in the answer to Midtrans.
-		if errors.Is(err, context.DeadlineExceeded) {
-			return statusReport{}, fmt.Errorf("%w (timed out after %s)", ErrStatusUnavailable, a.timeout)
-		}
-		return statusReport{}, fmt.Errorf("%w (request failed)", ErrStatusUnavailable)
-	}
-	defer resp.Body.Close()
-	answer, err := io.ReadAll(io.LimitReader(resp.Body, MaxStatusResponseBytes+1))
-	// Drain a little of what is left so the connection can be reused.
-	_, _ = io.CopyN(io.Discard, resp.Body, 4<<10)
+	status, answer, err := a.statusCall().Do(ctx, req)
 	switch {
-	case resp.StatusCode == http.StatusNotFound:
+	case status == http.StatusNotFound:
 		return statusReport{}, ErrUnknownTransaction
-	case resp.StatusCode != http.StatusOK:
-		return statusReport{}, fmt.Errorf("%w (HTTP %d)", ErrStatusUnavailable, resp.StatusCode)
 	case err != nil:
-		return statusReport{}, fmt.Errorf("%w (answer unreadable)", ErrStatusUnavailable)
-	case len(answer) > MaxStatusResponseBytes:
-		return statusReport{}, fmt.Errorf("%w (answer larger than %d bytes)", ErrStatusUnavailable, MaxStatusResponseBytes)
+		return statusReport{}, err
 	}
 	return parseStatus(answer)
+}
+
+// statusCall is how fetchStatus calls the GET status API.
+func (a *Adapter) statusCall() statusapi.Call {
+	return statusapi.Call{Client: a.client, Timeout: a.timeout, MaxBytes: MaxStatusResponseBytes, Unavailable: ErrStatusUnavailable}
 }
 
 // parseStatus reads a 200 answer of the GET status API. Midtrans also

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -109,15 +110,9 @@ func New(serverKey string, opts ...Option) (*Adapter, error) {
 		return nil, err
 	}
 	a.statusAPI = u
-	client := &http.Client{}
-	if a.client != nil {
-		c := *a.client
-		client = &c
-	}
 	// Never follow a redirect with the server key in the Authorization
 	// header; a 3xx counts as the API being unavailable.
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	a.client = client
+	a.client = statusapi.NoRedirects(a.client)
 	return a, nil
 }
 

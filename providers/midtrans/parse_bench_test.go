@@ -1,35 +1,14 @@
 package midtrans_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // BenchmarkParse measures Parse over every fixture of fixtures/midtrans: one op
 // parses each of them once. Run:
 // go test -run '^$' -bench Parse -benchmem ./providers/midtrans/
 func BenchmarkParse(b *testing.B) {
-	paths, err := filepath.Glob("../../fixtures/midtrans/*.json")
-	require.NoError(b, err)
-	require.NotEmpty(b, paths)
-	bodies := make([][]byte, len(paths))
-	size := 0
-	for i, p := range paths {
-		bodies[i], err = os.ReadFile(p)
-		require.NoError(b, err)
-		size += len(bodies[i])
-	}
-	a := newAdapter(b, "bench-server-key")
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, body := range bodies {
-			if _, err := a.Parse(body); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	providertest.BenchmarkParse(b, newAdapter(b, "bench-server-key"), nil, "../../fixtures/midtrans")
 }

@@ -81,15 +81,10 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	}
 
 	prefix := append([]byte(sh.ts), ':')
-	for _, secret := range a.secrets {
-		expected := signature.HMACSHA256(secret, prefix, body)
-		for _, sig := range sh.signatures {
-			if signature.Equal(expected, sig) {
-				return nil
-			}
-		}
+	if !signature.MatchHMACSHA256(a.secrets, sh.signatures, prefix, body) {
+		return ErrNoValidSignature
 	}
-	return ErrNoValidSignature
+	return nil
 }
 
 // checkTimestamp refuses ts more than the tolerance before or after now.

@@ -2,11 +2,10 @@ package razorpay
 
 import (
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/secretlist"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -59,19 +58,11 @@ var (
 // one with surrounding white space (almost always a stray space after a
 // comma, which would fail every delivery).
 func New(secrets []string, opts ...Option) (*Adapter, error) {
-	if len(secrets) == 0 {
-		return nil, errors.New("razorpay: no webhook secret configured")
+	keys, err := secretlist.Keys(Name, "webhook secret", secrets)
+	if err != nil {
+		return nil, err
 	}
-	a := &Adapter{secrets: make([][]byte, 0, len(secrets))}
-	for i, s := range secrets {
-		switch {
-		case s == "":
-			return nil, fmt.Errorf("razorpay: webhook secret %d of %d is empty", i+1, len(secrets))
-		case strings.TrimSpace(s) != s:
-			return nil, fmt.Errorf("razorpay: webhook secret %d of %d has leading or trailing white space", i+1, len(secrets))
-		}
-		a.secrets = append(a.secrets, []byte(s))
-	}
+	a := &Adapter{secrets: keys}
 	for _, o := range opts {
 		if err := o(a); err != nil {
 			return nil, err

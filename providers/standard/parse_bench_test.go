@@ -1,36 +1,14 @@
 package standard_test
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
-	"github.com/stretchr/testify/require"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
-// BenchmarkParse measures Parse over every fixture of fixtures/standard: one op
-// parses each of them once. Run:
+// BenchmarkParse measures ParseHeader over every fixture of
+// fixtures/standard: one op parses each of them once. Run:
 // go test -run '^$' -bench Parse -benchmem ./providers/standard/
 func BenchmarkParse(b *testing.B) {
-	paths, err := filepath.Glob("../../fixtures/standard/*.json")
-	require.NoError(b, err)
-	require.NotEmpty(b, paths)
-	bodies := make([][]byte, len(paths))
-	size := 0
-	for i, p := range paths {
-		bodies[i], err = os.ReadFile(p)
-		require.NoError(b, err)
-		size += len(bodies[i])
-	}
-	a := newAdapter(b, vecNow)
-	header := idHeader("msg_bench")
-	b.SetBytes(int64(size))
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, body := range bodies {
-			if _, err := a.ParseHeader(header, body); err != nil {
-				b.Fatal(err)
-			}
-		}
-	}
+	providertest.BenchmarkParse(b, newAdapter(b, vecNow), idHeader("msg_bench"), "../../fixtures/standard")
 }

@@ -30,13 +30,8 @@ func Entry() providers.Entry {
 // is off, and a secret that is not a whsec_ secret, naming the variable and
 // the secret's position (never its value).
 func (s *Settings) Check(env providers.Env) error {
-	if s.Tolerance <= 0 {
-		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", env.Var("STANDARD_TOLERANCE"))
-	}
-	if len(s.Secrets) > 0 {
-		if err := env.BelowRetention("STANDARD_TOLERANCE", s.Tolerance); err != nil {
-			return err
-		}
+	if err := env.CheckTolerance("STANDARD_TOLERANCE", s.Tolerance, len(s.Secrets) > 0); err != nil {
+		return err
 	}
 	for i, secret := range s.Secrets {
 		if _, err := signature.DecodeWebhookSecret(secret); err != nil {

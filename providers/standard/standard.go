@@ -1,12 +1,11 @@
 package standard
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/secretlist"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -65,20 +64,11 @@ func WithClock(now func() time.Time) Option {
 // form (a raw key would silently never match), surrounding white space, and
 // a tolerance that is not positive.
 func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
-	if len(secrets) == 0 {
-		return nil, errors.New("standard: no secret configured")
+	keys, err := secretlist.Decode(Name, "secret", secrets, signature.DecodeWebhookSecret)
+	if err != nil {
+		return nil, err
 	}
-	a := &Adapter{keys: make([][]byte, 0, len(secrets)), tolerance: tolerance, now: time.Now}
-	for i, s := range secrets {
-		if strings.TrimSpace(s) != s {
-			return nil, fmt.Errorf("standard: secret %d of %d has leading or trailing white space", i+1, len(secrets))
-		}
-		key, err := signature.DecodeWebhookSecret(s)
-		if err != nil {
-			return nil, fmt.Errorf("standard: secret %d of %d: %w", i+1, len(secrets), err)
-		}
-		a.keys = append(a.keys, key)
-	}
+	a := &Adapter{keys: keys, tolerance: tolerance, now: time.Now}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("standard: tolerance must be positive, got %s", tolerance)
 	}

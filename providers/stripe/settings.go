@@ -1,7 +1,6 @@
 package stripe
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
@@ -27,15 +26,7 @@ func Entry() providers.Entry {
 // Check refuses a tolerance that is not positive, even while Stripe is off,
 // so that enabling it later cannot start without the replay check.
 func (s *Settings) Check(env providers.Env) error {
-	if s.Tolerance <= 0 {
-		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", env.Var("STRIPE_TOLERANCE"))
-	}
-	if len(s.Secrets) > 0 {
-		if err := env.BelowRetention("STRIPE_TOLERANCE", s.Tolerance); err != nil {
-			return err
-		}
-	}
-	return nil
+	return env.CheckTolerance("STRIPE_TOLERANCE", s.Tolerance, len(s.Secrets) > 0)
 }
 
 // Build returns the adapter when at least one secret is set.

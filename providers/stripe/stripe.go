@@ -1,12 +1,11 @@
 package stripe
 
 import (
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/secretlist"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -58,23 +57,11 @@ func WithClock(now func() time.Time) Option {
 // Stripe's documentation and stripe-go disagree on what a tolerance of 0
 // means, so it is not given a meaning here.
 func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
-	if len(secrets) == 0 {
-		return nil, errors.New("stripe: no signing secret configured")
+	keys, err := secretlist.Keys(Name, "signing secret", secrets)
+	if err != nil {
+		return nil, err
 	}
-	a := &Adapter{
-		secrets:   make([][]byte, 0, len(secrets)),
-		tolerance: tolerance,
-		now:       time.Now,
-	}
-	for i, s := range secrets {
-		switch {
-		case s == "":
-			return nil, fmt.Errorf("stripe: signing secret %d of %d is empty", i+1, len(secrets))
-		case strings.TrimSpace(s) != s:
-			return nil, fmt.Errorf("stripe: signing secret %d of %d has leading or trailing white space", i+1, len(secrets))
-		}
-		a.secrets = append(a.secrets, []byte(s))
-	}
+	a := &Adapter{secrets: keys, tolerance: tolerance, now: time.Now}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("stripe: tolerance must be positive, got %s", tolerance)
 	}

@@ -79,15 +79,10 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	}
 
 	prefix := signedPrefix(sh.timestamp)
-	for _, secret := range a.secrets {
-		expected := signature.HMACSHA256(secret, prefix, body)
-		for _, sig := range sh.signatures {
-			if signature.Equal(expected, sig) {
-				return nil
-			}
-		}
+	if !signature.MatchHMACSHA256(a.secrets, sh.signatures, prefix, body) {
+		return ErrNoValidSignature
 	}
-	return ErrNoValidSignature
+	return nil
 }
 
 // signedHeader is what parseHeader reads from a Stripe-Signature header.
