@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -23,7 +24,10 @@ const DefaultTolerance = 5 * time.Minute
 // an Adapter is safe for concurrent use. The zero value verifies nothing: it
 // rejects every delivery.
 type Adapter struct {
-	secrets   [][]byte
+	secrets [][]byte
+	// macs holds one HMACKey per secret, in the same order: Verify reuses
+	// their hash states instead of building two per delivery.
+	macs      []*signature.HMACKey
 	tolerance time.Duration
 	now       func() time.Time
 }
@@ -74,6 +78,7 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 			return nil, fmt.Errorf("stripe: signing secret %d of %d has leading or trailing white space", i+1, len(secrets))
 		}
 		a.secrets = append(a.secrets, []byte(s))
+		a.macs = append(a.macs, signature.NewHMACKey([]byte(s)))
 	}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("stripe: tolerance must be positive, got %s", tolerance)
