@@ -72,29 +72,48 @@ type op struct {
 //     commit, unknown to its caller. A claim made so is held by nobody and
 //     expires with its lease, as one left by a crash does; a complete,
 //     fail or release that lands late records what its caller meant.
+//
+// An op is reused (Store.opPool) once the writer has answered it, or when
+// the writer never received it; one whose caller gave up is left to the
+// garbage collector, since the writer may still hold it.
 func (s *Store) write(ctx context.Context, fn mdb.TxnOp) error {
-	o := &op{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	o, _ := s.opPool.Get().(*op)
+	if o == nil {
+		o = &op{done: make(chan error, 1)}
+	}
+	o.ctx, o.fn, o.err = ctx, fn, nil
 	s.queued.Add(1) // the writer takes it off when it receives o
 	select {
 	case s.ops <- o:
 	case <-s.quit:
 		s.queued.Add(-1)
+		s.putOp(o)
 		return dedupe.ErrClosed
 	case <-ctx.Done():
 		s.queued.Add(-1)
+		s.putOp(o)
 		return ctx.Err()
 	}
 	select {
 	case err := <-o.done:
+		s.putOp(o)
 		return err
 	case <-ctx.Done():
 		select {
 		case err := <-o.done: // answered at the same moment: that stands
+			s.putOp(o)
 			return err
 		default:
 		}
 		return fmt.Errorf("dedupe: gave up waiting for the commit (the write may still take effect): %w", ctx.Err())
 	}
+}
+
+// putOp returns o, which the writer no longer holds and whose done channel
+// is empty, to the pool, without the references of its last write.
+func (s *Store) putOp(o *op) {
+	o.ctx, o.fn, o.err = nil, nil, nil
+	s.opPool.Put(o)
 }
 
 func (s *Store) writeLoop() {
