@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -24,7 +25,10 @@ const DefaultTolerance = 5 * time.Minute
 // Adapter is safe for concurrent use. The zero value verifies nothing: it
 // rejects every delivery.
 type Adapter struct {
-	secrets   [][]byte
+	secrets [][]byte
+	// macs holds one HMACKey per secret, in the same order: Verify reuses
+	// their hash states instead of building two per delivery.
+	macs      []*signature.HMACKey
 	tolerance time.Duration
 	now       func() time.Time
 }
@@ -73,6 +77,7 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 			return nil, fmt.Errorf("paddle: secret %d of %d has leading or trailing white space", i+1, len(secrets))
 		}
 		a.secrets = append(a.secrets, []byte(s))
+		a.macs = append(a.macs, signature.NewHMACKey([]byte(s)))
 	}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("paddle: tolerance must be positive, got %s", tolerance)

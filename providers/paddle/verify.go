@@ -81,8 +81,9 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	}
 
 	prefix := append([]byte(sh.ts), ':')
-	for _, secret := range a.secrets {
-		expected := signature.HMACSHA256(secret, prefix, body)
+	for _, mac := range a.macs {
+		sum := mac.Sum(prefix, body)
+		expected := sum[:]
 		for _, sig := range sh.signatures {
 			if signature.Equal(expected, sig) {
 				return nil

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -24,6 +25,9 @@ const EventIDHeader = "X-Razorpay-Event-Id"
 // nothing: it rejects every delivery.
 type Adapter struct {
 	secrets [][]byte
+	// macs holds one HMACKey per secret, in the same order: Verify reuses
+	// their hash states instead of building two per delivery.
+	macs []*signature.HMACKey
 	// maxAge, when positive, is the oldest created_at Verify accepts,
 	// read on now.
 	maxAge time.Duration
@@ -71,6 +75,7 @@ func New(secrets []string, opts ...Option) (*Adapter, error) {
 			return nil, fmt.Errorf("razorpay: webhook secret %d of %d has leading or trailing white space", i+1, len(secrets))
 		}
 		a.secrets = append(a.secrets, []byte(s))
+		a.macs = append(a.macs, signature.NewHMACKey([]byte(s)))
 	}
 	for _, o := range opts {
 		if err := o(a); err != nil {
