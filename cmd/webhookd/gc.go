@@ -11,10 +11,11 @@ import (
 // defaultGCPercent is serve's garbage-collection target when GOGC is unset.
 // webhookd's live heap is a few MB (connections' buffers, the deliveries in
 // flight), so at Go's default of 100 the collector runs every few MB of
-// allocation: several times a second under load, about a sixth of the
-// process's CPU with the mark work and assists (BENCHMARKS.md, "GC
-// settings"). At 400 it runs a fifth as often for a heap target of 5× the
-// live heap instead of 2×: tens of MB here.
+// allocation: several times a second under load, about a tenth of the
+// process's CPU in mark work, assists and sweeping (BENCHMARKS.md, "GC
+// settings and allocation cuts"; 3 to 4 % at 400). At 400 it runs a fifth
+// as often, for a heap target of 5× the live heap instead of 2×: about
+// 20 MB here.
 const defaultGCPercent = 400
 
 // cgroupMemoryMax is where a process in a cgroup v2 container (Docker,
