@@ -34,7 +34,9 @@ func (a answerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // every header set. The forwarder used to arm a second deadline per attempt
 // (http.Client.Timeout on top of the budget's context: a context, a timer
 // and their closures) and to allocate each header's value slice on its own;
-// it measured 50 allocations here then, 35 since (Go 1.26).
+// it measured 50 allocations here then, 35 since (Go 1.26). Reading the
+// answer into a buffer sized by its Content-Length, without io.ReadAll and
+// two io.LimitReaders, made it 33.
 func TestForwardAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts differ under the race detector")
@@ -56,5 +58,5 @@ func TestForwardAllocations(t *testing.T) {
 		}
 	})
 	t.Logf("%v allocations", allocs)
-	require.LessOrEqual(t, allocs, 38.0)
+	require.LessOrEqual(t, allocs, 33.0)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -414,6 +415,47 @@ func TestForwardCutsLargeResponse(t *testing.T) {
 	require.Equal(t, dispatch.Delivered, res.Outcome)
 	require.Len(t, res.Body, dispatch.MaxResponseBytes)
 	require.Equal(t, big[:dispatch.MaxResponseBytes], res.Body)
+}
+
+// TestForwardKeepsResponseBody: the answer's body is kept whole up to
+// MaxResponseBytes and cut there, with its length declared or not (chunked),
+// around the sizes where the buffer is sized from Content-Length, grown, or
+// full; and the connection is reused after each.
+func TestForwardKeepsResponseBody(t *testing.T) {
+	const max = dispatch.MaxResponseBytes
+	for _, size := range []int{0, 1, 511, 512, 513, max - 1, max, max + 1} {
+		for _, chunked := range []bool{false, true} {
+			t.Run(fmt.Sprintf("size=%d/chunked=%v", size, chunked), func(t *testing.T) {
+				body := bytes.Repeat([]byte("0123456789abcdef"), size/16+1)[:size]
+				var conns atomic.Int32
+				srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if chunked {
+						_, _ = w.Write(body[:size/2])
+						w.(http.Flusher).Flush()
+						_, _ = w.Write(body[size/2:])
+						return
+					}
+					w.Header().Set("Content-Length", strconv.Itoa(size))
+					_, _ = w.Write(body)
+				}))
+				srv.Config.ConnState = func(_ net.Conn, st http.ConnState) {
+					if st == http.StateNew {
+						conns.Add(1)
+					}
+				}
+				srv.Start()
+				t.Cleanup(srv.Close)
+				f := newForwarder(t, srv.URL, nil)
+				for range 2 {
+					res := f.Forward(context.Background(), testRequest())
+					require.NoError(t, res.Err)
+					require.Equal(t, dispatch.Delivered, res.Outcome)
+					require.Equal(t, body[:min(size, max)], res.Body)
+				}
+				require.EqualValues(t, 1, conns.Load(), "the connection is reused")
+			})
+		}
+	}
 }
 
 func TestForwardUsesGivenTransport(t *testing.T) {

@@ -38,11 +38,11 @@ func HMACSHA256(key []byte, msg ...[]byte) []byte {
 // sends several signatures in one header: one MAC is computed per key, and
 // every signature is compared with it, so the cost is bounded by the
 // caller's limits on keys and signatures, never by what matched first.
-func MatchHMACSHA256(keys, sigs [][]byte, msg ...[]byte) bool {
+func MatchHMACSHA256(keys []*HMACKey, sigs [][]byte, msg ...[]byte) bool {
 	for _, key := range keys {
-		expected := HMACSHA256(key, msg...)
+		sum := key.Sum(msg...)
 		for _, sig := range sigs {
-			if Equal(expected, sig) {
+			if Equal(sum[:], sig) {
 				return true
 			}
 		}

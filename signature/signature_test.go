@@ -89,11 +89,11 @@ func TestMatchHMACSHA256(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			require.Equal(t, tc.want, signature.MatchHMACSHA256(tc.keys, tc.sigs, prefix, body))
+			require.Equal(t, tc.want, signature.MatchHMACSHA256(signature.NewHMACKeys(tc.keys), tc.sigs, prefix, body))
 		})
 	}
 	// The parts are concatenated: splitting the message elsewhere matches.
-	require.True(t, signature.MatchHMACSHA256([][]byte{cur}, [][]byte{byCur}, append(bytes.Clone(prefix), body...)))
+	require.True(t, signature.MatchHMACSHA256(signature.NewHMACKeys([][]byte{cur}), [][]byte{byCur}, append(bytes.Clone(prefix), body...)))
 }
 
 func TestSHA512Hex(t *testing.T) {
@@ -157,4 +157,50 @@ func TestEqualString(t *testing.T) {
 			require.Equal(t, tt.want, signature.EqualString(tt.b, tt.a))
 		})
 	}
+}
+
+// TestHMACKeyMatchesHMACSHA256: the pooled HMACKey gives the same MAC as
+// HMACSHA256 for every RFC 4231 key length, call after call (a reused state
+// carries nothing over), and from concurrent callers.
+func TestHMACKeyMatchesHMACSHA256(t *testing.T) {
+	keys := [][]byte{[]byte("Jefe"), bytes.Repeat([]byte{0x0b}, 20), bytes.Repeat([]byte{0xaa}, 131), nil}
+	msgs := [][][]byte{{[]byte("Hi There")}, {[]byte("123."), []byte(`{"id":"evt_1"}`)}, {}, {bytes.Repeat([]byte{0xdd}, 5000)}}
+	for _, key := range keys {
+		k := signature.NewHMACKey(key)
+		for range 3 {
+			for _, msg := range msgs {
+				sum := k.Sum(msg...)
+				require.Equal(t, signature.HMACSHA256(key, msg...), sum[:])
+			}
+		}
+		done := make(chan struct{})
+		for g := range 4 {
+			go func() {
+				defer func() { done <- struct{}{} }()
+				for i := range 200 {
+					msg := []byte(strings.Repeat("x", g*7+i))
+					if sum := k.Sum(msg); !bytes.Equal(signature.HMACSHA256(key, msg), sum[:]) {
+						t.Errorf("key %x, message %d: MACs differ", key, i)
+						return
+					}
+				}
+			}()
+		}
+		for range 4 {
+			<-done
+		}
+	}
+}
+
+// TestHMACKeyAllocations: a Sum allocates nothing
+// once the pool holds a state (hmac.New allocated about ten objects).
+func TestHMACKeyAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop entries at random")
+	}
+	k := signature.NewHMACKey([]byte("whsec_test"))
+	body := bytes.Repeat([]byte("a"), 2000)
+	prefix := []byte("1700000000.")
+	allocs := testing.AllocsPerRun(100, func() { k.Sum(prefix, body) })
+	require.Zero(t, allocs)
 }

@@ -51,6 +51,9 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	for _, w := range cfg.providerWarnings() {
 		log.Warn(w)
 	}
+	// Only serve runs long enough, and allocates enough, for the GC
+	// settings to matter; the other subcommands keep Go's defaults.
+	setGCFromEnv(log)
 	if err := serve(ctx, cfg, log, nil); err != nil {
 		log.Error("webhookd stopped", "error", err.Error())
 		return 1

@@ -25,8 +25,10 @@ func isCorrupt(err error) bool { return errors.Is(err, dedupe.ErrCorrupt) }
 
 func validState(st dedupe.State) bool { return st >= dedupe.InFlight && st <= dedupe.Failed }
 
-func (c *stateCounts) encode() []byte {
-	b := make([]byte, 0, 8*len(c))
+func (c *stateCounts) encode() []byte { return c.appendTo(make([]byte, 0, 8*len(c))) }
+
+// appendTo appends the counts entry's bytes to b.
+func (c *stateCounts) appendTo(b []byte) []byte {
 	for _, n := range c {
 		b = binary.BigEndian.AppendUint64(b, n)
 	}
@@ -86,7 +88,9 @@ func (s *Store) count(txn *mdb.Txn, st dedupe.State, delta int) error {
 	} else {
 		c[i] += uint64(delta)
 	}
-	return txn.Put(s.meta, countsKey, c.encode(), 0)
+	// Writer ops only (like put): the writer's scratch buffer holds the
+	// entry until LMDB copies it.
+	return txn.Put(s.meta, countsKey, c.appendTo(s.wcounts[:0]), 0)
 }
 
 // recount walks every record and writes the counts entry afresh. Open runs

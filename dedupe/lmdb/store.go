@@ -109,8 +109,13 @@ type Store struct {
 	commits atomic.Uint64 // transactions the writer ran
 	writes  atomic.Uint64 // ops they held
 
-	// wkey and wval are scratch buffers for the writer goroutine's ops.
+	// wkey and wval are scratch buffers for the writer goroutine's ops;
+	// wcounts is the counts entry's (count).
 	wkey, wval []byte
+	wcounts    [8 * len(stateCounts{})]byte
+	// opPool holds answered ops for reuse (write): two fewer allocations
+	// (the op and its channel) per write.
+	opPool sync.Pool
 
 	// commitHook, when set, runs after a batch's ops and before its
 	// commit; an error aborts the transaction as a failed commit would.

@@ -73,8 +73,12 @@ type op struct {
 //     commit, unknown to its caller. A claim made so is held by nobody and
 //     expires with its lease, as one left by a crash does; a complete,
 //     fail or release that lands late records what its caller meant.
+//
+// An op is reused (Store.opPool) once the writer has answered it, or when
+// the writer never received it; one whose caller gave up is left to the
+// garbage collector, since the writer may still hold it.
 func (s *Store) write(ctx context.Context, fn mdb.TxnOp) error {
-	return s.send(ctx, &op{ctx: ctx, fn: fn, done: make(chan error, 1)})
+	return s.send(ctx, s.newOp(ctx, fn))
 }
 
 // settle is write for the ops that record how a claimed delivery ended
@@ -87,7 +91,17 @@ func (s *Store) write(ctx context.Context, fn mdb.TxnOp) error {
 // is handed to the writer whatever ctx says, and runs when its turn comes;
 // only the caller's wait ends with ctx.
 func (s *Store) settle(ctx context.Context, fn mdb.TxnOp) error {
-	return s.send(ctx, &op{ctx: context.WithoutCancel(ctx), fn: guardTxn(fn), done: make(chan error, 1)})
+	return s.send(ctx, s.newOp(context.WithoutCancel(ctx), guardTxn(fn)))
+}
+
+// newOp takes an op from the pool (or makes one) for fn, run under ctx.
+func (s *Store) newOp(ctx context.Context, fn mdb.TxnOp) *op {
+	o, _ := s.opPool.Get().(*op)
+	if o == nil {
+		o = &op{done: make(chan error, 1)}
+	}
+	o.ctx, o.fn, o.err = ctx, fn, nil
+	return o
 }
 
 func (s *Store) send(ctx context.Context, o *op) error {
@@ -96,14 +110,17 @@ func (s *Store) send(ctx context.Context, o *op) error {
 	case s.ops <- o:
 	case <-s.quit:
 		s.queued.Add(-1)
+		s.putOp(o)
 		return dedupe.ErrClosed
 	case <-ctx.Done():
 		if o.ctx.Done() != nil {
 			s.queued.Add(-1)
+			s.putOp(o)
 			return ctx.Err()
 		}
 		// An op that must land (settle) is handed over in the background:
 		// the writer is stuck or busy, and this caller may not wait longer.
+		// It is not returned to the pool: nobody reads its answer.
 		go func() {
 			select {
 			case s.ops <- o:
@@ -115,15 +132,24 @@ func (s *Store) send(ctx context.Context, o *op) error {
 	}
 	select {
 	case err := <-o.done:
+		s.putOp(o)
 		return err
 	case <-ctx.Done():
 		select {
 		case err := <-o.done: // answered at the same moment: that stands
+			s.putOp(o)
 			return err
 		default:
 		}
 		return fmt.Errorf("dedupe: gave up waiting for the commit (the write may still take effect): %w", ctx.Err())
 	}
+}
+
+// putOp returns o, which the writer no longer holds and whose done channel
+// is empty, to the pool, without the references of its last write.
+func (s *Store) putOp(o *op) {
+	o.ctx, o.fn, o.err = nil, nil, nil
+	s.opPool.Put(o)
 }
 
 func (s *Store) writeLoop() {

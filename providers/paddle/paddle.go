@@ -6,6 +6,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -23,7 +24,10 @@ const DefaultTolerance = 5 * time.Minute
 // Adapter is safe for concurrent use. The zero value verifies nothing: it
 // rejects every delivery.
 type Adapter struct {
-	secrets   [][]byte
+	secrets [][]byte
+	// macs holds one HMACKey per secret, in the same order: Verify reuses
+	// their hash states instead of building two per delivery.
+	macs      []*signature.HMACKey
 	tolerance time.Duration
 	now       func() time.Time
 }
@@ -60,7 +64,7 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{secrets: keys, tolerance: tolerance, now: time.Now}
+	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys), tolerance: tolerance, now: time.Now}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("paddle: tolerance must be positive, got %s", tolerance)
 	}

@@ -81,7 +81,7 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	}
 
 	prefix := append([]byte(sh.ts), ':')
-	if !signature.MatchHMACSHA256(a.secrets, sh.signatures, prefix, body) {
+	if !signature.MatchHMACSHA256(a.macs, sh.signatures, prefix, body) {
 		return ErrNoValidSignature
 	}
 	return nil

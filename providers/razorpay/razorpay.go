@@ -6,6 +6,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -23,6 +24,9 @@ const EventIDHeader = "X-Razorpay-Event-Id"
 // nothing: it rejects every delivery.
 type Adapter struct {
 	secrets [][]byte
+	// macs holds one HMACKey per secret, in the same order: Verify reuses
+	// their hash states instead of building two per delivery.
+	macs []*signature.HMACKey
 	// maxAge, when positive, is the oldest created_at Verify accepts,
 	// read on now.
 	maxAge time.Duration
@@ -62,7 +66,7 @@ func New(secrets []string, opts ...Option) (*Adapter, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{secrets: keys}
+	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys)}
 	for _, o := range opts {
 		if err := o(a); err != nil {
 			return nil, err

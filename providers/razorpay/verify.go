@@ -49,8 +49,8 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	if err != nil {
 		return fmt.Errorf("%w (not 64 hex digits)", ErrInvalidHeader)
 	}
-	for _, secret := range a.secrets {
-		if signature.Equal(got, signature.HMACSHA256(secret, body)) {
+	for _, mac := range a.macs {
+		if sum := mac.Sum(body); signature.Equal(got, sum[:]) {
 			return a.checkAge(body)
 		}
 	}

@@ -79,7 +79,7 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 	}
 
 	prefix := signedPrefix(sh.timestamp)
-	if !signature.MatchHMACSHA256(a.secrets, sh.signatures, prefix, body) {
+	if !signature.MatchHMACSHA256(a.macs, sh.signatures, prefix, body) {
 		return ErrNoValidSignature
 	}
 	return nil
