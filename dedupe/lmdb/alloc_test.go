@@ -38,5 +38,7 @@ func TestAllocationsPerClaimComplete(t *testing.T) {
 		i++
 	})
 	t.Logf("%v allocations per claim and complete", allocs)
-	require.LessOrEqual(t, allocs, 33.0)
+	// 34: Complete's op runs under context.WithoutCancel (settle), one
+	// allocation that lets it land after its caller stops waiting.
+	require.LessOrEqual(t, allocs, 34.0)
 }
