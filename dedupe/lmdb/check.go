@@ -17,12 +17,19 @@ type CheckReport struct {
 	PageSize int    // LMDB's page size
 	Pages    uint64 // pages the newest meta page uses
 
-	Records  int                  // records walked, unreadable ones included
-	ByState  map[dedupe.State]int // readable records by state
-	Index    int                  // expiry index entries walked
-	Stale    int                  // index entries whose record is gone or has moved on: harmless, the pruner drops them
-	Damage   []Damage             // in the order found
-	damageAt map[string]int
+	Records int                  // records walked, unreadable ones included
+	ByState map[dedupe.State]int // readable records by state
+	Index   int                  // expiry index entries walked
+	Stale   int                  // index entries whose record is gone or has moved on: harmless, the pruner drops them
+	// Created is how many creation-time index entries were walked, and
+	// CreatedStale how many of them point at a record that is gone or
+	// was created at another time: harmless, Recent passes over them.
+	// A store whose creation-time index is not built yet (one an older
+	// version wrote: Open builds it) has it skipped, both zero.
+	Created      int
+	CreatedStale int
+	Damage       []Damage // in the order found
+	damageAt     map[string]int
 }
 
 // Damage is one kind of damage Check found, with how often and a few of the
@@ -66,13 +73,21 @@ const (
 	DamageCount      = "trees whose entry count disagrees with their walk"
 	DamageWalk       = "trees whose walk stopped on an LMDB error"
 	DamageCounts     = "record counts (what Stats answers) that disagree with the records"
+	// The creation-time index is what the operator console lists records
+	// by (Recent): a record without its entry is missing from every
+	// listing, and an entry with another state than its record's hides
+	// the record from the listing filtered by its state.
+	DamageUncreated    = "records without their creation-time index entry (the console never lists them)"
+	DamageCreatedState = "creation-time index entries whose state is not their record's (the console filters them wrongly)"
+	DamageCreatedKey   = "malformed creation-time index entries"
 )
 
 // Check verifies the store in dir without changing anything: the data file
 // against its header (as Open does), then, in one read-only transaction,
 // every record (it decodes, its state is known, its expiry index entry is
-// there) and every index entry (it parses; one whose record is gone or
-// has moved on is only counted as stale). It opens the environment
+// there, and its creation-time index entry with its state) and every
+// entry of both indexes (it parses; one whose record is gone or has moved
+// on is only counted as stale). It opens the environment
 // read-only and may run while webhookd serve writes to it.
 //
 // An error means the store could not be checked at all: no store in dir
@@ -135,6 +150,10 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 	if err != nil {
 		return fmt.Errorf("open %s: %w", dbiExpiry, err)
 	}
+	created, haveCreated, err := r.openCreated(txn)
+	if err != nil {
+		return err
+	}
 	r.Records = r.walkTree(txn, records, dbiRecords, func(k, v []byte) {
 		key := string(k)
 		rec, err := decodeRecord(key, v)
@@ -156,6 +175,9 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 			r.add(DamageUnindexed, fmt.Sprintf("%q", key))
 		case err != nil:
 			r.add(DamageWalk, fmt.Sprintf("%s lookup for %q: %v", dbiExpiry, key, err))
+		}
+		if haveCreated {
+			r.checkCreatedOf(txn, created, &rec)
 		}
 	})
 	r.checkCounts(txn)
@@ -179,7 +201,71 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 			r.Stale++
 		}
 	})
+	if haveCreated {
+		r.walkCreated(txn, created, records)
+	}
 	return nil
+}
+
+// openCreated opens the creation-time index for the walk. It reports
+// false, without damage, for a store whose index is not built yet: one
+// an older version wrote has no such DBI, or has it empty beside records
+// (the condition on which Open builds it, so the next Open fills it).
+func (r *CheckReport) openCreated(txn *mdb.Txn) (mdb.DBI, bool, error) {
+	created, err := txn.OpenDBI(dbiCreated, 0)
+	if mdb.IsNotFound(err) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("open %s: %w", dbiCreated, err)
+	}
+	ci, err := txn.Stat(created)
+	if err != nil {
+		return 0, false, fmt.Errorf("stat %s: %w", dbiCreated, err)
+	}
+	return created, ci.Entries > 0, nil
+}
+
+// checkCreatedOf checks that rec has its creation-time index entry, with
+// its state. An entry of another length is malformed, and reported as such
+// by walkCreated.
+func (r *CheckReport) checkCreatedOf(txn *mdb.Txn, created mdb.DBI, rec *dedupe.Record) {
+	v, err := getGuarded(txn, created, createdKey(nil, rec.CreatedAt, rec.Key))
+	switch {
+	case mdb.IsNotFound(err):
+		r.add(DamageUncreated, fmt.Sprintf("%q", rec.Key))
+	case err != nil:
+		r.add(DamageWalk, fmt.Sprintf("%s lookup for %q: %v", dbiCreated, rec.Key, err))
+	case len(v) == 1 && dedupe.State(v[0]) != rec.State:
+		r.add(DamageCreatedState, fmt.Sprintf("%q (%v, its record %v)", rec.Key, dedupe.State(v[0]), rec.State))
+	}
+}
+
+// walkCreated walks the creation-time index with Recent's reading: an
+// entry must parse and carry one state byte (Recent passes over one that
+// does not, so its record would be missing from the console); one whose
+// record is gone or was created at another time is stale, as Recent
+// passes over it. An entry of a record that matches was checked with the
+// record.
+func (r *CheckReport) walkCreated(txn *mdb.Txn, created, records mdb.DBI) {
+	r.Created = r.walkTree(txn, created, dbiCreated, func(k, v []byte) {
+		at, key, ok := splitExpiryKey(k)
+		if !ok || len(v) != 1 {
+			r.add(DamageCreatedKey, fmt.Sprintf("%q", k))
+			return
+		}
+		rv, err := getGuarded(txn, records, []byte(key))
+		if err != nil {
+			// Gone (stale), or unreadable and already counted as a record.
+			if mdb.IsNotFound(err) {
+				r.CreatedStale++
+			}
+			return
+		}
+		if rec, err := decodeRecord(key, rv); err == nil && unixNano(rec.CreatedAt) != unixNano(at) {
+			r.CreatedStale++
+		}
+	})
 }
 
 // checkCounts compares the counts entry with the records walked. A store

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	mdb "github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/stretchr/testify/require"
@@ -29,6 +30,8 @@ func TestCheckSoundStore(t *testing.T) {
 	require.Equal(t, map[dedupe.State]int{dedupe.Completed: 3, dedupe.InFlight: 1}, r.ByState)
 	require.Equal(t, 4, r.Index)
 	require.Zero(t, r.Stale)
+	require.Equal(t, 4, r.Created)
+	require.Zero(t, r.CreatedStale)
 	require.Equal(t, filepath.Join(dir, DataFile), r.File)
 	require.EqualValues(t, r.Size, uint64(r.PageSize)*r.Pages)
 
@@ -42,6 +45,80 @@ func TestCheckSoundStore(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, r.Damaged(), "%+v", r.Damage)
 	require.Equal(t, 1, r.Stale)
+	// Its creation-time index entry is left too, and Recent passes over
+	// it.
+	require.Equal(t, 1, r.CreatedStale)
+	require.Equal(t, 4, r.Created)
+}
+
+// rawCreated runs fn on dir's creation-time index through an environment
+// of its own, as an older webhookd or an operator's tool would write it.
+func rawCreated(t *testing.T, dir string, fn func(txn *mdb.Txn, created mdb.DBI) error) {
+	t.Helper()
+	env, err := mdb.NewEnv()
+	require.NoError(t, err)
+	defer env.Close()
+	require.NoError(t, env.SetMaxDBs(maxDBs))
+	require.NoError(t, env.Open(dir, 0, 0o640))
+	require.NoError(t, env.Update(func(txn *mdb.Txn) error {
+		created, err := txn.OpenDBI(dbiCreated, 0)
+		if err != nil {
+			return err
+		}
+		return fn(txn, created)
+	}))
+}
+
+// TestCheckCreatedIndex: entries of the creation-time index that Recent
+// passes over harmlessly are stale, and a store without the index yet
+// (an older version's, which Open indexes) is checked without it.
+func TestCheckCreatedIndex(t *testing.T) {
+	tests := []struct {
+		name      string
+		edit      func(txn *mdb.Txn, created mdb.DBI) error
+		created   int
+		stale     int
+		indexless bool
+	}{
+		{"entry of a deleted record", func(txn *mdb.Txn, created mdb.DBI) error {
+			return txn.Put(created, createdKey(nil, time.Unix(1, 0), "stripe:gone"), []byte{byte(dedupe.Completed)}, 0)
+		}, 4, 1, false},
+		{"entry at another creation time", func(txn *mdb.Txn, created mdb.DBI) error {
+			return txn.Put(created, createdKey(nil, time.Unix(1, 0), "stripe:a"), []byte{byte(dedupe.Failed)}, 0)
+		}, 4, 1, false},
+		{"index not built (DBI absent)", func(txn *mdb.Txn, created mdb.DBI) error {
+			return txn.Drop(created, true)
+		}, 0, 0, true},
+		{"index not built (DBI empty)", func(txn *mdb.Txn, created mdb.DBI) error {
+			return txn.Drop(created, false)
+		}, 0, 0, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := openTest(t, dir, newClock())
+			seedKeys(t, s, "stripe:a", "stripe:b", "xendit:c")
+			require.NoError(t, s.Close())
+			rawCreated(t, dir, tt.edit)
+
+			r, err := Check(dir)
+			require.NoError(t, err)
+			require.False(t, r.Damaged(), "%+v", r.Damage)
+			require.Equal(t, 3, r.Records)
+			require.Equal(t, tt.created, r.Created)
+			require.Equal(t, tt.stale, r.CreatedStale)
+
+			if tt.indexless {
+				// Open builds the index, and then it is checked.
+				s = openTest(t, dir, newClock())
+				require.NoError(t, s.Close())
+				r, err = Check(dir)
+				require.NoError(t, err)
+				require.False(t, r.Damaged(), "%+v", r.Damage)
+				require.Equal(t, 3, r.Created)
+			}
+		})
+	}
 }
 
 // TestCheckFindsDamage: flipped bytes in a record's value, a length on
@@ -82,6 +159,31 @@ func TestCheckFindsDamage(t *testing.T) {
 			}))
 			require.NoError(t, s.Close())
 		}, DamageUnindexed},
+		{"creation-time index entry lost", func(t *testing.T, dir string, s *Store) {
+			rec, err := s.Get(ctx, bad)
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+			rawCreated(t, dir, func(txn *mdb.Txn, created mdb.DBI) error {
+				return txn.Del(created, createdKey(nil, rec.CreatedAt, bad), nil)
+			})
+		}, DamageUncreated},
+		{"creation-time index entry with another state", func(t *testing.T, dir string, s *Store) {
+			rec, err := s.Get(ctx, bad)
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Completed, rec.State)
+			require.NoError(t, s.Close())
+			rawCreated(t, dir, func(txn *mdb.Txn, created mdb.DBI) error {
+				return txn.Put(created, createdKey(nil, rec.CreatedAt, bad), []byte{byte(dedupe.Failed)}, 0)
+			})
+		}, DamageCreatedState},
+		{"creation-time index entry without its state byte", func(t *testing.T, dir string, s *Store) {
+			rec, err := s.Get(ctx, bad)
+			require.NoError(t, err)
+			require.NoError(t, s.Close())
+			rawCreated(t, dir, func(txn *mdb.Txn, created mdb.DBI) error {
+				return txn.Put(created, createdKey(nil, rec.CreatedAt, bad), nil, 0)
+			})
+		}, DamageCreatedKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -98,9 +200,12 @@ func TestCheckFindsDamage(t *testing.T) {
 			require.Equal(t, tt.kind, d.Kind)
 			require.Equal(t, 1, d.Count)
 			require.Len(t, d.Examples, 1)
-			if tt.kind == DamageUnreadable {
+			switch tt.kind {
+			case DamageUnreadable:
 				require.Contains(t, d.Examples[0], `after key "stripe:evt_a"`)
-			} else {
+			case DamageCreatedKey:
+				require.Contains(t, d.Examples[0], bad+`"`) // after the time's bytes
+			default:
 				require.Contains(t, d.Examples[0], `"`+bad+`"`)
 			}
 			require.Equal(t, 3, r.Records, "the walk went on past the damage")

@@ -36,9 +36,17 @@ func flipValueByte(t *testing.T, dir, key string, off int, b byte) {
 
 // editRecordNode calls edit with every copy of key's node in the records
 // B-tree (header, key, value) in the data file of the closed store in dir.
+// A copy is taken only where its page holds it among its nodes (at or
+// above the page header's mp_upper): LMDB does not clear a page it
+// reuses, and an old node left in the free space of a page now of another
+// tree (the creation-time index's, say) may have that tree's nodes
+// written over its tail, which an edit would damage instead.
 func editRecordNode(t *testing.T, dir, key string, edit func(node []byte)) {
 	t.Helper()
 	path := filepath.Join(dir, DataFile)
+	meta, _, err := readMeta(path)
+	require.NoError(t, err)
+	ps := int(meta.PageSize)
 	b, err := os.ReadFile(path)
 	require.NoError(t, err)
 	n := 0
@@ -50,6 +58,12 @@ func editRecordNode(t *testing.T, dir, key string, edit func(node []byte)) {
 		i += off
 		off = i + 1
 		if i < 8 || binary.LittleEndian.Uint16(b[i-2:]) != uint16(len(key)) || binary.LittleEndian.Uint16(b[i-4:]) != 0 {
+			continue
+		}
+		// The page header is mp_pgno (8 bytes), mp_pad, mp_flags,
+		// mp_lower, mp_upper (mdb.c, MDB_page).
+		page := (i - 8) / ps * ps
+		if upper := int(binary.LittleEndian.Uint16(b[page+14:])); i-8-page < upper {
 			continue
 		}
 		edit(b[i-8:])
