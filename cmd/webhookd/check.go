@@ -15,8 +15,8 @@ const checkUsage = `usage: webhookd check
 
 Checks the dedupe store in WEBHOOKD_DATA_DIR without changing it, also while
 webhookd serve is running on it: the data file against its LMDB header, then
-every record (it decodes, its state is known, its expiry index entry is
-there) and every index entry. Exits 0 with a one-line summary when the store
+every record (it decodes, its state is known, its expiry and creation-time
+index entries are there), every index entry, and the per-state counts. Exits 0 with a one-line summary when the store
 is sound, 1 with the damage found (counts and example keys) otherwise, 2 on a
 usage or configuration error. LMDB keeps no checksums: a flipped bit in a
 body or a time is not seen. Restore a damaged store from a backup
@@ -51,8 +51,8 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		return 1
 	}
-	records := fmt.Sprintf("%d records (%d IN_FLIGHT, %d COMPLETED, %d FAILED), %d index entries (%d stale)",
-		r.Records, r.ByState[dedupe.InFlight], r.ByState[dedupe.Completed], r.ByState[dedupe.Failed], r.Index, r.Stale)
+	records := fmt.Sprintf("%d records (%d IN_FLIGHT, %d COMPLETED, %d FAILED), %d index entries (%d stale), %d creation-time entries (%d stale)",
+		r.Records, r.ByState[dedupe.InFlight], r.ByState[dedupe.Completed], r.ByState[dedupe.Failed], r.Index, r.Stale, r.Created, r.CreatedStale)
 	if !r.Damaged() {
 		fmt.Fprintf(stdout, "%s is sound: %s; %d bytes, %d pages of %d\n", r.File, records, r.Size, r.Pages, r.PageSize)
 		return 0

@@ -60,7 +60,7 @@ func TestCheckCommand(t *testing.T) {
 	out, errOut, code := checkCmd(t, dir)
 	require.Zero(t, code, errOut)
 	require.Equal(t, 1, strings.Count(out, "\n"), out)
-	require.Contains(t, out, filepath.Join(dir, "data.mdb")+" is sound: 22 records (1 IN_FLIGHT, 20 COMPLETED, 1 FAILED), 22 index entries (0 stale)")
+	require.Contains(t, out, filepath.Join(dir, "data.mdb")+" is sound: 22 records (1 IN_FLIGHT, 20 COMPLETED, 1 FAILED), 22 index entries (0 stale), 22 creation-time entries (0 stale)")
 
 	flipRecordVersion(t, dir, "stripe:evt_00007")
 	flipRecordVersion(t, dir, "stripe:evt_00011")
