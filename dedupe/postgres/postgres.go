@@ -631,24 +631,33 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 // lease matches no row (ErrLeaseLost) and touches no new owner. Skipped, it
 // would leave the key IN_FLIGHT until the lease passes, and the provider's
 // next delivery of an event the core service already has would be
-// forwarded again. So fn runs on a context detached from ctx's cancellation
-// but bounded by OpTimeout, as any operation is; only the caller's wait ends
-// with ctx, and then its error says the write may still take effect. A
-// failure nobody waits for any more is logged by wrap.
+// forwarded again. So fn runs on a context detached from ctx's
+// cancellation, bounded by OpTimeout as any operation is; only the caller's
+// wait ends with ctx, and then its error says the write may still take
+// effect. A failure nobody waits for any more is logged by wrap.
+//
+// When the caller gives up first, the statement's OpTimeout starts again
+// from then: the receiver's store timeout and OpTimeout are one setting, so
+// a bound counted from the statement's start would run out with the caller
+// and the write would be skipped after all.
 func (s *Store) settle(ctx context.Context, what string, fn func(context.Context) error) error {
 	if s.closed.Load() {
 		return dedupe.ErrClosed
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
 	if ctx.Done() == nil {
 		// Nothing can end the caller's wait early: no goroutine needed.
+		wctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
 		defer cancel()
 		return s.wrap(what, fn(wctx))
 	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	bound := time.AfterFunc(s.opts.OpTimeout, cancel)
 	done := make(chan error, 1)
 	go func() {
-		defer cancel()
-		done <- s.wrap(what, fn(wctx))
+		err := fn(wctx)
+		bound.Stop()
+		cancel()
+		done <- s.wrap(what, err)
 	}()
 	select {
 	case err := <-done:
@@ -658,6 +667,11 @@ func (s *Store) settle(ctx context.Context, what string, fn func(context.Context
 		case err := <-done: // answered at the same moment: that stands
 			return err
 		default:
+		}
+		// Stop fails once the bound has run out (the statement is being
+		// cancelled) or the statement has answered: nothing to extend.
+		if bound.Stop() {
+			bound.Reset(s.opts.OpTimeout)
 		}
 		return fmt.Errorf("dedupe: postgres: gave up waiting for the %s (the write may still take effect): %w", what, ctx.Err())
 	}
