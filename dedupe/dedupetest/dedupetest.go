@@ -6,6 +6,7 @@ package dedupetest
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -382,6 +383,65 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 
 			_, _, err = s.Recent(ctx, dedupe.RecentOptions{Cursor: "!"})
 			require.ErrorIs(t, err, dedupe.ErrInvalidCursor)
+		}},
+		// A settle (complete, fail, release) whose caller has stopped
+		// waiting (the receiver bounds each store call by
+		// WEBHOOKD_STORE_TIMEOUT) still takes effect: skipped, it would leave
+		// the key IN_FLIGHT until the lease passes, and the provider's next
+		// delivery of an event the core service already has would be
+		// forwarded again. The caller may hear its own give-up or the answer;
+		// either way the write lands. The lease's token still guards it: a
+		// late settle of a lease taken over changes nothing.
+		{"settle of a caller gone still lands", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			gone, cancel := context.WithCancel(ctx)
+			cancel()
+			for _, tt := range []struct {
+				name   string
+				settle func(l dedupe.Lease) error
+				want   dedupe.State // 0: the record is gone
+			}{
+				{"complete", func(l dedupe.Lease) error { return s.Complete(gone, l, ok) }, dedupe.Completed},
+				{"fail", func(l dedupe.Lease) error { return s.Fail(gone, l, dedupe.Response{Status: 400}) }, dedupe.Failed},
+				{"release", func(l dedupe.Lease) error { return s.Release(gone, l) }, 0},
+			} {
+				k := "stripe:evt_settle_" + tt.name
+				l, _, err := s.Claim(ctx, k, fp)
+				require.NoError(t, err)
+				_ = tt.settle(l)
+				require.Eventually(t, func() bool {
+					rec, err := s.Get(ctx, k)
+					if tt.want == 0 {
+						return errors.Is(err, dedupe.ErrNotFound)
+					}
+					return err == nil && rec.State == tt.want
+				}, 5*time.Second, 5*time.Millisecond, tt.name)
+				// The provider's next delivery is replayed (or, released,
+				// claimed anew), not refused as in flight.
+				_, rec, err := s.Claim(ctx, k, fp)
+				require.NoError(t, err, tt.name)
+				if tt.want == 0 {
+					require.Nil(t, rec, tt.name)
+				} else {
+					require.Equal(t, tt.want, rec.State, tt.name)
+				}
+			}
+
+			k := "stripe:evt_settle_taken_over"
+			old, _, err := s.Claim(ctx, k, fp)
+			require.NoError(t, err)
+			clock.Advance(2 * time.Minute)
+			cur, _, err := s.Claim(ctx, k, fp)
+			require.NoError(t, err, "a takeover of the expired lease")
+			for _, settle := range []func() error{
+				func() error { return s.Complete(gone, old, ok) },
+				func() error { return s.Fail(gone, old, ok) },
+				func() error { return s.Release(gone, old) },
+			} {
+				if err := settle(); err != nil && !errors.Is(err, context.Canceled) {
+					require.ErrorIs(t, err, dedupe.ErrLeaseLost)
+				}
+			}
+			require.NoError(t, s.Complete(ctx, cur, ok), "the late settles left the new owner's lease alone")
 		}},
 	}
 	for _, tc := range cases {

@@ -573,7 +573,8 @@ func (s *Store) abandonClaim(ctx context.Context, key string, token uint64) {
 	}
 }
 
-// Complete records a delivered event with the downstream's response.
+// Complete records a delivered event with the downstream's response. It
+// takes effect even when ctx ends first (see settle).
 func (s *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
 	return s.finish(ctx, l, dedupe.Completed, resp)
 }
@@ -602,41 +603,93 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 	if len(resp.Body) > dedupe.MaxStoredBody {
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
-	ctx, cancel, err := s.op(ctx)
-	if err != nil {
-		return dedupe.Record{}, err
-	}
-	defer cancel()
-	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+	var rec dedupe.Record
+	err := s.settle(ctx, "finish", func(ctx context.Context) error {
+		var err error
+		rec, err = scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
 		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
 		FROM (SELECT `+sqlNow(4)+` AS now) c
 		WHERE key = $1 AND state = 1 AND token = $2
 		RETURNING `+recordColumns,
-		l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
-	if errors.Is(err, dedupe.ErrNotFound) {
-		return dedupe.Record{}, dedupe.ErrLeaseLost
-	}
+			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
+		if errors.Is(err, dedupe.ErrNotFound) {
+			return dedupe.ErrLeaseLost
+		}
+		return err
+	})
 	if err != nil {
-		return dedupe.Record{}, s.wrap("finish", err)
+		return dedupe.Record{}, err
 	}
 	return rec, nil
 }
 
-// Release deletes the caller's IN_FLIGHT record.
-func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
-	ctx, cancel, err := s.op(ctx)
-	if err != nil {
+// settle runs fn, the statement that records how a claimed delivery ended
+// (finish, release). Unlike a claim, such a write is worth making even
+// after its caller has stopped waiting (the receiver bounds each store call
+// by its store timeout): it only records what happened under a lease that
+// the token in its WHERE clause still guards, so a late one that lost the
+// lease matches no row (ErrLeaseLost) and touches no new owner. Skipped, it
+// would leave the key IN_FLIGHT until the lease passes, and the provider's
+// next delivery of an event the core service already has would be
+// forwarded again. So fn runs on a context detached from ctx's
+// cancellation, bounded by OpTimeout as any operation is; only the caller's
+// wait ends with ctx, and then its error says the write may still take
+// effect. A failure nobody waits for any more is logged by wrap.
+//
+// When the caller gives up first, the statement's OpTimeout starts again
+// from then: the receiver's store timeout and OpTimeout are one setting, so
+// a bound counted from the statement's start would run out with the caller
+// and the write would be skipped after all.
+func (s *Store) settle(ctx context.Context, what string, fn func(context.Context) error) error {
+	if s.closed.Load() {
+		return dedupe.ErrClosed
+	}
+	if ctx.Done() == nil {
+		// Nothing can end the caller's wait early: no goroutine needed.
+		wctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
+		defer cancel()
+		return s.wrap(what, fn(wctx))
+	}
+	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	bound := time.AfterFunc(s.opts.OpTimeout, cancel)
+	done := make(chan error, 1)
+	go func() {
+		err := fn(wctx)
+		bound.Stop()
+		cancel()
+		done <- s.wrap(what, err)
+	}()
+	select {
+	case err := <-done:
 		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done: // answered at the same moment: that stands
+			return err
+		default:
+		}
+		// Stop fails once the bound has run out (the statement is being
+		// cancelled) or the statement has answered: nothing to extend.
+		if bound.Stop() {
+			bound.Reset(s.opts.OpTimeout)
+		}
+		return fmt.Errorf("dedupe: postgres: gave up waiting for the %s (the write may still take effect): %w", what, ctx.Err())
 	}
-	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
-	if err != nil {
-		return s.wrap("release", err)
-	}
-	if tag.RowsAffected() == 0 {
-		return dedupe.ErrLeaseLost
-	}
-	return nil
+}
+
+// Release deletes the caller's IN_FLIGHT record. Like Complete and Fail,
+// it takes effect even when ctx ends first (see settle).
+func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
+	return s.settle(ctx, "release", func(ctx context.Context) error {
+		tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return dedupe.ErrLeaseLost
+		}
+		return nil
+	})
 }
 
 // Delete removes key, refusing with ErrInFlight a key whose lease is still

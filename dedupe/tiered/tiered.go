@@ -103,6 +103,11 @@ func (t *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) 
 // attempts and fingerprint). The copy is not checked again afterwards, as
 // keep does: a delete that slips in between leaves a copy that the check
 // on every replay finds stale.
+//
+// A copy is kept only once the shared write has answered: a caller that
+// gave up (ctx ended) hears FinishRecord's error while the write may still
+// land in Postgres, and then no copy is made; the next delivery of the key
+// claims in Postgres and copies the finished row from there.
 func (t *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
 	rec, err := t.shared.FinishRecord(ctx, l, st, resp)
 	if err != nil {
