@@ -17,7 +17,8 @@ const DefaultStoreTimeout = 5 * time.Second
 // locked table) costs a delivery a 503 with Retry-After, not a goroutine
 // parked for good. What a call that gave up may still do is the store's
 // to keep safe: a claim that lands late is held by nobody and expires with
-// its lease (dedupe/lmdb/writer.go).
+// its lease, and a complete, fail or release still lands after its caller
+// gave up (the dedupetest case "settle of a caller gone still lands").
 type boundedStore struct {
 	Store
 	timeout time.Duration
