@@ -28,12 +28,12 @@ type config struct {
 	DataDir           string        `envconfig:"DATA_DIR" default:"./data" desc:"LMDB environment directory (created if missing)"`
 	DownstreamURL     string        `envconfig:"DOWNSTREAM_URL" desc:"core service endpoint verified events are forwarded to (required by serve)"`
 	CaptureDir        string        `envconfig:"CAPTURE_DIR" desc:"if set, serve writes every verified delivery's raw body to <dir>/<provider>/<event-key>.json, for webhookd replay"`
-	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT plus twice WEBHOOKD_STORE_TIMEOUT)"`
+	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
 	Retention         time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
 	MaxBodyBytes      int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
 	DispatchTimeout   time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
 	DispatchRetries   int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
-	StoreTimeout      time.Duration `envconfig:"STORE_TIMEOUT" default:"5s" desc:"bound on each store call of a delivery (claim, record, release) and on /readyz; a call that runs out answers 503 with Retry-After"`
+	StoreTimeout      time.Duration `envconfig:"STORE_TIMEOUT" desc:"bound on each store call of a delivery (claim, record, release) and on /readyz; a call that runs out answers 503 with Retry-After (default: min(5s, (LEASE − DISPATCH_TIMEOUT)/3); set, WEBHOOKD_LEASE must exceed WEBHOOKD_DISPATCH_TIMEOUT plus twice it)"`
 	FailedPolicy      string        `envconfig:"FAILED_POLICY" default:"replay" desc:"after a permanent downstream 4xx: replay (keep FAILED) or retry (release the key)"`
 	Store             string        `envconfig:"STORE" default:"lmdb" desc:"dedupe store: lmdb (embedded, one node), postgres (shared by every node) or tiered (LMDB on each node in front of the shared Postgres)"`
 	PostgresDSN       string        `envconfig:"POSTGRES_DSN" desc:"Postgres connection string; required by the postgres and tiered stores"`
@@ -50,6 +50,9 @@ type config struct {
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
 
+	// storeTimeoutSet is whether the operator chose StoreTimeout; unset, it
+	// is derived from the lease (defaultStoreTimeout).
+	storeTimeoutSet bool
 	// providers are the provider table's entries with their variables.
 	providers []providerConfig
 	// unknown warns of WEBHOOKD_* variables that nothing reads (typos).
@@ -88,6 +91,11 @@ func loadConfigFrom(environ []string) (*config, error) {
 	}
 	if c.ShutdownGrace == 0 {
 		c.ShutdownGrace = c.DispatchTimeout
+	}
+	// Unset or empty, like every variable taking its default (loadVars).
+	c.storeTimeoutSet = env[envName("STORE_TIMEOUT")] != ""
+	if !c.storeTimeoutSet {
+		c.StoreTimeout = defaultStoreTimeout(c.Lease, c.DispatchTimeout)
 	}
 	return &c, c.check()
 }
@@ -139,11 +147,17 @@ func (c *config) check() error {
 		return v("DISPATCH_TIMEOUT", "must be positive")
 	case c.DispatchRetries < 0:
 		return v("DISPATCH_RETRIES", "must not be negative")
+	// The contract's refusal (docs/contract.md): no store timeout could fit
+	// then. A derived timeout of zero (a lease a few nanoseconds longer) is
+	// the same fault.
+	case c.Lease <= c.DispatchTimeout || (!c.storeTimeoutSet && c.StoreTimeout <= 0):
+		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice",
+			c.Lease, c.DispatchTimeout)
 	case c.StoreTimeout <= 0:
 		return v("STORE_TIMEOUT", "must be positive")
 	case c.Lease <= c.DispatchTimeout+c.leaseStoreCalls():
-		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus twice WEBHOOKD_STORE_TIMEOUT (%s), or a slow forward could be taken over and sent twice",
-			c.Lease, c.DispatchTimeout, c.StoreTimeout)
+		return v("STORE_TIMEOUT", "%s is too long for WEBHOOKD_LEASE (%s): the lease must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus twice it, or a slow forward could be taken over and sent twice; lower it, or unset it to derive it from the lease",
+			c.StoreTimeout, c.Lease, c.DispatchTimeout)
 	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":
 		return v("FAILED_POLICY", "%q is not replay or retry", c.FailedPolicy)
 	case c.MapSize <= 0:
@@ -216,6 +230,18 @@ func (c *config) providerWarnings() []string {
 		}
 	}
 	return out
+}
+
+// defaultStoreTimeout is the store timeout when the operator sets none:
+// 5s, or less when the lease leaves less room beyond the forward, so that
+// the store's two calls under the claim (leaseStoreCalls) always fit in it:
+// 2 × (lease − dispatch)/3 < lease − dispatch. It is zero when the lease is
+// not longer than the forward, which check refuses.
+func defaultStoreTimeout(lease, dispatch time.Duration) time.Duration {
+	if lease <= dispatch {
+		return 0
+	}
+	return min(5*time.Second, (lease-dispatch)/3)
 }
 
 // leaseStoreCalls is the store's share of a lease: it starts as the claim

@@ -21,13 +21,16 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{}, "WEBHOOKD_DOWNSTREAM_URL: required"},
 		{map[string]string{"WEBHOOKD_DOWNSTREAM_URL": "localhost:9000"}, "WEBHOOKD_DOWNSTREAM_URL: "},
 		{map[string]string{"WEBHOOKD_LEASE": "soon"}, "WEBHOOKD_LEASE: cannot parse"},
-		{map[string]string{"WEBHOOKD_LEASE": "10s"}, "WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT"},
+		{map[string]string{"WEBHOOKD_LEASE": "10s"}, "WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s)"},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "90s"}, "WEBHOOKD_LEASE: "},
-		// The lease must also cover the store calls made while it is held:
-		// the end of the claim and the record, WEBHOOKD_STORE_TIMEOUT each.
-		{map[string]string{"WEBHOOKD_LEASE": "11s"}, "WEBHOOKD_LEASE: 11s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (5s)"},
-		{map[string]string{"WEBHOOKD_LEASE": "20s"}, "WEBHOOKD_LEASE: 20s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (5s)"},
-		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "25s"}, "WEBHOOKD_LEASE: 1m0s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus twice WEBHOOKD_STORE_TIMEOUT (25s)"},
+		// A lease no longer than the forward is refused as the lease's fault
+		// even when the store timeout is set: no store timeout could fit.
+		{map[string]string{"WEBHOOKD_LEASE": "10s", "WEBHOOKD_STORE_TIMEOUT": "1s"}, "WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s)"},
+		// A store timeout the operator sets must fit in the lease with the
+		// forward: the end of the claim and the record, one timeout each.
+		{map[string]string{"WEBHOOKD_LEASE": "11s", "WEBHOOKD_STORE_TIMEOUT": "5s"}, "WEBHOOKD_STORE_TIMEOUT: 5s is too long"},
+		{map[string]string{"WEBHOOKD_LEASE": "20s", "WEBHOOKD_STORE_TIMEOUT": "5s"}, "WEBHOOKD_STORE_TIMEOUT: 5s is too long"},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "25s"}, "WEBHOOKD_STORE_TIMEOUT: 25s is too long"},
 		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "0s"}, "WEBHOOKD_DISPATCH_TIMEOUT: must be positive"},
 		{map[string]string{"WEBHOOKD_DISPATCH_RETRIES": "-1"}, "WEBHOOKD_DISPATCH_RETRIES: "},
 		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "0s"}, "WEBHOOKD_STORE_TIMEOUT: must be positive"},
@@ -90,9 +93,51 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, 10*time.Second, c.ShutdownGrace, "defaults to the dispatch timeout")
 }
 
+// TestStoreTimeoutFollowsTheLease: unset, the store timeout is derived so
+// that the forward and the store's two calls fit in the lease; the only lease
+// refusal left is the contract's, a lease no longer than the forward.
+func TestStoreTimeoutFollowsTheLease(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		want time.Duration // the store timeout; 0 when refused
+		err  string        // the error must start with this
+	}{
+		{"defaults", map[string]string{}, 5 * time.Second, ""},
+		{"short lease", map[string]string{"WEBHOOKD_LEASE": "3s", "WEBHOOKD_DISPATCH_TIMEOUT": "1s"}, 666666666 * time.Nanosecond, ""},
+		{"empty means derived", map[string]string{"WEBHOOKD_LEASE": "3s", "WEBHOOKD_DISPATCH_TIMEOUT": "1s", "WEBHOOKD_STORE_TIMEOUT": ""}, 666666666 * time.Nanosecond, ""},
+		{"capped at 5s", map[string]string{"WEBHOOKD_LEASE": "10m"}, 5 * time.Second, ""},
+		{"explicit", map[string]string{"WEBHOOKD_LEASE": "3s", "WEBHOOKD_DISPATCH_TIMEOUT": "1s", "WEBHOOKD_STORE_TIMEOUT": "900ms"}, 900 * time.Millisecond, ""},
+		{"lease equals dispatch", map[string]string{"WEBHOOKD_LEASE": "10s", "WEBHOOKD_DISPATCH_TIMEOUT": "10s"}, 0,
+			"WEBHOOKD_LEASE: 10s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s)"},
+		{"explicit too long", map[string]string{"WEBHOOKD_LEASE": "11s", "WEBHOOKD_DISPATCH_TIMEOUT": "10s", "WEBHOOKD_STORE_TIMEOUT": "5s"}, 0,
+			"WEBHOOKD_STORE_TIMEOUT: 5s is too long"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clearEnv(t)
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			c, err := loadConfig()
+			if tt.err != "" {
+				require.Error(t, err)
+				require.True(t, strings.HasPrefix(err.Error(), tt.err), "got %q", err)
+				require.NotContains(t, err.Error(), "\n", "one line")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tt.want, c.StoreTimeout)
+			require.Equal(t, 2*tt.want, c.providerEnv().StoreCalls, "provider checks add the store's two calls")
+			require.Greater(t, c.Lease, c.DispatchTimeout+2*c.StoreTimeout, "the store's calls fit in the lease")
+		})
+	}
+}
+
 func TestLeaseJustLongerThanItsCallsIsAccepted(t *testing.T) {
 	clearEnv(t)
 	t.Setenv("WEBHOOKD_LEASE", "21s")
+	t.Setenv("WEBHOOKD_STORE_TIMEOUT", "5s")
 	c, err := loadConfig()
 	require.NoError(t, err, "10s forwarding and two 5s store calls fit in 21s")
 	require.Equal(t, 21*time.Second, c.Lease)
