@@ -216,8 +216,8 @@ func TestToleranceBelowRetention(t *testing.T) {
 			"WEBHOOKD_DOKU_TOLERANCE: 24h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
 		{map[string]string{"WEBHOOKD_PAYPAL_WEBHOOK_IDS": "8PT597110X687430LKGECATA"},
 			"WEBHOOKD_PAYPAL_TOLERANCE: 96h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
-		{map[string]string{"WEBHOOKD_RAZORPAY_SECRETS": "rzp_a"},
-			"WEBHOOKD_RETENTION: 2h0m0s must be longer than Razorpay's 24h of retries"},
+		{map[string]string{"WEBHOOKD_RAZORPAY_SECRETS": "rzp_a", "WEBHOOKD_RAZORPAY_MAX_AGE": "25h"},
+			"WEBHOOKD_RAZORPAY_MAX_AGE: 25h0m0s must be shorter than WEBHOOKD_RETENTION (2h0m0s)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
@@ -236,4 +236,9 @@ func TestToleranceBelowRetention(t *testing.T) {
 			require.NotContains(t, err.Error(), "\n")
 		})
 	}
+	// Razorpay's age check is off by default, and then asks nothing of the
+	// retention.
+	_, err := loadConfigFrom([]string{"WEBHOOKD_DOWNSTREAM_URL=http://localhost:9000/", "WEBHOOKD_RETENTION=2h",
+		"WEBHOOKD_RAZORPAY_SECRETS=rzp_a"})
+	require.NoError(t, err)
 }

@@ -19,10 +19,11 @@ func SignatureHeader(secret string, body []byte) string {
 // Sign implements providers.Signer for `webhookd replay`: it returns body
 // and its X-Razorpay-Signature under the first configured secret. It sets
 // no x-razorpay-event-id: that header is not signed and the adapter does
-// not read it. With WithMaxAge, a body whose top-level created_at is older
-// than the max age (a fixture, as shipped) is re-dated to now first, or
-// Verify would refuse it as ErrTooOld; its event key changes with it. Any
-// other body is returned unchanged.
+// not read it. Without WithMaxAge (the default) every body is signed
+// unchanged, so a fixture keeps its created_at and its event key. With
+// WithMaxAge, a body whose top-level created_at is older than the max age
+// (a fixture, as shipped) is re-dated to now first, or Verify would refuse
+// it as ErrTooOld; its event key changes with it.
 func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
 	if len(a.secrets) == 0 {
 		return nil, nil, errors.New("razorpay: no webhook secret configured")

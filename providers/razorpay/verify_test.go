@@ -138,9 +138,10 @@ func TestNew(t *testing.T) {
 	require.NoError(t, err)
 }
 
-// TestTooOld: created_at is signed, so an event older than the records are
-// kept (less a margin) is a capture replayed after its record was pruned,
-// not a retry (Razorpay retries for 24 hours): refused, 401.
+// TestTooOld: with WithMaxAge (WEBHOOKD_RAZORPAY_MAX_AGE, below the
+// retention), created_at is signed, so an event older than the max age is a
+// capture replayed after its record was pruned, not a retry (Razorpay
+// retries for 24 hours): refused, 401.
 func TestTooOld(t *testing.T) {
 	const maxAge = 167 * time.Hour
 	created := time.Unix(1652339806, 0) // vecBody's created_at
@@ -195,21 +196,60 @@ func TestTooOld(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestSettingsMaxAge: the command's retention reaches the adapter through
-// Check, less the margin; a retention that does not outlast Razorpay's 24
-// hours of retries is refused.
+// TestSettingsMaxAge: the age check is opt-in (WEBHOOKD_RAZORPAY_MAX_AGE).
+// Off, the default, a genuine signed event of any age is accepted, whatever
+// the retention, and `webhookd replay` signs a fixture unchanged, so its
+// event key is the fixture's own; on, it must outlast Razorpay's 24 hours of
+// retries and stay below the retention.
 func TestSettingsMaxAge(t *testing.T) {
-	env := providers.Env{Var: func(n string) string { return "WEBHOOKD_" + n }, Retention: 168 * time.Hour}
-	s := &razorpay.Settings{Secrets: []string{vecSecret}}
-	require.NoError(t, s.Check(env))
-	p, err := s.Build()
-	require.NoError(t, err)
-	require.ErrorIs(t, p.Verify(sig(vecSignature), []byte(vecBody)), razorpay.ErrTooOld, "vecBody is from 2022")
-
-	env.Retention = 24 * time.Hour
-	err = s.Check(env)
-	require.Error(t, err)
-	require.True(t, strings.HasPrefix(err.Error(), "WEBHOOKD_RETENTION: 24h0m0s must be longer than Razorpay's 24h of retries"), err.Error())
+	vars := func(n string) string { return "WEBHOOKD_" + n }
+	tests := []struct {
+		name      string
+		maxAge    time.Duration
+		retention time.Duration
+		wantCheck string // prefix of Check's error
+		wantErr   error  // Verify of vecBody (2022)
+	}{
+		{"default, a week's retention", 0, 168 * time.Hour, "", nil},
+		{"default, a short retention", 0, 2 * time.Hour, "", nil},
+		{"on, below the retention", 167 * time.Hour, 168 * time.Hour, "", razorpay.ErrTooOld},
+		{"on, retention unknown", 25 * time.Hour, 0, "", razorpay.ErrTooOld},
+		{"on, within Razorpay's retries", 24 * time.Hour, 168 * time.Hour,
+			"WEBHOOKD_RAZORPAY_MAX_AGE: 24h0m0s must be longer than Razorpay's 24h of retries", nil},
+		{"on, not below the retention", 168 * time.Hour, 168 * time.Hour,
+			"WEBHOOKD_RAZORPAY_MAX_AGE: 168h0m0s must be shorter than WEBHOOKD_RETENTION (168h0m0s)", nil},
+		{"negative", -time.Hour, 168 * time.Hour,
+			"WEBHOOKD_RAZORPAY_MAX_AGE: -1h0m0s must be longer than Razorpay's 24h of retries", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &razorpay.Settings{Secrets: []string{vecSecret}, MaxAge: tt.maxAge}
+			err := s.Check(providers.Env{Var: vars, Retention: tt.retention})
+			if tt.wantCheck != "" {
+				require.Error(t, err)
+				require.True(t, strings.HasPrefix(err.Error(), tt.wantCheck), err.Error())
+				require.NotContains(t, err.Error(), "\n")
+				return
+			}
+			require.NoError(t, err)
+			p, err := s.Build()
+			require.NoError(t, err)
+			require.ErrorIs(t, p.Verify(sig(vecSignature), []byte(vecBody)), tt.wantErr)
+			if tt.wantErr != nil {
+				return
+			}
+			// Replay signs the fixture as it is: same bytes, same key.
+			body, h, err := p.(providers.Signer).Sign([]byte(vecBody))
+			require.NoError(t, err)
+			require.Equal(t, vecBody, string(body))
+			require.Equal(t, vecSignature, h.Get(razorpay.HeaderName))
+			ev, err := p.Parse(body)
+			require.NoError(t, err)
+			require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:1652339806", ev.Key)
+		})
+	}
+	// Off, even an enabled-later check does not refuse the variable unset.
+	require.NoError(t, (&razorpay.Settings{}).Check(providers.Env{Var: vars, Retention: time.Hour}))
 }
 
 // TestVerifyAllocations bounds what verifying a delivery allocates, with
