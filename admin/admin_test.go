@@ -410,6 +410,7 @@ func TestRedriveRecord(t *testing.T) {
 	f.seed(t, "stripe:done", dedupe.Completed, stripeRequest("done"))
 	f.seed(t, "stripe:running", 0, stripeRequest("running"))
 	f.seed(t, "stripe:nobody", dedupe.Failed, dedupe.NewRequest("application/json", "t", []byte(`{}`), false))
+	f.seed(t, "stripe:done-nobody", dedupe.Completed, dedupe.NewRequest("application/json", "t", []byte(`{}`), false))
 
 	// The core is still down: 503, and the record keeps its answer.
 	f.down.status.Store(http.StatusServiceUnavailable)
@@ -441,14 +442,41 @@ func TestRedriveRecord(t *testing.T) {
 		key  string
 		want int
 	}{
-		{"stripe:evt_1", http.StatusConflict},   // COMPLETED now
-		{"stripe:done", http.StatusConflict},    // delivered already
 		{"stripe:running", http.StatusConflict}, // IN_FLIGHT
 		{"stripe:nobody", http.StatusUnprocessableEntity},
+		{"stripe:done-nobody", http.StatusUnprocessableEntity}, // COMPLETED, but nothing to forward
 		{"stripe:absent", http.StatusNotFound},
 	} {
 		resp, body := f.do(t, "POST", "/api/records/"+tc.key+"/redrive", true, nil)
 		require.Equal(t, tc.want, resp.StatusCode, tc.key+": "+body)
+	}
+
+	// A COMPLETED record is forwarded again on the operator's word, with
+	// the same Idempotency-Key (the core dedupes it): while the core is
+	// down it stays COMPLETED with its answer, then 200 with one more
+	// attempt.
+	f.down.status.Store(http.StatusServiceUnavailable)
+	resp, body = f.do(t, "POST", "/api/records/stripe:done/redrive", true, nil)
+	require.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, body)
+	rec, err = f.store.Get(context.Background(), "stripe:done")
+	require.NoError(t, err)
+	require.Equal(t, dedupe.Completed, rec.State, "a redrive the core missed leaves it delivered")
+	require.Equal(t, 200, rec.Response.Status)
+	f.down.status.Store(http.StatusOK)
+	for _, tc := range []struct {
+		key      string
+		attempts float64
+	}{
+		{"stripe:evt_1", 4}, // COMPLETED by the redrive above
+		{"stripe:done", 3},  // delivered at first
+	} {
+		resp, body := f.do(t, "POST", "/api/records/"+tc.key+"/redrive", true, nil)
+		require.Equal(t, http.StatusOK, resp.StatusCode, tc.key+": "+body)
+		require.NoError(t, json.Unmarshal([]byte(body), &got))
+		require.Equal(t, "COMPLETED", got["state"], tc.key)
+		require.Equal(t, tc.attempts, got["attempts"], tc.key)
+		req, _ := f.down.last()
+		require.Equal(t, tc.key, req.Header.Get("Idempotency-Key"))
 	}
 
 	// A rejection again is recorded: 200, FAILED with the new answer.
@@ -479,7 +507,9 @@ func TestConsolePages(t *testing.T) {
 	require.Contains(t, body, "&#34;amount&#34;: 1200", "the body pretty-printed")
 	require.Contains(t, body, `id="redrive"`)
 	_, body = f.do(t, "GET", "/records/xendit:inv_1", false, nil)
-	require.NotContains(t, body, `id="redrive"`, "no redrive of a delivered event")
+	require.Contains(t, body, `id="redrive"`, "a delivered event may be redriven too")
+	_, body = f.do(t, "GET", "/records/xendit:inv_1/confirm?action=redrive", false, nil)
+	require.Contains(t, body, "again with the same Idempotency-Key")
 	_, body = f.do(t, "GET", "/records/stripe:evt_1/confirm?action=redrive", false, nil)
 	require.Contains(t, body, `action="/records/stripe:evt_1/redrive"`)
 

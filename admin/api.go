@@ -226,7 +226,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
 		return http.StatusNotFound
-	case errors.Is(err, dedupe.ErrInFlight), errors.Is(err, dedupe.ErrDelivered):
+	case errors.Is(err, dedupe.ErrInFlight):
 		return http.StatusConflict
 	case errors.Is(err, dedupe.ErrNoRequest):
 		return http.StatusUnprocessableEntity

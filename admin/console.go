@@ -151,15 +151,14 @@ var flashes = map[string]struct {
 	text string
 	bad  bool
 }{
-	"deleted":      {"Deleted. The provider's next delivery of this event will be forwarded again.", false},
-	"delivered":    {"Redriven: the core service accepted it.", false},
-	"rejected":     {"Redriven: the core service rejected it again; the new answer is recorded.", true},
-	"unavailable":  {"Not redriven: the core service did not answer. The record is as it was.", true},
-	"inflight":     {"Not redriven: a delivery of this event is being forwarded right now. Try again when its lease has passed.", true},
-	"delivered-ok": {"Not redriven: this event was delivered already.", true},
-	"norequest":    {"Not redriven: no request body was stored for this event (requests were not being stored, or the body was too large).", true},
-	"notfound":     {"That record is gone (deleted or pruned).", true},
-	"failed":       {"The store could not do that; see the logs.", true},
+	"deleted":     {"Deleted. The provider's next delivery of this event will be forwarded again.", false},
+	"delivered":   {"Redriven: the core service accepted it.", false},
+	"rejected":    {"Redriven: the core service rejected it again; the new answer is recorded.", true},
+	"unavailable": {"Not redriven: the core service did not answer. The record is as it was.", true},
+	"inflight":    {"Not redriven: a delivery of this event is being forwarded right now. Try again when its lease has passed.", true},
+	"norequest":   {"Not redriven: no request body was stored for this event (requests were not being stored, or the body was too large).", true},
+	"notfound":    {"That record is gone (deleted or pruned).", true},
+	"failed":      {"The store could not do that; see the logs.", true},
 }
 
 func (h *handler) basePage(r *http.Request, title string) page {
@@ -277,8 +276,6 @@ func redriveBlocked(err error) string {
 	switch {
 	case errors.Is(err, dedupe.ErrInFlight):
 		return "A delivery of this event is being forwarded; it can be redriven once its lease has passed."
-	case errors.Is(err, dedupe.ErrDelivered):
-		return "Delivered: the core service accepted this event, so there is nothing to redrive."
 	case errors.Is(err, dedupe.ErrNoRequest):
 		return "No request body was stored, so it cannot be forwarded again."
 	}
@@ -314,7 +311,9 @@ func (h *handler) consoleConfirm(w http.ResponseWriter, r *http.Request) {
 	case "redrive":
 		data.Action, data.Button = "redrive", "Redrive"
 		data.Question = "Forward this event to the core service again?"
-		data.Detail = "The stored request is sent with the same Idempotency-Key (" + key + ") and headers as the first time, and the core service's new answer is recorded."
+		// Offered for a delivered (COMPLETED) event too: the operator
+		// should know the core service sees it a second time.
+		data.Detail = "The core service will receive the stored request again with the same Idempotency-Key (" + key + ") and headers as the first time, even if it accepted this event already, and its new answer is recorded."
 	case "delete":
 		data.Action, data.Button, data.Danger = "delete", "Delete", true
 		data.Question = "Delete this record?"
@@ -342,8 +341,6 @@ func (h *handler) consoleRedrive(w http.ResponseWriter, r *http.Request) {
 		res = "unavailable"
 	case errors.Is(err, dedupe.ErrInFlight):
 		res = "inflight"
-	case errors.Is(err, dedupe.ErrDelivered):
-		res = "delivered-ok"
 	case errors.Is(err, dedupe.ErrNoRequest):
 		res = "norequest"
 	case errors.Is(err, dedupe.ErrNotFound):

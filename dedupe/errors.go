@@ -28,10 +28,6 @@ var (
 	// forward (WEBHOOKD_STORE_REQUESTS was off, or the body was over
 	// MaxStoredRequest).
 	ErrNoRequest = errors.New("dedupe: no request body stored for this event")
-	// ErrDelivered means a redrive found the event COMPLETED: the core
-	// service accepted it already, and forwarding it again would make it
-	// take effect twice unless the core dedupes.
-	ErrDelivered = errors.New("dedupe: event was delivered already")
 	// ErrInvalidCursor means a listing's cursor was not one that Recent
 	// returned.
 	ErrInvalidCursor = errors.New("dedupe: invalid cursor")
@@ -42,7 +38,7 @@ var (
 // tell what they must wrap as ErrUnavailable from what they pass on.
 func IsLogical(err error) bool {
 	for _, e := range []error{ErrInFlight, ErrFingerprintMismatch, ErrLeaseLost, ErrNotFound, ErrInvalidKey, ErrCorrupt,
-		ErrNoRequest, ErrDelivered, ErrInvalidCursor} {
+		ErrNoRequest, ErrInvalidCursor} {
 		if errors.Is(err, e) {
 			return true
 		}

@@ -65,13 +65,12 @@ type Store interface {
 	// reads, not the size of the store.
 	Recent(ctx context.Context, o RecentOptions) ([]Record, string, error)
 	// Redrive claims key again for forwarding its stored request once
-	// more: a FAILED record, or an IN_FLIGHT one whose lease has passed,
-	// becomes IN_FLIGHT under a fresh lease, keeping its fingerprint,
-	// request and answer, with one more attempt. The caller finishes the
-	// lease as after Claim. It answers ErrNotFound, ErrInFlight (with the
-	// record) while a lease runs, ErrDelivered for a COMPLETED record and
-	// ErrNoRequest when no whole body is stored (CheckRedrive), changing
-	// nothing then.
+	// more: a FAILED or COMPLETED record, or an IN_FLIGHT one whose lease
+	// has passed, becomes IN_FLIGHT under a fresh lease, keeping its
+	// fingerprint, request and answer, with one more attempt. The caller
+	// finishes the lease as after Claim. It answers ErrNotFound,
+	// ErrInFlight (with the record) while a lease runs and ErrNoRequest
+	// when no whole body is stored (CheckRedrive), changing nothing then.
 	Redrive(ctx context.Context, key string) (Lease, Record, error)
 	// Stats counts records by state.
 	Stats(ctx context.Context) (map[State]int, error)
@@ -155,17 +154,18 @@ func DecodeCursor(s string) (Cursor, error) {
 	return Cursor{CreatedAt: time.Unix(0, int64(binary.BigEndian.Uint64(b))).UTC(), Key: string(b[8:])}, nil
 }
 
-// CheckRedrive says whether rec may be redriven at now: nil for a FAILED
-// record, or an IN_FLIGHT one whose lease has passed (abandoned by a
-// crash), holding a whole request body; ErrInFlight, ErrDelivered or
-// ErrNoRequest otherwise. Every backend decides with it.
+// CheckRedrive says whether rec may be redriven at now: nil for a FAILED or
+// COMPLETED record, or an IN_FLIGHT one whose lease has passed (abandoned
+// by a crash), holding a whole request body; ErrInFlight (checked first)
+// or ErrNoRequest otherwise. A COMPLETED record is redriven too: a redrive
+// is an operator's explicit action, and the core service receives the
+// same Idempotency-Key, so it can tell the event again. Every backend
+// decides with it.
 func CheckRedrive(rec *Record, now time.Time) error {
 	switch {
 	case rec.State == InFlight && now.Before(rec.LeaseUntil):
 		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
-	case rec.State == Completed:
-		return ErrDelivered
-	case rec.State != InFlight && rec.State != Failed:
+	case rec.State != InFlight && rec.State != Failed && rec.State != Completed:
 		return fmt.Errorf("%w: key %q has state %v", ErrCorrupt, rec.Key, rec.State)
 	case !rec.Request.Stored():
 		return ErrNoRequest

@@ -3,8 +3,9 @@
 // /api/records/{key}/redrive and `webhookd keys redrive`.
 //
 // A redrive is a fresh claim of the record (dedupe.Store.Redrive: never
-// while a lease runs, never of a COMPLETED event, never without the whole
-// body), then a forward with the same Idempotency-Key, body and headers as
+// while a lease runs, never without the whole body; a COMPLETED event is
+// redriven too, on the operator's word, and the core service dedupes it by
+// its Idempotency-Key), then a forward with the same Idempotency-Key, body and headers as
 // the first time (the signature, when WEBHOOKD_DOWNSTREAM_SECRET is set, is
 // made afresh, as for every retry), then the new answer is recorded with
 // one more attempt. It must never leave a record worse off than it found
@@ -50,7 +51,7 @@ type Result struct {
 func (r Result) Delivered() bool { return r.Dispatch.Outcome == dispatch.Delivered }
 
 // Redrive forwards key's stored request again and records the answer. Its
-// errors are the store's (dedupe.ErrNotFound, ErrInFlight, ErrDelivered,
+// errors are the store's (dedupe.ErrNotFound, ErrInFlight,
 // ErrNoRequest, ErrUnavailable, ...), before anything was forwarded, or
 // ErrNotDelivered after a forward the core service did not answer. A
 // rejection (a permanent 4xx) is no error: it is recorded as FAILED, as
@@ -81,15 +82,20 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
 	case dispatch.Rejected:
 		err = rd.Store.Fail(storeCtx, lease, resp)
 	default:
-		// Back to what it was: a FAILED record keeps its answer (and the
-		// provider's retries keep being answered with it); a claim that
-		// was abandoned mid-forward is released, as the receiver releases
-		// one the core did not answer, so the provider's next retry is
-		// forwarded afresh.
-		if rec.Response.Status != 0 {
-			err = rd.Store.Fail(storeCtx, lease, rec.Response)
-		} else {
+		// Back to what it was: a COMPLETED or FAILED record keeps its
+		// answer (and the provider's retries keep being answered with
+		// it); a claim that was abandoned mid-forward is released, as the
+		// receiver releases one the core did not answer, so the
+		// provider's next retry is forwarded afresh. The claim hides the
+		// state it had, but not its answer: only a delivery, which the
+		// core answered 2xx, is COMPLETED.
+		switch {
+		case rec.Response.Status == 0:
 			err = rd.Store.Release(storeCtx, lease)
+		case dispatch.Classify(rec.Response.Status, nil) == dispatch.Delivered:
+			err = rd.Store.Complete(storeCtx, lease, rec.Response)
+		default:
+			err = rd.Store.Fail(storeCtx, lease, rec.Response)
 		}
 		if err == nil {
 			err = ErrNotDelivered

@@ -144,8 +144,23 @@ func TestRedriveEndToEnd(t *testing.T) {
 			resp := deliver()
 			require.Equal(t, http.StatusOK, resp.StatusCode, "the provider's retry replays the redrive's answer")
 			require.Equal(t, "true", resp.Header.Get("Idempotent-Replayed"))
-			_, err = rd.Redrive(context.Background(), "stripe:evt_redrive_1")
-			require.ErrorIs(t, err, dedupe.ErrDelivered)
+			// An operator may redrive it again, delivered as it is: the
+			// core receives it with the same Idempotency-Key. A redrive
+			// the core does not answer leaves it COMPLETED with its answer.
+			c.status.Store(http.StatusServiceUnavailable)
+			res, err = rd.Redrive(context.Background(), "stripe:evt_redrive_1")
+			require.ErrorIs(t, err, redrive.ErrNotDelivered)
+			require.Equal(t, dedupe.Completed, res.Record.State)
+			require.Equal(t, http.StatusOK, res.Record.Response.Status)
+			c.status.Store(http.StatusOK)
+			res, err = rd.Redrive(context.Background(), "stripe:evt_redrive_1")
+			require.NoError(t, err)
+			require.True(t, res.Delivered())
+			require.Equal(t, dedupe.Completed, res.Record.State)
+			require.Equal(t, uint32(4), res.Record.Attempts)
+			c.mu.Lock()
+			require.Equal(t, "stripe:evt_redrive_1", c.got[len(c.got)-1].Header.Get("Idempotency-Key"))
+			c.mu.Unlock()
 		})
 	}
 }

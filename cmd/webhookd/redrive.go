@@ -124,8 +124,6 @@ func redriveLine(res redrive.Result, err error) (string, bool) {
 		return "not delivered: the core service " + why + "; the record is unchanged", false
 	case errors.Is(err, dedupe.ErrInFlight):
 		return "not redriven: IN_FLIGHT, a delivery is being forwarded; try again when its lease has passed", false
-	case errors.Is(err, dedupe.ErrDelivered):
-		return "not redriven: COMPLETED, delivered already", false
 	case errors.Is(err, dedupe.ErrNoRequest):
 		return "not redriven: no request body stored (WEBHOOKD_STORE_REQUESTS was off, or the body was too large)", false
 	case errors.Is(err, dedupe.ErrNotFound):

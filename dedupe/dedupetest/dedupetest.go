@@ -295,8 +295,22 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			_, rec2, err := s.Claim(ctx, key, fp)
 			require.NoError(t, err)
 			require.Equal(t, ok, rec2.Response, "later deliveries replay the redrive's answer")
+			// An operator may redrive a COMPLETED record too: the core
+			// receives it again with the same Idempotency-Key.
+			clock.Advance(time.Second)
+			r, rec, err = s.Redrive(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, dedupe.InFlight, rec.State)
+			require.Equal(t, uint32(3), rec.Attempts)
+			require.Equal(t, ok, rec.Response, "the answer stays until the redrive's is recorded")
+			require.Equal(t, req, rec.Request)
 			_, _, err = s.Redrive(ctx, key)
-			require.ErrorIs(t, err, dedupe.ErrDelivered)
+			require.ErrorIs(t, err, dedupe.ErrInFlight)
+			require.NoError(t, s.Complete(ctx, r, ok))
+			got, err = s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Completed, got.State)
+			require.Equal(t, uint32(3), got.Attempts)
 
 			// A claim abandoned past its lease may be redriven too.
 			_, _, err = s.ClaimRequest(ctx, "stripe:evt_2", fp, req)
@@ -321,6 +335,11 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, err)
 			require.Equal(t, dedupe.Failed, got.State)
 			require.Equal(t, uint32(1), got.Attempts)
+			l, _, err = s.Claim(ctx, "stripe:evt_5", fp)
+			require.NoError(t, err)
+			require.NoError(t, s.Complete(ctx, l, ok))
+			_, _, err = s.Redrive(ctx, "stripe:evt_5")
+			require.ErrorIs(t, err, dedupe.ErrNoRequest, "COMPLETED, but nothing to forward")
 		}},
 		{"recent lists newest first and pages", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			// Created one second apart; two share an instant, ordered by key.

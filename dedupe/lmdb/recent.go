@@ -95,8 +95,8 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return out, next, nil
 }
 
-// Redrive claims a FAILED record, or an IN_FLIGHT one whose lease has
-// passed, for forwarding its stored request again (dedupe.Store.Redrive),
+// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again (dedupe.Store.Redrive),
 // in one write transaction: the check (dedupe.CheckRedrive) and the claim
 // cannot be split by another claim.
 func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {

@@ -56,5 +56,5 @@ func TestOpenStoreWithoutCreatedIndex(t *testing.T) {
 	}
 	require.Equal(t, []string{"xendit:new", "stripe:mid", "stripe:old"}, got)
 	_, _, err = s.Redrive(ctx, "stripe:old")
-	require.ErrorIs(t, err, dedupe.ErrDelivered)
+	require.ErrorIs(t, err, dedupe.ErrNoRequest, "a v1 record holds no request")
 }

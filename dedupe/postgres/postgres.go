@@ -889,8 +889,8 @@ func (s *Store) pruneLoop() {
 	})
 }
 
-// Redrive claims a FAILED record, or an IN_FLIGHT one whose lease has
-// passed, for forwarding its stored request again: one UPDATE that checks
+// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again: one UPDATE that checks
 // the state, the lease (by the database's clock) and that the whole body
 // is kept, so that of concurrent redrives and claims on any nodes exactly
 // one wins. When it changes nothing, the row is read to say why
@@ -911,7 +911,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = 1, token = $2, lease_until = c.now + `+sqlMicros(4)+`,
 		attempts = attempts + 1, updated_at = c.now, expires_at = c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+`
 		FROM (SELECT `+sqlNow(3)+` AS now) c
-		WHERE key = $1 AND (state = 3 OR state = 1 AND lease_until <= c.now)
+		WHERE key = $1 AND (state IN (2, 3) OR state = 1 AND lease_until <= c.now)
 			AND req_size IS NOT NULL AND COALESCE(octet_length(req_body), 0) = req_size
 		RETURNING `+recordColumns,
 		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()))
