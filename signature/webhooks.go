@@ -117,7 +117,11 @@ func MatchWebhookSignature(list string, keys [][]byte, id, timestamp string, bod
 		if !ok || version != "v1" {
 			continue
 		}
-		got, err := base64.StdEncoding.DecodeString(encoded)
+		// Strict: a signature has one spelling. The lenient decoder ignores
+		// the unused bits of the last character, so "…1OE=" and "…1OG="
+		// would both pass for one MAC (found by providers/standard's
+		// FuzzVerify, whose input is kept in its testdata).
+		got, err := base64.StdEncoding.Strict().DecodeString(encoded)
 		if err != nil {
 			continue
 		}
