@@ -62,10 +62,17 @@ func parseForm(body []byte) (form, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w (bad escape in a value)", ErrNotForm)
 		}
-		if seen[name] {
+		// Compared case-insensitively: a core whose form binder folds case
+		// (ASP.NET's Request.Form, frameworks that lower-case names) and
+		// keeps the last value would read "&MerchantOrderId=X" appended to
+		// a genuine callback as the order, while the signature and the key
+		// read "merchantOrderId". isFieldName allows ASCII only, so
+		// ToLower folds every spelling a decoder could match.
+		folded := strings.ToLower(name)
+		if seen[folded] {
 			return nil, ErrRepeatedField
 		}
-		seen[name] = true
+		seen[folded] = true
 		vs := start + len(rawName)
 		if hasValue {
 			vs++

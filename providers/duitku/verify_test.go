@@ -91,6 +91,8 @@ func TestVerifyRefuses(t *testing.T) {
 		{"amount given twice", []byte(vecBody + "&amount=99999"), duitku.ErrRepeatedField},
 		{"signature given twice", []byte(vecBody + "&signature=" + vecSig), duitku.ErrRepeatedField},
 		{"field given twice, escaped", []byte(vecBody + "&%61mount=10000"), duitku.ErrRepeatedField},
+		{"field given twice, other case", []byte(vecBody + "&MerchantOrderId=VICTIM&ResultCode=00"), duitku.ErrRepeatedField},
+		{"field given twice, all caps", []byte(vecBody + "&AMOUNT=1"), duitku.ErrRepeatedField},
 		{"PHP array name", []byte(vecBody + "&amount[]=1"), duitku.ErrNotForm},
 		{"PHP dotted name", []byte(vecBody + "&merchant.Code=1"), duitku.ErrNotForm},
 		{"empty pair", []byte(vecBody + "&&x=1"), duitku.ErrNotForm},
