@@ -195,3 +195,68 @@ func TestServeAdminListenerAndKeysRedrive(t *testing.T) {
 		require.Equal(t, 2, code, bad)
 	}
 }
+
+// TestShutdownWaitsForARedrive: a redrive under way on the admin listener
+// when serve is told to stop gets the deliveries' grace period to finish,
+// even when the main listener has nothing to drain and stops at once.
+func TestShutdownWaitsForARedrive(t *testing.T) {
+	clearEnv(t)
+	var slow atomic.Bool
+	arrived := make(chan struct{}, 4)
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !slow.Load() {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			return
+		}
+		arrived <- struct{}{}
+		time.Sleep(700 * time.Millisecond)
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer down.Close()
+	adminAddr := freeAddr(t)
+	t.Setenv("WEBHOOKD_ADDR", "127.0.0.1:0")
+	t.Setenv("WEBHOOKD_ADMIN_ADDR", adminAddr)
+	t.Setenv("WEBHOOKD_DATA_DIR", filepath.Join(t.TempDir(), "data"))
+	t.Setenv("WEBHOOKD_DOWNSTREAM_URL", down.URL)
+	t.Setenv("WEBHOOKD_STRIPE_SECRETS", testSecret)
+	t.Setenv("WEBHOOKD_DISPATCH_TIMEOUT", "5s")
+	cfg, err := loadConfig()
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() { done <- serve(ctx, cfg, slog.New(slog.DiscardHandler), ready) }()
+	base := "http://" + <-ready
+
+	body := []byte(`{"id":"evt_grace","object":"event","type":"invoice.paid"}`)
+	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/stripe", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusUnprocessableEntity, resp.StatusCode)
+
+	slow.Store(true)
+	type result struct {
+		code int
+		err  error
+	}
+	redriven := make(chan result, 1)
+	go func() {
+		resp, err := http.Post("http://"+adminAddr+"/api/records/stripe:evt_grace/redrive", "application/json", nil)
+		if err != nil {
+			redriven <- result{err: err}
+			return
+		}
+		resp.Body.Close()
+		redriven <- result{code: resp.StatusCode}
+	}()
+	<-arrived // the redrive is at the core now
+	cancel()
+	r := <-redriven
+	require.NoError(t, r.err, "the redrive was cut by the shutdown")
+	require.Equal(t, http.StatusOK, r.code)
+	require.NoError(t, <-done)
+}

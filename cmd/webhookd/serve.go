@@ -181,16 +181,23 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return err
 	case <-ctx.Done():
 	}
-	if adminSrv != nil {
-		// Its redrives are bounded by the dispatch timeout; they get the
-		// deliveries' grace period to finish.
-		go func() {
-			ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+drainMargin)
-			defer cancel()
-			_ = adminSrv.Shutdown(ctx)
-		}()
-	}
-	return shutdown(srv, cfg.ShutdownGrace, cancelBase, log)
+	// The admin listener drains beside the main one: its redrives are
+	// bounded by the dispatch timeout and get the deliveries' grace period
+	// to finish. serve waits for both; the deferred Close only ends what
+	// outlived that grace.
+	adminDone := make(chan struct{})
+	go func() {
+		defer close(adminDone)
+		if adminSrv == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), cfg.ShutdownGrace+drainMargin)
+		defer cancel()
+		_ = adminSrv.Shutdown(ctx)
+	}()
+	err = shutdown(srv, cfg.ShutdownGrace, cancelBase, log)
+	<-adminDone
+	return err
 }
 
 // startAdmin listens on WEBHOOKD_ADMIN_ADDR and serves the admin listener
