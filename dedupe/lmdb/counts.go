@@ -90,7 +90,7 @@ func (s *Store) count(txn *mdb.Txn, st dedupe.State, delta int) error {
 	}
 	// Writer ops only (like put): the writer's scratch buffer holds the
 	// entry until LMDB copies it.
-	return txn.Put(s.meta, countsKey, c.appendTo(s.wcounts[:0]), 0)
+	return s.putKV(txn, s.meta, countsKey, c.appendTo(s.wcounts[:0]))
 }
 
 // recount walks every record and writes the counts entry afresh. Open runs
@@ -104,7 +104,7 @@ func (s *Store) recount(txn *mdb.Txn) error {
 	if err != nil {
 		return err
 	}
-	return txn.Put(s.meta, countsKey, c.encode(), 0)
+	return s.putKV(txn, s.meta, countsKey, c.encode())
 }
 
 // openCounts makes sure the counts entry exists and adds up to the number

@@ -60,7 +60,7 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 				more = true
 				return nil
 			}
-			if err := cur.Del(0); err != nil {
+			if err := s.delCur(cur); err != nil {
 				return err
 			}
 			if !ok {
@@ -78,7 +78,7 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 				// newer layout after a rollback) whose index entry says it
 				// expired: drop it, or it would stop every later pass here.
 				s.logger.Warn("pruned a record that does not decode", "key", key)
-				if err := txn.Del(s.records, []byte(key), nil); err != nil {
+				if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 					return err
 				}
 				recount = true
@@ -91,7 +91,7 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 			if rec.ExpiresAt.After(now) {
 				// Keep the record findable by the pruner: no record may
 				// outlive its expiry for want of an index entry.
-				if err := txn.Put(s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil, 0); err != nil {
+				if err := s.putKV(txn, s.expiry, expiryKey(nil, rec.ExpiresAt, rec.Key), nil); err != nil {
 					return err
 				}
 				continue
@@ -102,7 +102,7 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 			if err := s.uncreate(txn, &rec); err != nil {
 				return err
 			}
-			if err := txn.Del(s.records, []byte(key), nil); err != nil {
+			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
 			}
 			deleted++

@@ -166,7 +166,7 @@ func (s *Store) openCreated(txn *mdb.Txn) error {
 		if derr != nil {
 			continue
 		}
-		if err := txn.Put(s.created, createdKey(nil, rec.CreatedAt, rec.Key), []byte{byte(rec.State)}, 0); err != nil {
+		if err := s.putKV(txn, s.created, createdKey(nil, rec.CreatedAt, rec.Key), []byte{byte(rec.State)}); err != nil {
 			return fmt.Errorf("dedupe: build %s index: %w", dbiCreated, err)
 		}
 		n++

@@ -54,6 +54,11 @@ type Options struct {
 	// writer's goroutine, in the path of every write: it must be quick and
 	// must not call back into the Store.
 	OnCommit func(batch int, d time.Duration)
+
+	// nestEveryOp runs every op of a batch in its own nested transaction,
+	// as the writer did before it learned to skip them (writer.go): the
+	// benchmarks' baseline.
+	nestEveryOp bool
 }
 
 func (o *Options) setDefaults() {
@@ -108,6 +113,13 @@ type Store struct {
 
 	commits atomic.Uint64 // transactions the writer ran
 	writes  atomic.Uint64 // ops they held
+	// redone counts batches run a second time with each op in its own
+	// nested transaction, after one op failed in the plain run (writer.go).
+	redone atomic.Uint64
+	// changes counts the writes ops ask LMDB for (putKV, delKV, delCur):
+	// the writer compares it around an op to know whether a failed op
+	// changed anything. Writer goroutine (and Open, before it starts) only.
+	changes uint64
 
 	// wkey and wval are scratch buffers for the writer goroutine's ops;
 	// wcounts is the counts entry's (count).
@@ -397,7 +409,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 			// Its index entry cannot be found without the record; the
 			// pruner drops index entries whose record is gone. Nor can
 			// it say what it was counted as.
-			if err := txn.Del(s.records, []byte(key), nil); err != nil {
+			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
 			}
 			return s.recount(txn)
@@ -558,10 +570,10 @@ var pingKey = []byte("\x00ping")
 func (s *Store) Ping(ctx context.Context) error {
 	return s.update(ctx, func(txn *mdb.Txn) error {
 		for _, dbi := range []mdb.DBI{s.records, s.expiry} {
-			if err := txn.Put(dbi, pingKey, nil, 0); err != nil {
+			if err := s.putKV(txn, dbi, pingKey, nil); err != nil {
 				return err
 			}
-			if err := txn.Del(dbi, pingKey, nil); err != nil {
+			if err := s.delKV(txn, dbi, pingKey); err != nil {
 				return err
 			}
 		}
@@ -591,15 +603,15 @@ func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 	}
 	s.wval = encodeRecord(s.wval[:0], rec)
 	s.wkey = append(s.wkey[:0], rec.Key...)
-	if err := txn.Put(s.records, s.wkey, s.wval, 0); err != nil {
+	if err := s.putKV(txn, s.records, s.wkey, s.wval); err != nil {
 		return err
 	}
 	s.wkey = createdKey(s.wkey[:0], rec.CreatedAt, rec.Key)
-	if err := txn.Put(s.created, s.wkey, []byte{byte(rec.State)}, 0); err != nil {
+	if err := s.putKV(txn, s.created, s.wkey, []byte{byte(rec.State)}); err != nil {
 		return err
 	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
-	return txn.Put(s.expiry, s.wkey, nil, 0)
+	return s.putKV(txn, s.expiry, s.wkey, nil)
 }
 
 func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
@@ -610,7 +622,7 @@ func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
 		return err
 	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
-	err := txn.Del(s.expiry, s.wkey, nil)
+	err := s.delKV(txn, s.expiry, s.wkey)
 	if mdb.IsNotFound(err) {
 		return nil
 	}
@@ -620,7 +632,7 @@ func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
 // uncreate deletes rec's entry in the creation-time index.
 func (s *Store) uncreate(txn *mdb.Txn, rec *dedupe.Record) error {
 	s.wkey = createdKey(s.wkey[:0], rec.CreatedAt, rec.Key)
-	err := txn.Del(s.created, s.wkey, nil)
+	err := s.delKV(txn, s.created, s.wkey)
 	if mdb.IsNotFound(err) {
 		return nil
 	}
@@ -631,7 +643,26 @@ func (s *Store) del(txn *mdb.Txn, rec *dedupe.Record) error {
 	if err := s.unindex(txn, rec); err != nil {
 		return err
 	}
-	return txn.Del(s.records, []byte(rec.Key), nil)
+	return s.delKV(txn, s.records, []byte(rec.Key))
+}
+
+// putKV, delKV and delCur are the only ways this package writes to LMDB
+// (TestEveryWriteIsCounted): each counts the write in s.changes, which
+// tells the writer whether an op that failed had changed anything before
+// it did (writer.go).
+func (s *Store) putKV(txn *mdb.Txn, dbi mdb.DBI, k, v []byte) error {
+	s.changes++
+	return txn.Put(dbi, k, v, 0)
+}
+
+func (s *Store) delKV(txn *mdb.Txn, dbi mdb.DBI, k []byte) error {
+	s.changes++
+	return txn.Del(dbi, k, nil)
+}
+
+func (s *Store) delCur(cur *mdb.Cursor) error {
+	s.changes++
+	return cur.Del(0)
 }
 
 // view runs fn in a read transaction. A panic inside fn is an unreadable

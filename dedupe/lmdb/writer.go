@@ -6,11 +6,21 @@ package lmdb
 // to one writer goroutine, which owns the only LMDB write transaction of
 // this process and runs on a locked OS thread as LMDB requires. The writer
 // blocks until an op arrives, then takes every op already waiting (up to
-// Options.MaxBatch) and runs them all in one write transaction, each inside
-// its own nested transaction (txn.Sub): an op that fails is rolled back
-// alone and the others still commit. Only after the commit has been synced
-// to disk does any caller hear back, so an answered write is a durable
-// write.
+// Options.MaxBatch) and runs them all in one write transaction. Only after
+// the commit has been synced to disk does any caller hear back, so an
+// answered write is a durable write.
+//
+// An op that fails is rolled back alone and the others still commit. The
+// ops run directly in the batch's transaction, not each in a nested one
+// (txn.Sub): LMDB's nested transaction allocates and merges its own dirty
+// page lists, which cost as much CPU as the ops themselves (9 % of
+// webhookd's CPU under load, BENCHMARKS.md). Nearly every op that fails
+// refuses before it writes anything (a duplicate, a lost lease), and such
+// a failure needs no rollback: the writer knows by counting the writes
+// (Store.changes) around the op. Only when an op fails after writing, or
+// with an LMDB or I/O error (which may leave the transaction unusable),
+// is the transaction aborted and the batch run again from the start with
+// each op in its own nested transaction (Store.redone counts these).
 //
 // There is no timer: an idle writer commits the first op at once, so one
 // caller sees the latency of a single commit, and under load the batch size
@@ -26,12 +36,11 @@ package lmdb
 // A commit that fails (disk full, I/O error) aborts the whole transaction:
 // every op in the batch is answered ErrUnavailable and none of them took
 // effect. An op that fails on its own (a logical outcome such as
-// ErrLeaseLost, or a storage error raised inside it) is rolled back alone
-// by its nested transaction.
+// ErrLeaseLost, or a storage error raised inside it) changes nothing.
 //
 // An op's function may run more than once: when LMDB reports the map full,
 // the whole transaction is aborted, the map is grown, and the batch is run
-// again from the start. Op functions therefore only read and write through
+// again from the start; so it is when an op fails after writing. Op functions therefore only read and write through
 // the transaction they are given and set their results afresh on each run.
 //
 // A caller waits for its answer only until its context ends (write): an op
@@ -214,10 +223,16 @@ func (s *Store) gather(last int) {
 // commit runs batch in one durable transaction, growing the map and
 // retrying when it is full. On return every op's err is its answer.
 func (s *Store) commit(batch []*op) {
+	nested := s.opts.nestEveryOp
 	for {
-		err := s.runBatch(batch)
+		err := s.runBatch(batch, nested)
 		if err == nil {
 			return
+		}
+		if errors.Is(err, errRunNested) {
+			s.redone.Add(1)
+			nested = true
+			continue
 		}
 		if isErrno(err, mdb.MapFull) {
 			gerr := s.growMap()
@@ -238,7 +253,15 @@ func (s *Store) commit(batch []*op) {
 	}
 }
 
-func (s *Store) runBatch(batch []*op) error {
+// errRunNested aborts a batch's transaction so that commit runs the batch
+// again with each op in its own nested transaction.
+var errRunNested = errors.New("dedupe: an op failed after writing; run the batch again, op by op")
+
+// runBatch runs batch's ops in one transaction and commits it. Unless
+// nested, each op runs directly in the transaction, and the first op that
+// fails after writing, or with anything but a logical error, aborts the
+// transaction with errRunNested (see the top of this file).
+func (s *Store) runBatch(batch []*op, nested bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
@@ -252,7 +275,16 @@ func (s *Store) runBatch(batch []*op) error {
 				o.err = err
 				continue
 			}
-			o.err = txn.Sub(o.fn)
+			if nested {
+				o.err = txn.Sub(o.fn)
+			} else {
+				before := s.changes
+				o.err = o.fn(txn)
+				if o.err != nil && !isErrno(o.err, mdb.MapFull) &&
+					(s.changes != before || !dedupe.IsLogical(o.err)) {
+					return errRunNested
+				}
+			}
 			if isErrno(o.err, mdb.MapFull) {
 				return o.err
 			}

@@ -4,10 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	mdb "github.com/PowerDNS/lmdb-go/lmdb"
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
@@ -152,5 +157,127 @@ func TestSettleOfACallerGoneStillLands(t *testing.T) {
 			}, 5*time.Second, 5*time.Millisecond)
 			tt.check(t, key)
 		})
+	}
+}
+
+// TestBatchRollsBackOnlyTheOpThatFailed: ops share their batch's
+// transaction without a nested one each, and yet an op that fails changes
+// nothing while the ops beside it commit. One that refuses before writing
+// (the common case: a duplicate, a lost lease) costs nothing more; one
+// that fails after writing, or with a storage error, has the batch run
+// again op by op.
+func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
+	const middle = "stripe:evt_middle"
+	writeMiddle := func(s *Store, txn *mdb.Txn) error {
+		return s.putKV(txn, s.records, []byte(middle), []byte("not a record"))
+	}
+	for _, tt := range []struct {
+		name    string
+		op      func(s *Store, txn *mdb.Txn) error
+		wantErr error
+		redone  uint64
+	}{
+		{"refuses before writing", func(*Store, *mdb.Txn) error {
+			return dedupe.ErrLeaseLost
+		}, dedupe.ErrLeaseLost, 0},
+		{"refuses after writing", func(s *Store, txn *mdb.Txn) error {
+			if err := writeMiddle(s, txn); err != nil {
+				return err
+			}
+			return dedupe.ErrLeaseLost
+		}, dedupe.ErrLeaseLost, 1},
+		{"storage error after writing", func(s *Store, txn *mdb.Txn) error {
+			if err := writeMiddle(s, txn); err != nil {
+				return err
+			}
+			return errors.New("injected I/O error")
+		}, dedupe.ErrUnavailable, 1},
+		{"storage error before writing", func(*Store, *mdb.Txn) error {
+			return errors.New("injected I/O error")
+		}, dedupe.ErrUnavailable, 1},
+		{"succeeds", writeMiddle, nil, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var mu sync.Mutex
+			var batches []int
+			s := openTest(t, t.TempDir(), newClock(), func(o *Options) {
+				o.OnCommit = func(n int, _ time.Duration) {
+					mu.Lock()
+					defer mu.Unlock()
+					batches = append(batches, n)
+				}
+			})
+			entered, unblock := blockCommits(t, s)
+			first := make(chan error, 1)
+			go func() { _, _, err := s.Claim(ctx, "stripe:evt_first", "fp"); first <- err }()
+			<-entered
+
+			// Three ops queue behind the stuck commit, to run as one batch.
+			errs := make([]chan error, 3)
+			for i := range errs {
+				errs[i] = make(chan error, 1)
+			}
+			go func() { _, _, err := s.Claim(ctx, "stripe:evt_a", "fp"); errs[0] <- err }()
+			go func() { errs[1] <- s.update(ctx, func(txn *mdb.Txn) error { return tt.op(s, txn) }) }()
+			go func() { _, _, err := s.Claim(ctx, "stripe:evt_c", "fp"); errs[2] <- err }()
+			require.Eventually(t, func() bool { return s.queued.Load() == 3 }, 5*time.Second, time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // let the three park in their send
+			unblock()
+
+			require.NoError(t, <-first)
+			require.NoError(t, <-errs[0])
+			if tt.wantErr == nil {
+				require.NoError(t, <-errs[1])
+			} else {
+				require.ErrorIs(t, <-errs[1], tt.wantErr)
+			}
+			require.NoError(t, <-errs[2])
+			mu.Lock()
+			require.Equal(t, []int{1, 3}, batches, "the three ops shared one commit")
+			mu.Unlock()
+			for _, key := range []string{"stripe:evt_a", "stripe:evt_c"} {
+				rec, err := s.Get(ctx, key)
+				require.NoError(t, err, key)
+				require.Equal(t, dedupe.InFlight, rec.State, key)
+			}
+			err := s.view(func(txn *mdb.Txn) error {
+				_, err := txn.Get(s.records, []byte(middle))
+				return err
+			})
+			if tt.wantErr == nil {
+				require.NoError(t, err, "a successful op's write commits")
+			} else {
+				require.True(t, mdb.IsNotFound(err), "the failed op's write was rolled back: %v", err)
+			}
+			require.Equal(t, tt.redone, s.redone.Load(), "batches run again op by op")
+		})
+	}
+}
+
+// TestEveryWriteIsCounted: the writer decides whether a failed op needs a
+// rollback by counting writes (Store.changes), so every write to LMDB in
+// this package goes through putKV, delKV or delCur. A direct txn.Put
+// elsewhere would be a write the writer cannot see.
+func TestEveryWriteIsCounted(t *testing.T) {
+	files, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	write := regexp.MustCompile(`\.(Put|PutReserve|PutMulti|Del|Drop)\(`)
+	allowed := map[string]bool{
+		"return txn.Put(dbi, k, v, 0)": true,
+		"return txn.Del(dbi, k, nil)":  true,
+		"return cur.Del(0)":            true,
+		"s.opPool.Put(o)":              true, // a sync.Pool, not LMDB
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		require.NoError(t, err)
+		for i, line := range strings.Split(string(b), "\n") {
+			if write.MatchString(line) && !allowed[strings.TrimSpace(line)] {
+				t.Errorf("%s:%d writes to LMDB without putKV, delKV or delCur: %s", f, i+1, strings.TrimSpace(line))
+			}
+		}
 	}
 }
