@@ -116,7 +116,12 @@ type Store struct {
 	// redone counts batches run a second time with each op in its own
 	// nested transaction, after one op failed in the plain run (writer.go).
 	redone atomic.Uint64
-	// changes counts the writes ops ask LMDB for (putKV, delKV, delCur):
+	// inBatch is set while the writer runs a batch, whose counts entry
+	// is kept in batch until flushCounts writes it (count).
+	inBatch bool
+	batch   batchCounts
+	// changes counts the writes ops ask LMDB for (putKV, delKV, delCur,
+	// count):
 	// the writer compares it around an op to know whether a failed op
 	// changed anything. Writer goroutine (and Open, before it starts) only.
 	changes uint64

@@ -20,7 +20,9 @@ package lmdb
 // (Store.changes) around the op. Only when an op fails after writing, or
 // with an LMDB or I/O error (which may leave the transaction unusable),
 // is the transaction aborted and the batch run again from the start with
-// each op in its own nested transaction (Store.redone counts these).
+// each op in its own nested transaction (Store.redone counts these). The
+// counts entry (counts.go) is likewise written once per batch, not once
+// per op.
 //
 // There is no timer: an idle writer commits the first op at once, so one
 // caller sees the latency of a single commit, and under load the batch size
@@ -267,6 +269,8 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 	if s.closed {
 		return dedupe.ErrClosed
 	}
+	s.inBatch, s.batch = true, batchCounts{}
+	defer func() { s.inBatch = false }()
 	return s.env.UpdateLocked(func(txn *mdb.Txn) error {
 		for _, o := range batch {
 			if err := o.ctx.Err(); err != nil {
@@ -276,7 +280,10 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 				continue
 			}
 			if nested {
-				o.err = txn.Sub(o.fn)
+				counts := s.batch
+				if o.err = txn.Sub(o.fn); o.err != nil {
+					s.batch = counts // rolled back with the op
+				}
 			} else {
 				before := s.changes
 				o.err = o.fn(txn)
@@ -293,6 +300,9 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 				// rolled back by Sub, and reports the store unavailable.
 				o.err = fmt.Errorf("%w: %v", dedupe.ErrUnavailable, o.err)
 			}
+		}
+		if err := s.flushCounts(txn); err != nil {
+			return err
 		}
 		if hook := s.commitHook.Load(); hook != nil {
 			return (*hook)()

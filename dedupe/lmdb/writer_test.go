@@ -195,6 +195,13 @@ func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
 		{"storage error before writing", func(*Store, *mdb.Txn) error {
 			return errors.New("injected I/O error")
 		}, dedupe.ErrUnavailable, 1},
+		{"counts a record, then refuses", func(s *Store, txn *mdb.Txn) error {
+			rec := dedupe.Record{Key: middle, State: dedupe.InFlight, Token: 1}
+			if err := s.put(txn, &rec); err != nil {
+				return err
+			}
+			return dedupe.ErrLeaseLost
+		}, dedupe.ErrLeaseLost, 1},
 		{"succeeds", writeMiddle, nil, 0},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -250,6 +257,9 @@ func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
 				require.True(t, mdb.IsNotFound(err), "the failed op's write was rolled back: %v", err)
 			}
 			require.Equal(t, tt.redone, s.redone.Load(), "batches run again op by op")
+			stats, err := s.Stats(ctx)
+			require.NoError(t, err)
+			require.Equal(t, map[dedupe.State]int{dedupe.InFlight: 3}, stats, "counted: the three claims, never the failed op")
 		})
 	}
 }
