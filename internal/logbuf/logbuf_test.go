@@ -21,11 +21,12 @@ import (
 const wait = 10 * time.Second
 
 // sink is the writer under a Writer. It keeps what it is given, tells
-// arrived as each Write begins, holds each Write while gate is open (not
-// closed), and answers every Write with fail.
+// arrived as each Write begins, holds each Write until gate is closed (if it
+// has one), and answers every Write with fail.
 type sink struct {
 	arrived chan struct{}
 	gate    chan struct{}
+	release func() // closes gate; may be called more than once
 
 	mu     sync.Mutex
 	buf    bytes.Buffer
@@ -34,6 +35,16 @@ type sink struct {
 }
 
 func newSink() *sink { return &sink{arrived: make(chan struct{}, 1000)} }
+
+// newHeldSink returns a sink whose Writes wait for release. A test defers
+// release after deferring Close, so that a failure does not leave Close
+// waiting on a held write.
+func newHeldSink() *sink {
+	s := newSink()
+	s.gate = make(chan struct{})
+	s.release = sync.OnceFunc(func() { close(s.gate) })
+	return s
+}
 
 func (s *sink) Write(p []byte) (int, error) {
 	select {
@@ -135,17 +146,37 @@ func TestALoneLineIsWrittenAtOnce(t *testing.T) {
 	require.Eventually(t, func() bool { return out.String() == "lone\n" }, wait, time.Millisecond)
 }
 
-func TestFlushWaitsForWhatWasWritten(t *testing.T) {
-	out := newSink()
-	out.gate = make(chan struct{})
+func TestLinesDuringAWriteGoOutTogetherInTheNext(t *testing.T) {
+	out := newHeldSink()
 	w := logbuf.New(out, 0)
 	defer w.Close()
+	defer out.release()
+	_, err := w.Write([]byte("one\n"))
+	require.NoError(t, err)
+	out.awaitWrite(t) // the flusher is stuck writing "one"
+	for _, l := range []string{"two\n", "three\n"} {
+		_, err := w.Write([]byte(l))
+		require.NoError(t, err)
+	}
+	out.release()
+	out.awaitWrite(t) // no Close, no Flush, no further Write
+	require.Eventually(t, func() bool { return out.String() == "one\ntwo\nthree\n" }, wait, time.Millisecond)
+	out.mu.Lock()
+	defer out.mu.Unlock()
+	require.Equal(t, 2, out.writes, "two and three in one write")
+}
+
+func TestFlushWaitsForWhatWasWritten(t *testing.T) {
+	out := newHeldSink()
+	w := logbuf.New(out, 0)
+	defer w.Close()
+	defer out.release()
 	_, err := w.Write([]byte("one\n"))
 	require.NoError(t, err)
 	out.awaitWrite(t)
 	_, err = w.Write([]byte("two\n")) // waits behind the stuck write
 	require.NoError(t, err)
-	close(out.gate)
+	out.release()
 	require.NoError(t, w.Flush())
 	require.Equal(t, "one\ntwo\n", out.String())
 }
@@ -163,9 +194,9 @@ func blockedInWrite() bool {
 }
 
 func TestWriteBlocksAtTheCapUntilTheWriterMoves(t *testing.T) {
-	out := newSink()
-	out.gate = make(chan struct{})
+	out := newHeldSink()
 	w := logbuf.New(out, 8)
+	defer out.release()
 	_, err := w.Write([]byte("first\n"))
 	require.NoError(t, err)
 	out.awaitWrite(t) // the flusher took "first" and is stuck writing it
@@ -180,7 +211,7 @@ func TestWriteBlocksAtTheCapUntilTheWriterMoves(t *testing.T) {
 	require.Eventually(t, blockedInWrite, wait, time.Millisecond, "Write waits while 12 bytes > cap 8 are pending")
 	require.Empty(t, out.String())
 
-	close(out.gate)
+	out.release()
 	select {
 	case err := <-done:
 		require.NoError(t, err)
