@@ -39,15 +39,15 @@ type Writer struct {
 	maxPending int
 	wake       chan struct{} // holds one signal: there is something to write
 
-	mu      sync.Mutex
-	cond    sync.Cond // broadcast when the flusher takes the buffer, writes it, or stops
-	buf     []byte    // accepted, not yet taken by the flusher
-	spare   []byte    // the buffer last written, reused for the next batch
-	taken   int64     // bytes ever appended to buf: Flush's target
-	written int64     // bytes the flusher has passed to out
-	err     error     // the first error out returned
-	closed  bool      // Close was called: wake is closed
-	stopped bool      // the flusher has written everything and exited
+	mu       sync.Mutex
+	cond     sync.Cond // broadcast when the flusher takes the buffer, writes it, or stops
+	buf      []byte    // accepted, not yet taken by the flusher
+	spare    []byte    // the buffer last written, reused for the next batch
+	accepted int64     // bytes ever appended to buf: Flush's target
+	written  int64     // bytes the flusher has passed to out
+	err      error     // the first error out returned
+	closed   bool      // Close was called: wake is closed
+	stopped  bool      // the flusher has written everything and exited
 }
 
 // New returns a Writer that writes to out through one flusher goroutine,
@@ -87,7 +87,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 		}
 	}
 	w.buf = append(w.buf, p...)
-	w.taken += int64(len(p))
+	w.accepted += int64(len(p))
 	return len(p), nil
 }
 
@@ -96,7 +96,7 @@ func (w *Writer) Write(p []byte) (int, error) {
 func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	target := w.taken
+	target := w.accepted
 	for w.written < target && !w.stopped {
 		w.cond.Wait()
 	}
