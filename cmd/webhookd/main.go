@@ -17,13 +17,28 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/webhookd/webhookd/internal/logbuf"
 )
 
 func main() {
-	ctx, stop := notifyContext(os.Stderr, os.Exit)
-	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	// All of stderr, the log and the commands' messages alike, goes through
+	// one coalescing writer: a busy server pays one write(2) for the lines
+	// that pile up during the last one, instead of one per line, and the
+	// lines keep their order. Each exit closes it first, so that nothing
+	// written before is left behind.
+	stderr := logbuf.New(os.Stderr, 0)
+	exit := func(code int) {
+		_ = stderr.Close()
+		os.Exit(code)
+	}
+	// Runs only if run panics (exit skips deferred calls): the lines
+	// before the panic are written before its trace.
+	defer stderr.Close()
+	ctx, stop := notifyContext(stderr, exit)
+	code := run(ctx, os.Args[1:], os.Stdout, stderr)
 	stop()
-	os.Exit(code)
+	exit(code)
 }
 
 // command is one subcommand.
