@@ -38,3 +38,24 @@ func BenchmarkParse(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCheckNamesFixtures measures the name check on one fixture per
+// provider, indented as the providers send them. Run:
+// go test -run '^$' -bench CheckNames -benchmem ./providers/internal/rawjson/
+func BenchmarkCheckNamesFixtures(b *testing.B) {
+	for _, name := range []string{"stripe/charge_refunded.json", "paypal/payment_capture_completed.json", "xendit/payment_succeeded.json"} {
+		body, err := os.ReadFile(filepath.Join("..", "..", "..", "fixtures", name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name, func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := rawjson.CheckNames(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
