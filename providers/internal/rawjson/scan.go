@@ -1,0 +1,121 @@
+package rawjson
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math/bits"
+)
+
+// The scans of a body look for a few bytes among many: quotes and braces
+// between indentation and numbers, the closing quote of a short string.
+// Reading eight bytes at a time and finding the first wanted one with
+// arithmetic on the word ("SWAR") is several times faster there than a
+// branch per byte, and than bytes.IndexByte, whose set-up costs more than
+// the few bytes it searches. Only the lowest marked byte of a word is
+// used: zeroBytes marks it exactly.
+
+const (
+	ones  = 0x0101010101010101 // the byte 0x01 in every byte of a word
+	highs = 0x8080808080808080 // the high bit of every byte of a word
+
+	quotes      = '"' * ones
+	backslashes = '\\' * ones
+)
+
+// zeroBytes sets the high bit of the lowest zero byte of v, if any, and
+// possibly of bytes above it (a borrow can mark a byte above a zero), never
+// below it: the lowest marked byte is the lowest zero byte.
+func zeroBytes(v uint64) uint64 { return (v - ones) &^ v & highs }
+
+// firstMarked is the offset in its word of the lowest byte marked by
+// zeroBytes.
+func firstMarked(m uint64) int { return bits.TrailingZeros64(m) / 8 }
+
+// nextBrace returns the offset of the first '"', '{' or '}' at or after i,
+// or len(body). In a word it may also stop at 'y' (0x79) or DEL (0x7f),
+// which outside strings valid JSON never holds, and which checkNames passes
+// over anyway.
+func nextBrace(body []byte, i int) int {
+	for ; i+8 <= len(body); i += 8 {
+		w := binary.LittleEndian.Uint64(body[i:])
+		// Of all bytes, only '{' (0x7b), '}' (0x7d), 'y' and DEL are
+		// 0x7f with the bits 0x06 set.
+		if m := zeroBytes(w^quotes) | zeroBytes((w|0x06*ones)^(0x7f*ones)); m != 0 {
+			return i + firstMarked(m)
+		}
+	}
+	for ; i < len(body); i++ {
+		if c := body[i]; c == '"' || c == '{' || c == '}' {
+			return i
+		}
+	}
+	return len(body)
+}
+
+// stringEnd returns the offset of the quote that closes the string whose
+// content starts at i, or len(body) if the body ends first.
+func stringEnd(body []byte, i int) int {
+	// Most strings in a webhook are short: a word at a time first.
+	for limit := min(i+64, len(body)); i+8 <= limit; {
+		w := binary.LittleEndian.Uint64(body[i:])
+		m := zeroBytes(w^quotes) | zeroBytes(w^backslashes)
+		if m == 0 {
+			i += 8
+			continue
+		}
+		i += firstMarked(m)
+		if body[i] == '"' {
+			return i
+		}
+		i += 2 // past the backslash and the byte it escapes
+	}
+	for i < len(body) {
+		// Jump to the next quote; it ends the string unless an escape
+		// comes first (IndexByte is much faster than a loop over bytes
+		// on a long string).
+		q := bytes.IndexByte(body[i:], '"')
+		if q < 0 {
+			return len(body)
+		}
+		e := bytes.IndexByte(body[i:i+q], '\\')
+		if e < 0 {
+			return i + q
+		}
+		i += e + 2
+	}
+	return len(body)
+}
+
+// foldHash returns a hash of the raw text of a name that is the same for
+// any two plain ASCII names equal under foldKey, and ascii false when raw
+// is not plain ASCII (it has an escape or a byte outside ASCII), for which
+// the hash means nothing.
+//
+// For ASCII, foldKey upper-cases letters, and a letter's two cases differ
+// only in bit 0x20: setting that bit in every byte (which merges more than
+// the case of letters, which only costs a comparison) makes variants equal,
+// eight bytes at a time.
+func foldHash(raw []byte) (key uint64, ascii bool) {
+	const (
+		fold  = 0x20 * ones
+		prime = 0x9e3779b97f4a7c15 // odd: each step is a bijection of w
+	)
+	h, bad := uint64(len(raw)), uint64(0)
+	for len(raw) > 0 {
+		var w uint64
+		if len(raw) >= 8 {
+			w = binary.LittleEndian.Uint64(raw)
+			raw = raw[8:]
+		} else {
+			for i := len(raw) - 1; i >= 0; i-- {
+				w = w<<8 | uint64(raw[i])
+			}
+			raw = nil
+		}
+		// The padding zero bytes of the last word are neither backslashes
+		// nor outside ASCII.
+		bad |= w&highs | zeroBytes(w^backslashes)
+		h = bits.RotateLeft64((h^(w|fold))*prime, 29)
+	}
+	return h, bad == 0
+}
