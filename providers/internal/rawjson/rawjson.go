@@ -234,26 +234,8 @@ func (o *Object) member(e *entry) Member {
 // byte-by-byte state machine, since Parse has validated the value already.
 // m must come from a parsed Object.
 func (m Member) AppendCompact(buf *bytes.Buffer) {
-	raw := m.Value
-	buf.Grow(len(raw))
-	for i := 0; i < len(raw); {
-		// Copy up to the next string or white space in one go.
-		j := i
-		for j < len(raw) && raw[j] != '"' && !isSpace(raw[j]) {
-			j++
-		}
-		buf.Write(raw[i:j])
-		switch {
-		case j == len(raw):
-			return
-		case raw[j] == '"':
-			end := stringEnd(raw, j+1) + 1
-			buf.Write(raw[j:end])
-			i = end
-		default:
-			i = skipSpace(raw, j)
-		}
-	}
+	buf.Grow(len(m.Value))
+	buf.Write(appendCompact(buf.AvailableBuffer(), m.Value))
 }
 
 // Len is the number of members.
@@ -352,14 +334,15 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 		}
 		slices.Sort(names)
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(o.body)) // canonical members rarely take more room
-	buf.WriteByte('{')
-	if err := o.AppendMembers(&buf, names); err != nil {
-		return "", err
-	}
-	buf.WriteByte('}')
-	return HexSum(buf.Bytes()), nil
+	return HexSumOf(func(buf *bytes.Buffer) error {
+		buf.Grow(len(o.body)) // canonical members rarely take more room
+		buf.WriteByte('{')
+		if err := o.AppendMembers(buf, names); err != nil {
+			return err
+		}
+		buf.WriteByte('}')
+		return nil
+	})
 }
 
 // AppendMembers writes the named members of o that are present, in the
@@ -416,3 +399,28 @@ func HexSum(b []byte) string {
 	hex.Encode(out[:], sum[:])
 	return string(out[:])
 }
+
+// HexSumOf returns HexSum of what write writes to buf, an empty buffer
+// reused across calls: a fingerprint's encoding is about as long as the
+// body, and allocating it for every delivery cost more than hashing it.
+// write must not keep buf.
+func HexSumOf(write func(buf *bytes.Buffer) error) (string, error) {
+	buf := scratch.Get().(*bytes.Buffer)
+	buf.Reset()
+	err := write(buf)
+	var sum string
+	if err == nil {
+		sum = HexSum(buf.Bytes())
+	}
+	if buf.Cap() <= maxScratch {
+		scratch.Put(buf)
+	}
+	return sum, err
+}
+
+// scratch pools HexSumOf's buffers.
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxScratch is the largest buffer HexSumOf keeps for reuse: the buffer of
+// a rare huge body is left to the garbage collector rather than held.
+const maxScratch = 64 << 10

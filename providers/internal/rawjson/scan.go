@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // The scans of a body look for a few bytes among many: quotes and braces
@@ -118,4 +119,50 @@ func foldHash(raw []byte) (key uint64, ascii bool) {
 		h = bits.RotateLeft64((h^(w|fold))*prime, 29)
 	}
 	return h, bad == 0
+}
+
+// appendCompact appends raw, a valid JSON value, to dst without
+// insignificant white space: what json.Compact writes for it. Outside
+// strings, valid JSON has no byte below 0x21 but white space (nor one
+// above 0x7f), so a word without white space or quote is copied whole.
+func appendCompact(dst, raw []byte) []byte {
+	at := len(dst)
+	// Room for raw whole: what is written at dst[at:] never runs ahead of
+	// what is read at raw[i:], so whole words fit too.
+	dst = slices.Grow(dst, len(raw))[:at+len(raw)]
+	i := 0
+	for i+8 <= len(raw) {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		binary.LittleEndian.PutUint64(dst[at:], w)
+		m := (w-0x21*ones)&^w&highs | zeroBytes(w^quotes)
+		if m == 0 {
+			at, i = at+8, i+8
+			continue
+		}
+		k := firstMarked(m)
+		at, i = at+k, i+k // the bytes before the marked one are in dst
+		if raw[i] == '"' {
+			end := min(stringEnd(raw, i+1)+1, len(raw))
+			at += copy(dst[at:], raw[i:end])
+			i = end
+			continue
+		}
+		for i < len(raw) && raw[i] <= ' ' {
+			i++
+		}
+	}
+	for i < len(raw) {
+		switch c := raw[i]; {
+		case c == '"':
+			end := min(stringEnd(raw, i+1)+1, len(raw))
+			at += copy(dst[at:], raw[i:end])
+			i = end
+		case c <= ' ':
+			i++
+		default:
+			dst[at] = c
+			at, i = at+1, i+1
+		}
+	}
+	return dst[:at]
 }

@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -126,4 +127,28 @@ func TestHasVariantsKeys(t *testing.T) {
 			require.NoError(t, checkNames(bytes.Replace([]byte(b.String()), []byte("MEMBER"), []byte("MEMBERS"), 1)))
 		}
 	}
+}
+
+// FuzzAppendCompact holds appendCompact to json.Compact on every valid JSON
+// value, appended after bytes already in the buffer.
+func FuzzAppendCompact(f *testing.F) {
+	for _, s := range []string{`1`, `""`, `"a b"`, ` [ 1 , "x y" , { "a" : "\\" } ] `, "{\n  \"a\": [\n    1,\n    2\n  ],\n\t\"b\":\r\n null\n}",
+		`{"abcdefg":"\"  \"","h":[ ]}`, `"\u0022 \\"`, "\"\xff \xfe\"", strings.Repeat(` [`, 20) + strings.Repeat(`] `, 20)} {
+		f.Add([]byte(s), 3)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, prefix int) {
+		if !json.Valid(raw) {
+			return
+		}
+		raw = bytes.TrimSpace(raw) // a member's value has no white space around it
+		var want bytes.Buffer
+		pre := bytes.Repeat([]byte{'p'}, prefix&15)
+		want.Write(pre)
+		if err := json.Compact(&want, raw); err != nil {
+			t.Fatal(err)
+		}
+		if got := appendCompact(pre, raw); !bytes.Equal(got, want.Bytes()) {
+			t.Fatalf("appendCompact(%q) = %q, json.Compact gives %q", raw, got, want.Bytes())
+		}
+	})
 }
