@@ -207,32 +207,35 @@ func isCanonicalString[T text](raw T) bool {
 // skipValue returns the offset after the valid JSON value at raw[i:], or
 // -1 if raw ends first.
 func skipValue(raw []byte, i int) int {
-	depth := 0
-	for ; i < len(raw); i++ {
-		switch c := raw[i]; c {
-		case '"':
-			i = stringEnd(raw, i+1)
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		default:
-			if depth == 0 {
-				end := i
-				for end < len(raw) && !isDelim(raw[end]) {
-					end++
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		if end := stringEnd(raw, i+1); end < len(raw) {
+			return end + 1
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for i = nextStructural(raw, i); i < len(raw); i = nextStructural(raw, i+1) {
+			switch raw[i] {
+			case '"':
+				i = stringEnd(raw, i+1)
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
 				}
-				return end
 			}
 		}
+		return -1
+	default: // a number or a literal
+		for ; i < len(raw) && !isDelim(raw[i]); i++ {
+		}
+		return i
 	}
-	return -1
 }
 
 func skipSpace(raw []byte, i int) int {

@@ -36,7 +36,7 @@ func checkNames(body []byte) error {
 	var openBuf [16]openObject
 	names := namesBuf[:0] // the names of the open objects
 	open := openBuf[:0]
-	for i := nextBrace(body, 0); i < len(body); i = nextBrace(body, i+1) {
+	for i := nextStructural(body, 0); i < len(body); i = nextStructural(body, i+1) {
 		switch body[i] {
 		case '{':
 			open = append(open, openObject{first: len(names), ascii: true})

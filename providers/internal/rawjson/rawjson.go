@@ -73,21 +73,24 @@ func (m Member) IsNull() bool { return string(m.Value) == "null" }
 type Object struct {
 	body    []byte
 	members []entry
+	// decoded holds the names that are not plain, decoded (see entry).
+	decoded []string
 	// open is the offset just past the object's opening brace.
 	open int
 }
 
-// entry is one member: where its name and value are in the body.
+// entry is one member: where its name and value are in the body. It holds
+// no pointer, so that the members of an Object cost the garbage collector
+// nothing to scan.
 type entry struct {
 	// nameStart and nameEnd frame the name's raw text between its quotes.
 	nameStart, nameEnd int
 	start, end         int // the value's offsets
-	// decoded is the name unescaped, with invalid UTF-8 as U+FFFD, as
-	// encoding/json reads it; set only when that differs from the raw
-	// text (escapes or invalid UTF-8: rare), so that the common name
-	// costs no allocation.
-	decoded string
-	plain   bool // the raw text is the name as it is
+	// decoded is 0 when the raw text is the name as it is (plain), else 1
+	// plus the index in Object.decoded of the name unescaped, with invalid
+	// UTF-8 as U+FFFD, as encoding/json reads it: escapes and invalid UTF-8
+	// are rare, so the common name costs no allocation.
+	decoded int
 }
 
 // decoderOptions configure the tokenizer as lenient as encoding/json in
@@ -119,24 +122,33 @@ var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
 // to read a nested object.
 func Parse(body []byte) (*Object, error) { return parse(body, true) }
 
-// parse is Parse; check says whether to check the member names of every
-// object in body, which a nested object's parent has already done.
+// parse is Parse; check is false for a nested value of a parsed body,
+// which is valid JSON whose member names are checked already: it is only
+// framed (see frame).
 func parse(body []byte, check bool) (*Object, error) {
+	if !check {
+		return frame(body)
+	}
+	o, err := tokenize(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNames(body); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// tokenize frames body's members with a pooled tokenizer, which validates
+// body.
+func tokenize(body []byte) (*Object, error) {
 	t := tokenizers.Get().(*tokenizer)
 	o, err := t.object(body)
 	// Drop the body before pooling: a pooled decoder must not pin it.
 	t.src = bytes.Buffer{}
 	t.dec.Reset(&t.src, decoderOptions...)
 	tokenizers.Put(t)
-	if err != nil {
-		return nil, err
-	}
-	if check {
-		if err := checkNames(body); err != nil {
-			return nil, err
-		}
-	}
-	return o, nil
+	return o, err
 }
 
 // object tokenizes body in one pass: the opening brace, each member's name
@@ -147,7 +159,7 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, ErrNotObject
 	}
-	o := &Object{body: body, open: int(t.dec.InputOffset())}
+	open := int(t.dec.InputOffset())
 	var buf [32]entry // most objects fit: one allocation for the members
 	members := buf[:0]
 	for t.dec.PeekKind() == '"' {
@@ -163,10 +175,6 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 		}
 		e.end = int(t.dec.InputOffset())
 		e.start = e.end - len(value)
-		e.plain = isPlain(body[e.nameStart:e.nameEnd])
-		if !e.plain {
-			e.decoded = unquote(body[e.nameStart:e.nameEnd])
-		}
 		members = append(members, e)
 	}
 	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '}' {
@@ -175,8 +183,54 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 	if _, err := t.dec.ReadToken(); err != io.EOF {
 		return nil, ErrNotObject
 	}
-	o.members = slices.Clone(members)
-	return o, nil
+	return newObject(body, open, members), nil
+}
+
+// frame frames the members of body, an object that is a nested value of a
+// parsed body, as the tokenizer would (TestFrameAgreesWithTokenizer), but
+// without validating it again: a scan for the next quote, bracket or brace
+// costs a fraction of jsontext's checks of every byte. body is a Member's
+// Value: no white space around it. Not an object is ErrNotObject.
+func frame(body []byte) (*Object, error) {
+	if len(body) == 0 || body[0] != '{' {
+		return nil, ErrNotObject
+	}
+	var buf [32]entry
+	members := buf[:0]
+	i := skipSpace(body, 1)
+	for i < len(body) && body[i] == '"' {
+		e := entry{nameStart: i + 1, nameEnd: stringEnd(body, i+1)}
+		i = skipSpace(body, e.nameEnd+1)
+		if i >= len(body) || body[i] != ':' {
+			return nil, ErrNotObject
+		}
+		e.start = skipSpace(body, i+1)
+		if e.end = skipValue(body, e.start); e.end < 0 {
+			return nil, ErrNotObject
+		}
+		members = append(members, e)
+		if i = skipSpace(body, e.end); i < len(body) && body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	if i != len(body)-1 || body[i] != '}' {
+		return nil, ErrNotObject
+	}
+	return newObject(body, 1, members), nil
+}
+
+// newObject returns the Object of body with the framed members, which it
+// copies, and decodes the names that are not plain.
+func newObject(body []byte, open int, members []entry) *Object {
+	o := &Object{body: body, open: open, members: slices.Clone(members)}
+	for i := range o.members {
+		e := &o.members[i]
+		if raw := body[e.nameStart:e.nameEnd]; !isPlain(raw) {
+			o.decoded = append(o.decoded, unquote(raw))
+			e.decoded = len(o.decoded)
+		}
+	}
+	return o
 }
 
 // isPlain reports whether the raw text of a valid JSON string is its value
@@ -211,18 +265,18 @@ func unquote(raw []byte) string {
 
 // name returns e's name as a decoder reads it.
 func (o *Object) name(e *entry) string {
-	if e.plain {
+	if e.decoded == 0 {
 		return string(o.body[e.nameStart:e.nameEnd])
 	}
-	return e.decoded
+	return o.decoded[e.decoded-1]
 }
 
 // is reports whether e's name is exactly name.
 func (o *Object) is(e *entry, name string) bool {
-	if e.plain {
+	if e.decoded == 0 {
 		return string(o.body[e.nameStart:e.nameEnd]) == name
 	}
-	return e.decoded == name
+	return o.decoded[e.decoded-1] == name
 }
 
 func (o *Object) member(e *entry) Member {

@@ -32,21 +32,24 @@ func zeroBytes(v uint64) uint64 { return (v - ones) &^ v & highs }
 // zeroBytes.
 func firstMarked(m uint64) int { return bits.TrailingZeros64(m) / 8 }
 
-// nextBrace returns the offset of the first '"', '{' or '}' at or after i,
-// or len(body). In a word it may also stop at 'y' (0x79) or DEL (0x7f),
-// which outside strings valid JSON never holds, and which checkNames passes
-// over anyway.
-func nextBrace(body []byte, i int) int {
+// nextStructural returns the offset of the first quote, brace or bracket
+// at or after i, or len(body). In a word it may also stop at 'Y', '_',
+// 'y' or DEL, which valid JSON holds only in strings, and which the
+// callers, scanning between strings, pass over.
+func nextStructural(body []byte, i int) int {
 	for ; i+8 <= len(body); i += 8 {
 		w := binary.LittleEndian.Uint64(body[i:])
-		// Of all bytes, only '{' (0x7b), '}' (0x7d), 'y' and DEL are
-		// 0x7f with the bits 0x06 set.
-		if m := zeroBytes(w^quotes) | zeroBytes((w|0x06*ones)^(0x7f*ones)); m != 0 {
+		// Of all bytes, only '{' (0x7b), '}' (0x7d), 'y' (0x79) and DEL
+		// are 0x7f with the bits 0x06 set, and only '[' (0x5b), ']'
+		// (0x5d), 'Y' (0x59) and '_' (0x5f) are 0x5f.
+		w6 := w | 0x06*ones
+		if m := zeroBytes(w^quotes) | zeroBytes(w6^(0x7f*ones)) | zeroBytes(w6^(0x5f*ones)); m != 0 {
 			return i + firstMarked(m)
 		}
 	}
 	for ; i < len(body); i++ {
-		if c := body[i]; c == '"' || c == '{' || c == '}' {
+		switch body[i] {
+		case '"', '{', '}', '[', ']':
 			return i
 		}
 	}

@@ -23,11 +23,12 @@ func stringEndBytewise(body []byte, i int) int {
 	return len(body)
 }
 
-// nextBraceBytewise is nextBrace one byte at a time, without the stops at
-// 'y' and DEL.
-func nextBraceBytewise(body []byte, i int) int {
+// nextStructuralBytewise is nextStructural one byte at a time, without
+// the stops at 'Y', '_', 'y' and DEL.
+func nextStructuralBytewise(body []byte, i int) int {
 	for ; i < len(body); i++ {
-		if c := body[i]; c == '"' || c == '{' || c == '}' {
+		switch body[i] {
+		case '"', '{', '}', '[', ']':
 			return i
 		}
 	}
@@ -35,12 +36,12 @@ func nextBraceBytewise(body []byte, i int) int {
 }
 
 // FuzzScan holds the word-at-a-time scans to their byte-at-a-time
-// definitions from every offset: stringEnd exactly, nextBrace but for
-// stopping early at 'y' or DEL, which checkNames passes over.
+// definitions from every offset: stringEnd exactly, nextStructural but for
+// stopping early at a byte that valid JSON has only in strings.
 func FuzzScan(f *testing.F) {
 	for _, s := range []string{``, `"`, `\"`, `\\"`, `abcdefg"`, `abcdefgh"`, `abcdefg\"x"`, `abcdefg\\"`,
 		strings.Repeat(`a`, 63) + `\"` + strings.Repeat(`b`, 40) + `"`, strings.Repeat(`\\`, 40) + `"`,
-		`{"a":[1,{"b":"}"}],"y":"\u007f"}`, "  {  \x7f y }\"", strings.Repeat(" ", 70) + "}"} {
+		`{"a":[1,{"b":"}"}],"y":"\u007f"}`, "  {  \x7f y }\"", strings.Repeat(" ", 70) + "}", "  Y _ [ 1 ] ZZZ\\^`"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -48,14 +49,9 @@ func FuzzScan(f *testing.F) {
 			if got, want := stringEnd(body, i), stringEndBytewise(body, i); got != want {
 				t.Fatalf("stringEnd(%q, %d) = %d, want %d", body, i, got, want)
 			}
-			got, want := nextBrace(body, i), nextBraceBytewise(body, i)
-			for k := i; k < got; k++ {
-				if c := body[k]; c == '"' || c == '{' || c == '}' {
-					t.Fatalf("nextBrace(%q, %d) = %d, passing %q at %d", body, i, got, c, k)
-				}
-			}
-			if got != want && body[got] != 'y' && body[got] != 0x7f {
-				t.Fatalf("nextBrace(%q, %d) = %d, want %d", body, i, got, want)
+			got, want := nextStructural(body, i), nextStructuralBytewise(body, i)
+			if got != want && (got > want || !bytes.ContainsRune([]byte("Y_y\x7f"), rune(body[got]))) {
+				t.Fatalf("nextStructural(%q, %d) = %d, want %d", body, i, got, want)
 			}
 		}
 	})
