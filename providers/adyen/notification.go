@@ -1,7 +1,6 @@
 package adyen
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -88,25 +87,16 @@ func readNotification(body []byte) (*notification, error) {
 	if !isLive(live.Value) {
 		return nil, errLive
 	}
-	list, ok, err := o.Get("notificationItems")
+	list, ok, err := o.Elements("notificationItems")
 	if err != nil || !ok {
 		return nil, errNotNotification
 	}
 	n := &notification{live: live.Value}
-	dec := json.NewDecoder(bytes.NewReader(list.Value))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, errNotNotification
-	}
-	for dec.More() {
-		if len(n.items) == MaxItems {
+	for i, raw := range list {
+		if i == MaxItems {
 			return nil, errNotNotification
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, errNotNotification
-		}
-		at := list.Start + int(dec.InputOffset()) - len(raw)
-		it, err := readItem(body[at:at+len(raw):at+len(raw)], at)
+		it, err := readItem(raw.Value, raw.Start)
 		if err != nil {
 			return nil, err
 		}

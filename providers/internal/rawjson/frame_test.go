@@ -1,6 +1,8 @@
 package rawjson
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -31,7 +33,8 @@ func sameFraming(t *testing.T, o *Object) {
 }
 
 // FuzzFrame holds frame, which reads a nested object of a parsed body
-// without validating it again, to the tokenizer that validates.
+// without validating it again, to the tokenizer that validates, and
+// Elements, which reads an array member so, to encoding/json.
 func FuzzFrame(f *testing.F) {
 	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "fixtures", "*", "*.json"))
 	for _, p := range paths {
@@ -40,7 +43,8 @@ func FuzzFrame(f *testing.F) {
 		}
 	}
 	for _, s := range []string{`{"a":{}}`, `{"a":{ } , "b" : [ { "c" : { "d" :1 } } ] }`, "{\"a\":{\"\\u00e9\" :\t\"x\",\"b\\\"\":[1,{\"}\":\"{\"}]}}",
-		`{"a":{"x":-1.5e3,"y":true,"z":null,"w":"\\\\"}}`, "{\"a\":{\"\xff\":1,\"\\ud800\":[]}}", `{"a":"{}","b":[{}],"c":1}`} {
+		`{"a":{"x":-1.5e3,"y":true,"z":null,"w":"\\\\"}}`, "{\"a\":{\"\xff\":1,\"\\ud800\":[]}}", `{"a":"{}","b":[{}],"c":1}`,
+		`{"a":[],"b":[ ],"c":[ 1 , "]" , [ [ ] ] , {"x":[2]} ],"d":null,"e":"[1]","f":{"g":[true,false]}}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
@@ -49,6 +53,7 @@ func FuzzFrame(f *testing.F) {
 			return
 		}
 		sameFraming(t, o)
+		sameElements(t, o)
 	})
 }
 
@@ -69,5 +74,53 @@ func TestFrameFixtures(t *testing.T) {
 			continue // Duitku's are forms
 		}
 		sameFraming(t, o)
+		sameElements(t, o)
+	}
+}
+
+// sameElements checks that Elements reads every array member of o, and of
+// the objects nested in it, as encoding/json does, at the right offsets.
+func sameElements(t *testing.T, o *Object) {
+	t.Helper()
+	for i := range o.members {
+		e := &o.members[i]
+		m := o.member(e)
+		name := o.name(e)
+		seq, ok, err := o.Elements(name)
+		var elems []Member
+		if seq != nil {
+			for k, el := range seq {
+				if k != len(elems) {
+					t.Fatalf("Elements(%q): element %d indexed %d", name, len(elems), k)
+				}
+				elems = append(elems, el)
+			}
+			for range seq {
+				break // stopping early is allowed
+			}
+		}
+		var want []json.RawMessage
+		switch {
+		case m.IsNull():
+			if err != nil || ok {
+				t.Fatalf("Elements(%q) of null: %v, %v", name, ok, err)
+			}
+		case json.Unmarshal(m.Value, &want) != nil:
+			if !errors.Is(err, ErrNotArray) {
+				t.Fatalf("Elements(%q) of %q: %v, want ErrNotArray", name, m.Value, err)
+			}
+		default:
+			if err != nil || !ok || len(elems) != len(want) {
+				t.Fatalf("Elements(%q) of %q: %d elements, %v, %v; want %q", name, m.Value, len(elems), ok, err, want)
+			}
+			for k, el := range elems {
+				if !bytes.Equal(el.Value, want[k]) || !bytes.Equal(o.body[el.Start:el.End], el.Value) {
+					t.Fatalf("Elements(%q) of %q: element %d is %q at [%d,%d], want %q", name, m.Value, k, el.Value, el.Start, el.End, want[k])
+				}
+			}
+		}
+		if nested, err := frame(m.Value); err == nil {
+			sameElements(t, nested)
+		}
 	}
 }

@@ -87,6 +87,8 @@ func TestGetRefusesVariants(t *testing.T) {
 		require.ErrorIs(t, err, rawjson.ErrVariant, name)
 		_, _, err = o.Object(name)
 		require.ErrorIs(t, err, rawjson.ErrVariant, name)
+		_, _, err = o.Elements(name)
+		require.ErrorIs(t, err, rawjson.ErrVariant, name)
 		_, err = o.Fingerprint("id", name)
 		require.ErrorIs(t, err, rawjson.ErrVariant, name)
 		require.ErrorIs(t, o.AppendMembers(&bytes.Buffer{}, []string{name}), rawjson.ErrVariant, name)

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,8 @@ var (
 	// ErrVariant means a looked-up member is not spelled exactly as asked,
 	// but in a way a case-insensitive decoder takes for the name asked.
 	ErrVariant = errors.New("rawjson: member named in another spelling")
+	// ErrNotArray means a member read as an array (Elements) is not one.
+	ErrNotArray = errors.New("rawjson: not a JSON array")
 )
 
 // Member is one top-level member of a parsed object.
@@ -370,6 +373,37 @@ func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
 		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, err)
 	}
 	return obj, true, nil
+}
+
+// Elements returns the elements of the array member called name, in
+// order, as an iterator of their indexes and Members whose Start and End
+// are offsets in the same body as the array's (o's). Like Object, it frames
+// a value of a parsed body without validating it again; and it frames one
+// element at a time, so a caller that stops early (at a limit on their
+// number) does no work and allocates nothing for the rest. ok is false
+// when the member is absent or null; err wraps ErrNotArray when it is
+// present but not an array, and ErrVariant when it is spelled another way.
+func (o *Object) Elements(name string) (elems iter.Seq2[int, Member], ok bool, err error) {
+	m, present, err := o.Get(name)
+	if err != nil || !present || m.IsNull() {
+		return nil, false, err
+	}
+	raw := m.Value
+	if raw[0] != '[' {
+		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, ErrNotArray)
+	}
+	return func(yield func(int, Member) bool) {
+		k := 0
+		for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; k++ {
+			end := skipValue(raw, i)
+			if end < 0 || !yield(k, Member{Value: raw[i:end:end], Start: m.Start + i, End: m.Start + end}) {
+				return // end < 0: not valid JSON, which a parsed body is
+			}
+			if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
+	}, true, nil
 }
 
 // Fingerprint returns the lowercase hex SHA-256 of the named members, in the
