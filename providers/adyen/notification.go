@@ -96,7 +96,7 @@ func readNotification(body []byte) (*notification, error) {
 		if i == MaxItems {
 			return nil, errNotNotification
 		}
-		it, err := readItem(raw.Value, raw.Start)
+		it, err := readItem(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -112,9 +112,10 @@ func isLive(raw []byte) bool {
 	return string(raw) == `"true"` || string(raw) == `"false"`
 }
 
-// readItem parses one element of notificationItems, found at offset at.
-func readItem(raw []byte, at int) (item, error) {
-	elem, err := rawjson.Parse(raw)
+// readItem parses one element of notificationItems, whose Start is its
+// offset in the body.
+func readItem(raw rawjson.Member) (item, error) {
+	elem, err := raw.Object() // validated with the body
 	if err != nil {
 		return item{}, errNotNotification
 	}
@@ -128,7 +129,7 @@ func readItem(raw []byte, at int) (item, error) {
 	if err != nil || !ok {
 		return item{}, errNotNotification
 	}
-	it := item{raw: raw, at: at, obj: obj, objAt: at + m.Start}
+	it := item{raw: raw.Value, at: raw.Start, obj: obj, objAt: raw.Start + m.Start}
 	for _, s := range []struct {
 		name string
 		to   *string

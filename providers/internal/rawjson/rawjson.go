@@ -62,10 +62,24 @@ type Member struct {
 	Value json.RawMessage
 	// Start and End are Value's offsets in the parsed body.
 	Start, End int
+	// parsed is Value as Parse framed it, so that Object can tell a value
+	// of a parsed body (valid, its names checked) from a Member made or
+	// changed by hand, which it must validate.
+	parsed []byte
 }
 
 // IsNull reports whether the member's value is the JSON literal null.
 func (m Member) IsNull() bool { return string(m.Value) == "null" }
+
+// Object reads m's value as an object, as Object.Object reads a member:
+// without validating it again when m is as an Object or Elements returned
+// it, else as Parse does. A value that is not an object is ErrNotObject.
+func (m Member) Object() (*Object, error) {
+	if len(m.Value) > 0 && len(m.Value) == len(m.parsed) && &m.Value[0] == &m.parsed[0] {
+		return frame(m.Value)
+	}
+	return Parse(m.Value)
+}
 
 // Object is a parsed JSON object: its top-level members in body order.
 //
@@ -123,15 +137,7 @@ var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
 // allowed) and returns its top-level members, which refer to body. Nested values are validated,
 // and their member names checked, but not split further; use Object.Object
 // to read a nested object.
-func Parse(body []byte) (*Object, error) { return parse(body, true) }
-
-// parse is Parse; check is false for a nested value of a parsed body,
-// which is valid JSON whose member names are checked already: it is only
-// framed (see frame).
-func parse(body []byte, check bool) (*Object, error) {
-	if !check {
-		return frame(body)
-	}
+func Parse(body []byte) (*Object, error) {
 	o, err := tokenize(body)
 	if err != nil {
 		return nil, err
@@ -283,7 +289,8 @@ func (o *Object) is(e *entry, name string) bool {
 }
 
 func (o *Object) member(e *entry) Member {
-	return Member{Value: o.body[e.start:e.end:e.end], Start: e.start, End: e.end}
+	v := o.body[e.start:e.end:e.end]
+	return Member{Value: v, Start: e.start, End: e.end, parsed: v}
 }
 
 // AppendCompact appends m's value to buf without insignificant white
@@ -368,7 +375,7 @@ func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
 	if err != nil || !present || m.IsNull() {
 		return nil, false, err
 	}
-	obj, err = parse(m.Value, false)
+	obj, err = frame(m.Value) // a value of a parsed body: see frame
 	if err != nil {
 		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, err)
 	}
@@ -396,8 +403,12 @@ func (o *Object) Elements(name string) (elems iter.Seq2[int, Member], ok bool, e
 		k := 0
 		for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; k++ {
 			end := skipValue(raw, i)
-			if end < 0 || !yield(k, Member{Value: raw[i:end:end], Start: m.Start + i, End: m.Start + end}) {
-				return // end < 0: not valid JSON, which a parsed body is
+			if end < 0 {
+				return // not valid JSON, which a parsed body is
+			}
+			v := raw[i:end:end]
+			if !yield(k, Member{Value: v, Start: m.Start + i, End: m.Start + end, parsed: v}) {
+				return
 			}
 			if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
 				i = skipSpace(raw, i+1)
