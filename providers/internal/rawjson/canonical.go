@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
@@ -117,8 +118,39 @@ func appendValue(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 // member is one member of an object being made canonical: its name, and
 // where its "name":value pair is in the output.
 type member struct {
+	// key is the name's first eight bytes, big-endian, zero-padded: keys
+	// order as the names do but for names that share those bytes, and a
+	// plain name has no zero byte (isCanonicalString), so a shorter name
+	// sorts before a longer one it starts.
+	key        uint64
 	name       []byte
 	start, end int
+}
+
+// compareMembers orders members bytewise by name.
+func compareMembers(a, b member) int {
+	if a.key != b.key {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.name, b.name)
+}
+
+// nameKey is member.key for name.
+func nameKey(name []byte) uint64 {
+	if len(name) >= 8 {
+		return binary.BigEndian.Uint64(name)
+	}
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(name) {
+			k |= uint64(name[i])
+		}
+	}
+	return k
 }
 
 // appendObject writes each member's pair in body order, as it reads it,
@@ -143,7 +175,7 @@ func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 			// The commas take the same room whatever the order.
 			dst = append(dst, ',')
 		}
-		m := member{name: name, start: len(dst)}
+		m := member{key: nameKey(name), name: name, start: len(dst)}
 		dst = append(dst, '"')
 		dst = append(dst, name...)
 		dst = append(dst, '"', ':')
@@ -162,9 +194,8 @@ func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 	}
 	// Plain names sort as their decoded strings do: bytewise, as Marshal
 	// sorts map keys.
-	byName := func(a, b member) int { return bytes.Compare(a.name, b.name) }
-	if !slices.IsSortedFunc(members, byName) {
-		slices.SortFunc(members, byName)
+	if !slices.IsSortedFunc(members, compareMembers) {
+		slices.SortFunc(members, compareMembers)
 		// Copy the pairs past the end, then back in order: they take the
 		// room they took, so the copy is not written over.
 		pairs := len(dst) - first
