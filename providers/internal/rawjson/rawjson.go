@@ -196,7 +196,7 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 }
 
 // frame frames the members of body, an object that is a nested value of a
-// parsed body, as the tokenizer would (TestFrameAgreesWithTokenizer), but
+// parsed body, as the tokenizer would (FuzzFrame, TestFrameFixtures), but
 // without validating it again: a scan for the next quote, bracket or brace
 // costs a fraction of jsontext's checks of every byte. body is a Member's
 // Value: no white space around it. Not an object is ErrNotObject.
@@ -501,8 +501,7 @@ func HexSum(b []byte) string {
 
 // HexSumOf returns HexSum of what write writes to buf, an empty buffer
 // reused across calls: a fingerprint's encoding is about as long as the
-// body, and allocating it for every delivery cost more than hashing it.
-// write must not keep buf.
+// body, and was allocated anew for every delivery. write must not keep buf.
 func HexSumOf(write func(buf *bytes.Buffer) error) (string, error) {
 	buf := scratch.Get().(*bytes.Buffer)
 	buf.Reset()
