@@ -320,11 +320,26 @@ func (o *Object) Get(name string) (m Member, ok bool, err error) {
 	// Names are unique under folding, so only a miss can hide a variant.
 	for i := range o.members {
 		e := &o.members[i]
-		if compareNames(o.body[e.nameStart:e.nameEnd], true, name, false) == 0 {
+		raw := o.body[e.nameStart:e.nameEnd]
+		if differFirst(raw, name) {
+			continue // most names: no need to compare further
+		}
+		if compareNames(raw, true, name, false) == 0 {
 			return Member{}, false, fmt.Errorf("%w: %q", ErrVariant, name)
 		}
 	}
 	return Member{}, false, nil
+}
+
+// differFirst reports whether the raw name and the decoded name start with
+// plain ASCII bytes that differ under foldKey, which settles that the names
+// are not equal under it: compareNames would stop there.
+func differFirst(raw []byte, name string) bool {
+	if len(raw) == 0 || len(name) == 0 {
+		return false
+	}
+	a, b := raw[0], name[0]
+	return a < utf8.RuneSelf && a != '\\' && b < utf8.RuneSelf && upperASCII(a) != upperASCII(b)
 }
 
 // String returns the decoded value of the string member called name. ok is
