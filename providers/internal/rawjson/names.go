@@ -118,29 +118,45 @@ func hasVariants(names []name, ascii bool) bool {
 	if len(names) == 2 {
 		return names[0].key == names[1].key && compareASCII(names[0].raw, names[1].raw) == 0
 	}
+	if variant, settled := probeVariants(names); settled {
+		return variant
+	}
+	// Sort by key, then by compareASCII: variants sort together even among
+	// colliding keys.
+	slices.SortFunc(names, compareKeys)
+	for i := 1; i < len(names); i++ {
+		if compareKeys(names[i-1], names[i]) == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// probeVariants is hasVariants for plain ASCII names by way of a small
+// hash table of their keys. settled is false when there are too many names
+// for the table, or when they collide so much (as names chosen to collide
+// would: the keys are no secret) that sorting them costs less; a table
+// that does not give up would cost as many comparisons as pairs of names.
+func probeVariants(names []name) (variant, settled bool) {
 	var table [128]uint8 // index+1 of a name; 0 is a free slot
 	if len(names) > len(table)/2 {
-		// Too many to keep the table sparse: sort by key, then by
-		// compareASCII (variants sort together even among colliding keys).
-		slices.SortFunc(names, compareKeys)
-		for i := 1; i < len(names); i++ {
-			if compareKeys(names[i-1], names[i]) == 0 {
-				return true
-			}
-		}
-		return false
+		return false, false
 	}
+	probes := 0
 	for i := range names {
 		slot := names[i].key >> 57 // the table's size: 7 bits
 		for table[slot] != 0 {
 			if o := &names[table[slot]-1]; o.key == names[i].key && compareASCII(o.raw, names[i].raw) == 0 {
-				return true
+				return true, true
+			}
+			if probes++; probes > 2*len(names) {
+				return false, false
 			}
 			slot = (slot + 1) % uint64(len(table))
 		}
 		table[slot] = uint8(i + 1)
 	}
-	return false
+	return false, true
 }
 
 // compareKeys orders plain ASCII names by key, then by compareASCII: it

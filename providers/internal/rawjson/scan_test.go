@@ -148,3 +148,23 @@ func FuzzAppendCompact(f *testing.F) {
 		}
 	})
 }
+
+// TestProbeVariantsGivesUp: names whose keys collide, as names chosen by a
+// sender can (the hash is no secret), make the table give up for the sort
+// after a few probes per name, instead of comparing every pair.
+func TestProbeVariantsGivesUp(t *testing.T) {
+	colliding := make([]name, 40)
+	distinct := make([]name, 40)
+	for i := range colliding {
+		raw := []byte(fmt.Sprintf("member_%02d", i))
+		colliding[i] = name{raw: raw, key: 42}
+		key, ascii := foldHash(raw)
+		require.True(t, ascii)
+		distinct[i] = name{raw: raw, key: key}
+	}
+	_, settled := probeVariants(colliding)
+	require.False(t, settled, "colliding keys")
+	variant, settled := probeVariants(distinct)
+	require.True(t, settled, "the keys of distinct names")
+	require.False(t, variant)
+}
