@@ -51,16 +51,17 @@ func checkNames(body []byte) error {
 			}
 			names = names[:obj.first]
 		case '"':
-			end := stringEnd(body, i+1)
+			start, end := i+1, stringEnd(body, i+1)
+			i = end
 			// In valid JSON a string followed by a colon is a member name.
-			if isName(body, end+1) && len(open) > 0 {
-				n := name{raw: body[i+1 : end]}
+			if colon := nameColon(body, end+1); colon >= 0 && len(open) > 0 {
+				n := name{raw: body[start:end]}
 				var ascii bool
 				n.key, ascii = foldHash(n.raw)
 				open[len(open)-1].ascii = open[len(open)-1].ascii && ascii
 				names = append(names, n)
+				i = colon // the value starts after it: often at once
 			}
-			i = end
 		}
 	}
 	return nil
@@ -80,19 +81,19 @@ type openObject struct {
 	ascii bool // all its names so far are plain ASCII (foldHash's ok)
 }
 
-// isName reports whether the first byte at or after i that is not white
-// space is a colon.
-func isName(body []byte, i int) bool {
+// nameColon returns the offset of the colon when the first byte at or
+// after i that is not white space is one, else -1.
+func nameColon(body []byte, i int) int {
 	for ; i < len(body); i++ {
 		switch body[i] {
 		case ' ', '\t', '\n', '\r':
 		case ':':
-			return true
+			return i
 		default:
-			return false
+			return -1
 		}
 	}
-	return false
+	return -1
 }
 
 // hasVariants reports whether two of the names of one object are equal

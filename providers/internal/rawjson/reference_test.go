@@ -124,7 +124,7 @@ func checkNamesReference(body []byte) error {
 			}
 		case '"':
 			end := stringEndBytewise(body, i+1)
-			if isName(body, end+1) {
+			if nameColon(body, end+1) >= 0 {
 				open[len(open)-1] = append(open[len(open)-1], body[i+1:end])
 			}
 			i = end
