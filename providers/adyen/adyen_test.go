@@ -158,6 +158,7 @@ func TestVerifyBatch(t *testing.T) {
 	require.ErrorIs(t, newAdapter(t, otherKey).Verify(nil, batch), adyen.ErrNoValidSignature)
 	require.ErrorIs(t, a.Verify(nil, []byte(`{"live":"false","notificationItems":[]}`)), adyen.ErrNoItems)
 	for _, body := range []string{``, `[]`, `{"live":"false"}`, `{"notificationItems":[]}`, `{"live":"false","notificationItems":{}}`,
+		`{"live":"false","notificationItems":null}`,
 		`{"live":"false","notificationItems":[1]}`, `{"live":"false","notificationItems":[{"Other":{}}]}`,
 		`{"live":"false","notificationItems":[{"NotificationRequestItem":[]}]}`} {
 		require.ErrorIs(t, a.Verify(nil, []byte(body)), adyen.ErrUnreadableBody, body)

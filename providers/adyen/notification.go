@@ -1,7 +1,6 @@
 package adyen
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -88,25 +87,16 @@ func readNotification(body []byte) (*notification, error) {
 	if !isLive(live.Value) {
 		return nil, errLive
 	}
-	list, ok, err := o.Get("notificationItems")
+	list, ok, err := o.Elements("notificationItems")
 	if err != nil || !ok {
 		return nil, errNotNotification
 	}
 	n := &notification{live: live.Value}
-	dec := json.NewDecoder(bytes.NewReader(list.Value))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('[') {
-		return nil, errNotNotification
-	}
-	for dec.More() {
-		if len(n.items) == MaxItems {
+	for i, raw := range list {
+		if i == MaxItems {
 			return nil, errNotNotification
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, errNotNotification
-		}
-		at := list.Start + int(dec.InputOffset()) - len(raw)
-		it, err := readItem(body[at:at+len(raw):at+len(raw)], at)
+		it, err := readItem(raw)
 		if err != nil {
 			return nil, err
 		}
@@ -122,9 +112,10 @@ func isLive(raw []byte) bool {
 	return string(raw) == `"true"` || string(raw) == `"false"`
 }
 
-// readItem parses one element of notificationItems, found at offset at.
-func readItem(raw []byte, at int) (item, error) {
-	elem, err := rawjson.Parse(raw)
+// readItem parses one element of notificationItems, whose Start is its
+// offset in the body.
+func readItem(raw rawjson.Member) (item, error) {
+	elem, err := raw.Object() // validated with the body
 	if err != nil {
 		return item{}, errNotNotification
 	}
@@ -138,7 +129,7 @@ func readItem(raw []byte, at int) (item, error) {
 	if err != nil || !ok {
 		return item{}, errNotNotification
 	}
-	it := item{raw: raw, at: at, obj: obj, objAt: at + m.Start}
+	it := item{raw: raw.Value, at: raw.Start, obj: obj, objAt: raw.Start + m.Start}
 	for _, s := range []struct {
 		name string
 		to   *string

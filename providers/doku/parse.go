@@ -112,20 +112,21 @@ func part(o *rawjson.Object, name string, colon bool) (string, error) {
 // with each object's fingerprinted fields in canonical form; absent objects
 // and fields are left out, so absent and null differ.
 func fingerprint(objects map[string]*rawjson.Object) (string, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	for i, f := range fingerprintFields {
-		if i > 0 {
-			buf.WriteByte(',')
-		}
-		buf.WriteString(`"` + f.object + `":{`)
-		if obj := objects[f.object]; obj != nil {
-			if err := obj.AppendMembers(&buf, f.fields); err != nil {
-				return "", err
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.WriteByte('{')
+		for i, f := range fingerprintFields {
+			if i > 0 {
+				buf.WriteByte(',')
 			}
+			buf.WriteString(`"` + f.object + `":{`)
+			if obj := objects[f.object]; obj != nil {
+				if err := obj.AppendMembers(buf, f.fields); err != nil {
+					return err
+				}
+			}
+			buf.WriteByte('}')
 		}
 		buf.WriteByte('}')
-	}
-	buf.WriteByte('}')
-	return rawjson.HexSum(buf.Bytes()), nil
+		return nil
+	})
 }

@@ -101,7 +101,7 @@ func tokenField(o *rawjson.Object, name string) (string, error) {
 func fingerprint(o *rawjson.Object) (string, error) {
 	// Look the members up first so that the buffer is sized once: growing
 	// it member by member (data is most of the body) cost more than the
-	// hashing.
+	// hashing. The buffer is reused across deliveries (HexSumOf).
 	var values [len(fingerprintFields)]rawjson.Member
 	size := 2
 	for i, name := range fingerprintFields {
@@ -114,22 +114,23 @@ func fingerprint(o *rawjson.Object) (string, error) {
 			size += len(name) + len(m.Value) + 4
 		}
 	}
-	var buf bytes.Buffer
-	buf.Grow(size)
-	buf.WriteByte('{')
-	for i, name := range fingerprintFields {
-		m := values[i]
-		if m.Value == nil {
-			continue
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.Grow(size)
+		buf.WriteByte('{')
+		for i, name := range fingerprintFields {
+			m := values[i]
+			if m.Value == nil {
+				continue
+			}
+			if buf.Len() > 1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('"')
+			buf.WriteString(name)
+			buf.WriteString(`":`)
+			m.AppendCompact(buf) // as json.Compact (see TestAppendCompact)
 		}
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		buf.WriteByte('"')
-		buf.WriteString(name)
-		buf.WriteString(`":`)
-		m.AppendCompact(&buf) // as json.Compact (see TestAppendCompact)
-	}
-	buf.WriteByte('}')
-	return rawjson.HexSum(buf.Bytes()), nil
+		buf.WriteByte('}')
+		return nil
+	})
 }

@@ -299,3 +299,20 @@ func TestFingerprintUnchangedByRawjson(t *testing.T) {
 		require.Equal(t, legacyFingerprint(t, body), ev.Fingerprint, "%s", body)
 	}
 }
+
+// TestParseAllocations pins what a parse costs: the Object and its members,
+// and the event's three strings. The fingerprint's encoding, as large as the
+// body, is written in a reused buffer.
+func TestParseAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	a := newAdapter(t, vecNow)
+	body := readFixture(t, "charge_refunded.json")
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := a.Parse(body); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.LessOrEqual(t, allocs, 5.0)
+}

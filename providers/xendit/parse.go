@@ -138,27 +138,28 @@ var (
 // otherwise the envelopeFields of o with the envelopeDataFields of data
 // under "data". Absent fields are left out, so absent and null differ.
 func fingerprint(o, data *rawjson.Object) (string, error) {
-	var buf bytes.Buffer
-	buf.WriteByte('{')
-	if data == nil {
-		if err := o.AppendMembers(&buf, flatFields); err != nil {
-			return "", err
-		}
-	} else {
-		if err := o.AppendMembers(&buf, envelopeFields); err != nil {
-			return "", err
-		}
-		if buf.Len() > 1 {
-			buf.WriteByte(',')
-		}
-		buf.WriteString(`"data":{`)
-		if err := data.AppendMembers(&buf, envelopeDataFields); err != nil {
-			return "", err
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.WriteByte('{')
+		if data == nil {
+			if err := o.AppendMembers(buf, flatFields); err != nil {
+				return err
+			}
+		} else {
+			if err := o.AppendMembers(buf, envelopeFields); err != nil {
+				return err
+			}
+			if buf.Len() > 1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(`"data":{`)
+			if err := data.AppendMembers(buf, envelopeDataFields); err != nil {
+				return err
+			}
+			buf.WriteByte('}')
 		}
 		buf.WriteByte('}')
-	}
-	buf.WriteByte('}')
-	return rawjson.HexSum(buf.Bytes()), nil
+		return nil
+	})
 }
 
 func envelopeKey(event string, data *rawjson.Object) (string, error) {

@@ -103,3 +103,32 @@ func TestMemberValueIsItsOwn(t *testing.T) {
 	_ = append(m.Value, 'x')
 	require.Equal(t, `{"a":1,"b":2}`, string(body))
 }
+
+// TestFingerprintAllocations: a fingerprint is encoded in a reused buffer
+// (HexSumOf), so it costs one allocation, its result, whatever the size of
+// the members. It took two, the second as large as the body.
+func TestFingerprintAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts differ under the race detector")
+	}
+	body := readFixture(t, "paypal/payment_capture_completed.json")
+	o, err := rawjson.Parse(body)
+	require.NoError(t, err)
+	names := []string{"id", "event_version", "create_time", "resource_type", "resource_version", "event_type", "summary", "resource"}
+	allocs := testing.AllocsPerRun(100, func() {
+		if _, err := o.Fingerprint(names...); err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Equal(t, 1.0, allocs)
+	allocs = testing.AllocsPerRun(100, func() {
+		_, err := rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+			buf.Write(body)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	require.Equal(t, 1.0, allocs)
+}

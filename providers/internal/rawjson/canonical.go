@@ -2,6 +2,7 @@ package rawjson
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"slices"
 	"unicode/utf8"
@@ -23,10 +24,7 @@ import (
 // straight from raw without decoding it.
 func Canonical(buf *bytes.Buffer, raw json.RawMessage) error {
 	if jsontext.Value(raw).IsValid() {
-		if out, ok := appendCanonical(buf.AvailableBuffer(), raw); ok {
-			buf.Write(out)
-			return nil
-		}
+		return canonical(buf, raw)
 	}
 	return canonicalSlow(buf, raw)
 }
@@ -34,6 +32,10 @@ func Canonical(buf *bytes.Buffer, raw json.RawMessage) error {
 // canonical is Canonical for a value taken from a parsed body, which is
 // known to be valid JSON with unique names.
 func canonical(buf *bytes.Buffer, raw []byte) error {
+	// Room for the encoding and for the copy appendObject makes of an
+	// object's members while it orders them: appendCanonical then writes
+	// in place, and a reused buffer does not have to grow again.
+	buf.Grow(2 * len(raw))
 	if out, ok := appendCanonical(buf.AvailableBuffer(), raw); ok {
 		buf.Write(out)
 		return nil
@@ -113,12 +115,53 @@ func appendValue(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 	}
 }
 
-// member is one member of an object being made canonical.
-type member struct{ name, value []byte }
+// member is one member of an object being made canonical: its name, and
+// where its "name":value pair is in the output.
+type member struct {
+	// key is the name's first eight bytes, big-endian, zero-padded: keys
+	// order as the names do but for names that share those bytes, and a
+	// plain name has no zero byte (isCanonicalString), so a shorter name
+	// sorts before a longer one it starts.
+	key        uint64
+	name       []byte
+	start, end int
+}
 
+// compareMembers orders members bytewise by name.
+func compareMembers(a, b member) int {
+	if a.key != b.key {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
+	}
+	return bytes.Compare(a.name, b.name)
+}
+
+// nameKey is member.key for name.
+func nameKey(name []byte) uint64 {
+	if len(name) >= 8 {
+		return binary.BigEndian.Uint64(name)
+	}
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(name) {
+			k |= uint64(name[i])
+		}
+	}
+	return k
+}
+
+// appendObject writes each member's pair in body order, as it reads it,
+// then puts the pairs in order of name: moving bytes already written costs
+// far less than finding each value's end first, which read every nested
+// value once more per level of nesting.
 func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 	var buf [32]member // provider objects fit: no allocation
 	members := buf[:0]
+	dst = append(dst, '{')
+	first := len(dst) // where the pairs start
 	i = skipSpace(raw, i+1)
 	for i < len(raw) && raw[i] == '"' {
 		nameEnd := stringEnd(raw, i+1)
@@ -128,11 +171,19 @@ func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 		}
 		i = skipSpace(raw, nameEnd+1) + 1 // past the colon
 		i = skipSpace(raw, i)
-		start := i
-		if i = skipValue(raw, i); i < 0 {
-			return 0, dst, false
+		if len(members) > 0 {
+			// The commas take the same room whatever the order.
+			dst = append(dst, ',')
 		}
-		members = append(members, member{name, raw[start:i]})
+		m := member{key: nameKey(name), name: name, start: len(dst)}
+		dst = append(dst, '"')
+		dst = append(dst, name...)
+		dst = append(dst, '"', ':')
+		if i, dst, ok = appendValue(dst, raw, i); !ok {
+			return i, dst, false
+		}
+		m.end = len(dst)
+		members = append(members, m)
 		i = skipSpace(raw, i)
 		if i < len(raw) && raw[i] == ',' {
 			i = skipSpace(raw, i+1)
@@ -143,21 +194,24 @@ func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 	}
 	// Plain names sort as their decoded strings do: bytewise, as Marshal
 	// sorts map keys.
-	slices.SortFunc(members, func(a, b member) int { return bytes.Compare(a.name, b.name) })
-	dst = append(dst, '{')
-	for k, m := range members {
-		if k > 0 {
-			if bytes.Equal(members[k-1].name, m.name) {
-				return i, dst, false // a map would keep only the last
+	if !slices.IsSortedFunc(members, compareMembers) {
+		slices.SortFunc(members, compareMembers)
+		// Copy the pairs past the end, then back in order: they take the
+		// room they took, so the copy is not written over.
+		pairs := len(dst) - first
+		dst = append(dst, dst[first:]...)
+		written := dst[len(dst)-pairs:]
+		dst = dst[:first]
+		for k, m := range members {
+			if k > 0 {
+				dst = append(dst, ',')
 			}
-			dst = append(dst, ',')
+			dst = append(dst, written[m.start-first:m.end-first]...)
 		}
-		dst = append(dst, '"')
-		dst = append(dst, m.name...)
-		dst = append(dst, '"', ':')
-		var ok bool
-		if _, dst, ok = appendValue(dst, m.value, 0); !ok {
-			return i, dst, false
+	}
+	for k := 1; k < len(members); k++ {
+		if bytes.Equal(members[k-1].name, members[k].name) {
+			return i, dst, false // a map would keep only the last
 		}
 	}
 	return i + 1, append(dst, '}'), true
@@ -207,32 +261,35 @@ func isCanonicalString[T text](raw T) bool {
 // skipValue returns the offset after the valid JSON value at raw[i:], or
 // -1 if raw ends first.
 func skipValue(raw []byte, i int) int {
-	depth := 0
-	for ; i < len(raw); i++ {
-		switch c := raw[i]; c {
-		case '"':
-			i = stringEnd(raw, i+1)
-			if depth == 0 {
-				return i + 1
-			}
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-			if depth == 0 {
-				return i + 1
-			}
-		default:
-			if depth == 0 {
-				end := i
-				for end < len(raw) && !isDelim(raw[end]) {
-					end++
+	if i >= len(raw) {
+		return -1
+	}
+	switch raw[i] {
+	case '"':
+		if end := stringEnd(raw, i+1); end < len(raw) {
+			return end + 1
+		}
+		return -1
+	case '{', '[':
+		depth := 0
+		for i = nextStructural(raw, i); i < len(raw); i = nextStructural(raw, i+1) {
+			switch raw[i] {
+			case '"':
+				i = stringEnd(raw, i+1)
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					return i + 1
 				}
-				return end
 			}
 		}
+		return -1
+	default: // a number or a literal
+		for ; i < len(raw) && !isDelim(raw[i]); i++ {
+		}
+		return i
 	}
-	return -1
 }
 
 func skipSpace(raw []byte, i int) int {

@@ -85,7 +85,9 @@ func FuzzCanonical(f *testing.F) {
 	for _, s := range []string{`1`, ` 1 `, `1 x`, `-0.50e+3`, `"a"`, `"\u0078<>&\/\t"`, "\"\u2028\u2029\x7f\"", "\"a\xff\"",
 		`"\ud800"`, `{"b":1,"a":[true,false,null,{"d":"e","c":{}}],"":[]}`, `{"a":1,"a":2}`, `{"\u0061":1,"b":2}`,
 		`{"<":1,"é":2,"e":3}`, "{ \"a\" :\n[ 1 , 2 ] , \"b\":{ } }", `[]`, `[ ]`, `{}`, `{`, `[1,]`, `nul`, ``,
-		`{"data":{"object":{"id":"ch_1","amount":1000,"metadata":{"order_id":"WH-1"}}}}`} {
+		`{"data":{"object":{"id":"ch_1","amount":1000,"metadata":{"order_id":"WH-1"}}}}`,
+		// Names that share their first eight bytes, or start one another.
+		`{"transaction_b":1,"transaction_a":2,"transaction":3,"trans":4,"transaction_ab":5,"transactio":6,"":7}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {

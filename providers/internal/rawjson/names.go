@@ -1,7 +1,6 @@
 package rawjson
 
 import (
-	"bytes"
 	"slices"
 	"unicode"
 	"unicode/utf16"
@@ -33,106 +32,145 @@ import (
 // It needs no allocation for bodies whose objects nest and hold few enough
 // members to fit the stack buffers below, whatever the names.
 func checkNames(body []byte) error {
-	var namesBuf [64][]byte
-	var openBuf [16]int
-	names := namesBuf[:0] // raw (still escaped) names of the open objects
-	open := openBuf[:0]   // where each open object's names start in names
-	for i := 0; i < len(body); i++ {
+	var namesBuf [64]name
+	var openBuf [16]openObject
+	names := namesBuf[:0] // the names of the open objects
+	open := openBuf[:0]
+	for i := nextStructural(body, 0); i < len(body); i = nextStructural(body, i+1) {
 		switch body[i] {
 		case '{':
-			open = append(open, len(names))
+			open = append(open, openObject{first: len(names), ascii: true})
 		case '}':
 			if len(open) == 0 {
 				return ErrNotObject // not valid JSON after all
 			}
-			start := open[len(open)-1]
+			obj := open[len(open)-1]
 			open = open[:len(open)-1]
-			if hasVariants(names[start:]) {
+			if hasVariants(names[obj.first:], obj.ascii) {
 				return ErrDuplicate
 			}
-			names = names[:start]
+			names = names[:obj.first]
 		case '"':
-			end := stringEnd(body, i+1)
-			// In valid JSON a string followed by a colon is a member name.
-			if isName(body, end+1) {
-				names = append(names, body[i+1:end])
-			}
+			start, end := i+1, stringEnd(body, i+1)
 			i = end
+			// In valid JSON a string followed by a colon is a member name.
+			if colon := nameColon(body, end+1); colon >= 0 && len(open) > 0 {
+				n := name{raw: body[start:end]}
+				var ascii bool
+				n.key, ascii = foldHash(n.raw)
+				open[len(open)-1].ascii = open[len(open)-1].ascii && ascii
+				names = append(names, n)
+				i = colon // the value starts after it: often at once
+			}
 		}
 	}
 	return nil
 }
 
-// stringEnd returns the offset of the quote that closes the string whose
-// content starts at i.
-func stringEnd(body []byte, i int) int {
-	for i < len(body) {
-		// Jump to the next quote; it ends the string unless an escape
-		// comes first (IndexByte is much faster than a loop over bytes).
-		q := bytes.IndexByte(body[i:], '"')
-		if q < 0 {
-			return len(body)
-		}
-		e := bytes.IndexByte(body[i:i+q], '\\')
-		if e < 0 {
-			return i + q
-		}
-		i += e + 2 // past the backslash and the byte it escapes
-	}
-	return len(body)
+// name is a member name of an object that checkNames has not closed yet.
+type name struct {
+	raw []byte // the raw (still escaped) text between the quotes
+	// key is foldHash of raw: equal for two plain ASCII names that are
+	// equal under foldKey.
+	key uint64
 }
 
-// isName reports whether the first byte at or after i that is not white
-// space is a colon.
-func isName(body []byte, i int) bool {
+// openObject is an object that checkNames has not closed yet.
+type openObject struct {
+	first int  // where its names start in checkNames's list
+	ascii bool // all its names so far are plain ASCII (foldHash's ok)
+}
+
+// nameColon returns the offset of the colon when the first byte at or
+// after i that is not white space is one, else -1.
+func nameColon(body []byte, i int) int {
 	for ; i < len(body); i++ {
 		switch body[i] {
 		case ' ', '\t', '\n', '\r':
 		case ':':
-			return true
+			return i
 		default:
-			return false
+			return -1
 		}
 	}
-	return false
+	return -1
 }
 
-// hasVariants reports whether two of the raw names are equal under
-// foldKey. It may reorder names.
-func hasVariants(names [][]byte) bool {
+// hasVariants reports whether two of the names of one object are equal
+// under foldKey. ascii says that all of them are plain ASCII, with their
+// keys set. It may reorder names.
+func hasVariants(names []name, ascii bool) bool {
 	if len(names) < 2 {
 		return false
 	}
-	cmp := compareRaw
-	if allPlainASCII(names) {
-		// Nearly every object a provider sends: no escape, no byte outside
-		// ASCII, where foldKey is ASCII upper-casing and so keeps lengths.
-		// Ordering by length first settles most comparisons without
-		// reading the names, and the rest compare bytes, not runes.
-		cmp = compareASCII
+	if !ascii {
+		slices.SortFunc(names, func(a, b name) int { return compareRaw(a.raw, b.raw) })
+		for i := 1; i < len(names); i++ {
+			if compareRaw(names[i-1].raw, names[i].raw) == 0 {
+				return true
+			}
+		}
+		return false
 	}
+	// Nearly every object a provider sends: no escape, no byte outside
+	// ASCII. Names equal under foldKey have equal keys, so only names
+	// with equal keys (nearly always variants, else a rare collision) need
+	// comparing byte by byte, and a small hash table finds them.
 	if len(names) == 2 {
-		return cmp(names[0], names[1]) == 0
+		return names[0].key == names[1].key && compareASCII(names[0].raw, names[1].raw) == 0
 	}
-	slices.SortFunc(names, cmp)
+	if variant, settled := probeVariants(names); settled {
+		return variant
+	}
+	// Sort by key, then by compareASCII: variants sort together even among
+	// colliding keys.
+	slices.SortFunc(names, compareKeys)
 	for i := 1; i < len(names); i++ {
-		if cmp(names[i-1], names[i]) == 0 {
+		if compareKeys(names[i-1], names[i]) == 0 {
 			return true
 		}
 	}
 	return false
 }
 
-// allPlainASCII reports whether every raw name is ASCII without escapes.
-func allPlainASCII(names [][]byte) bool {
-	for _, n := range names {
-		for _, c := range n {
-			if c >= utf8.RuneSelf || c == '\\' {
-				return false
-			}
-		}
+// probeVariants is hasVariants for plain ASCII names by way of a small
+// hash table of their keys. settled is false when there are too many names
+// for the table, or when they collide so much (as names chosen to collide
+// would: the keys are no secret) that sorting them costs less; a table
+// that does not give up would cost as many comparisons as pairs of names.
+func probeVariants(names []name) (variant, settled bool) {
+	var table [128]uint8 // index+1 of a name; 0 is a free slot
+	if len(names) > len(table)/2 {
+		return false, false
 	}
-	return true
+	probes := 0
+	for i := range names {
+		slot := names[i].key >> 57 // the table's size: 7 bits
+		for table[slot] != 0 {
+			if o := &names[table[slot]-1]; o.key == names[i].key && compareASCII(o.raw, names[i].raw) == 0 {
+				return true, true
+			}
+			if probes++; probes > 2*len(names) {
+				return false, false
+			}
+			slot = (slot + 1) % uint64(len(table))
+		}
+		table[slot] = uint8(i + 1)
+	}
+	return false, true
+}
+
+// compareKeys orders plain ASCII names by key, then by compareASCII: it
+// returns 0 exactly when compareASCII does, since equal names have equal
+// keys.
+func compareKeys(a, b name) int {
+	if a.key != b.key {
+		if a.key < b.key {
+			return -1
+		}
+		return 1
+	}
+	return compareASCII(a.raw, b.raw)
 }
 
 // compareASCII orders plain ASCII names by length, then by their bytes

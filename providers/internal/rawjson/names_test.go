@@ -87,6 +87,8 @@ func TestGetRefusesVariants(t *testing.T) {
 		require.ErrorIs(t, err, rawjson.ErrVariant, name)
 		_, _, err = o.Object(name)
 		require.ErrorIs(t, err, rawjson.ErrVariant, name)
+		_, _, err = o.Elements(name)
+		require.ErrorIs(t, err, rawjson.ErrVariant, name)
 		_, err = o.Fingerprint("id", name)
 		require.ErrorIs(t, err, rawjson.ErrVariant, name)
 		require.ErrorIs(t, o.AppendMembers(&bytes.Buffer{}, []string{name}), rawjson.ErrVariant, name)
@@ -104,6 +106,24 @@ func TestGetRefusesVariants(t *testing.T) {
 	require.True(t, ok)
 	require.Equal(t, "a", s)
 	for _, name := range []string{"refund_key", "status", "i", "ids"} {
+		_, ok, err := o.Get(name)
+		require.NoError(t, err, name)
+		require.False(t, ok, name)
+	}
+}
+
+// TestGetVariantsFirstByte: a variant that differs from the name looked up
+// in its first character, in case, in a folding rune or in an escape, is
+// found as any other.
+func TestGetVariantsFirstByte(t *testing.T) {
+	o, err := rawjson.Parse([]byte(`{"Status":1,"ſcope":2,"\u004bind":3,"` + "\u212a" + `ey":4,"\u0061mount":5,"ıd":6,"other":7}`))
+	require.NoError(t, err)
+	for _, name := range []string{"status", "STATUS", "scope", "kind", "KIND", "key", "Amount", "id", "ID", "Other"} {
+		_, ok, err := o.Get(name)
+		require.ErrorIs(t, err, rawjson.ErrVariant, name)
+		require.False(t, ok, name)
+	}
+	for _, name := range []string{"xtatus", "tatus", "s", "mount", "other_"} {
 		_, ok, err := o.Get(name)
 		require.NoError(t, err, name)
 		require.False(t, ok, name)

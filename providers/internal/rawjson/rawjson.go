@@ -27,6 +27,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"slices"
 	"strings"
 	"sync"
@@ -47,6 +48,8 @@ var (
 	// ErrVariant means a looked-up member is not spelled exactly as asked,
 	// but in a way a case-insensitive decoder takes for the name asked.
 	ErrVariant = errors.New("rawjson: member named in another spelling")
+	// ErrNotArray means a member read as an array (Elements) is not one.
+	ErrNotArray = errors.New("rawjson: not a JSON array")
 )
 
 // Member is one top-level member of a parsed object.
@@ -59,10 +62,24 @@ type Member struct {
 	Value json.RawMessage
 	// Start and End are Value's offsets in the parsed body.
 	Start, End int
+	// parsed is Value as Parse framed it, so that Object can tell a value
+	// of a parsed body (valid, its names checked) from a Member made or
+	// changed by hand, which it must validate.
+	parsed []byte
 }
 
 // IsNull reports whether the member's value is the JSON literal null.
 func (m Member) IsNull() bool { return string(m.Value) == "null" }
+
+// Object reads m's value as an object, as Object.Object reads a member:
+// without validating it again when m is as an Object or Elements returned
+// it, else as Parse does. A value that is not an object is ErrNotObject.
+func (m Member) Object() (*Object, error) {
+	if len(m.Value) > 0 && len(m.Value) == len(m.parsed) && &m.Value[0] == &m.parsed[0] {
+		return frame(m.Value)
+	}
+	return Parse(m.Value)
+}
 
 // Object is a parsed JSON object: its top-level members in body order.
 //
@@ -73,21 +90,24 @@ func (m Member) IsNull() bool { return string(m.Value) == "null" }
 type Object struct {
 	body    []byte
 	members []entry
+	// decoded holds the names that are not plain, decoded (see entry).
+	decoded []string
 	// open is the offset just past the object's opening brace.
 	open int
 }
 
-// entry is one member: where its name and value are in the body.
+// entry is one member: where its name and value are in the body. It holds
+// no pointer, so that the members of an Object cost the garbage collector
+// nothing to scan.
 type entry struct {
 	// nameStart and nameEnd frame the name's raw text between its quotes.
 	nameStart, nameEnd int
 	start, end         int // the value's offsets
-	// decoded is the name unescaped, with invalid UTF-8 as U+FFFD, as
-	// encoding/json reads it; set only when that differs from the raw
-	// text (escapes or invalid UTF-8: rare), so that the common name
-	// costs no allocation.
-	decoded string
-	plain   bool // the raw text is the name as it is
+	// decoded is 0 when the raw text is the name as it is (plain), else 1
+	// plus the index in Object.decoded of the name unescaped, with invalid
+	// UTF-8 as U+FFFD, as encoding/json reads it: escapes and invalid UTF-8
+	// are rare, so the common name costs no allocation.
+	decoded int
 }
 
 // decoderOptions configure the tokenizer as lenient as encoding/json in
@@ -117,26 +137,27 @@ var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
 // allowed) and returns its top-level members, which refer to body. Nested values are validated,
 // and their member names checked, but not split further; use Object.Object
 // to read a nested object.
-func Parse(body []byte) (*Object, error) { return parse(body, true) }
+func Parse(body []byte) (*Object, error) {
+	o, err := tokenize(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNames(body); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
 
-// parse is Parse; check says whether to check the member names of every
-// object in body, which a nested object's parent has already done.
-func parse(body []byte, check bool) (*Object, error) {
+// tokenize frames body's members with a pooled tokenizer, which validates
+// body.
+func tokenize(body []byte) (*Object, error) {
 	t := tokenizers.Get().(*tokenizer)
 	o, err := t.object(body)
 	// Drop the body before pooling: a pooled decoder must not pin it.
 	t.src = bytes.Buffer{}
 	t.dec.Reset(&t.src, decoderOptions...)
 	tokenizers.Put(t)
-	if err != nil {
-		return nil, err
-	}
-	if check {
-		if err := checkNames(body); err != nil {
-			return nil, err
-		}
-	}
-	return o, nil
+	return o, err
 }
 
 // object tokenizes body in one pass: the opening brace, each member's name
@@ -147,7 +168,7 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, ErrNotObject
 	}
-	o := &Object{body: body, open: int(t.dec.InputOffset())}
+	open := int(t.dec.InputOffset())
 	var buf [32]entry // most objects fit: one allocation for the members
 	members := buf[:0]
 	for t.dec.PeekKind() == '"' {
@@ -163,10 +184,6 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 		}
 		e.end = int(t.dec.InputOffset())
 		e.start = e.end - len(value)
-		e.plain = isPlain(body[e.nameStart:e.nameEnd])
-		if !e.plain {
-			e.decoded = unquote(body[e.nameStart:e.nameEnd])
-		}
 		members = append(members, e)
 	}
 	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '}' {
@@ -175,8 +192,54 @@ func (t *tokenizer) object(body []byte) (*Object, error) {
 	if _, err := t.dec.ReadToken(); err != io.EOF {
 		return nil, ErrNotObject
 	}
-	o.members = slices.Clone(members)
-	return o, nil
+	return newObject(body, open, members), nil
+}
+
+// frame frames the members of body, an object that is a nested value of a
+// parsed body, as the tokenizer would (FuzzFrame, TestFrameFixtures), but
+// without validating it again: a scan for the next quote, bracket or brace
+// costs a fraction of jsontext's checks of every byte. body is a Member's
+// Value: no white space around it. Not an object is ErrNotObject.
+func frame(body []byte) (*Object, error) {
+	if len(body) == 0 || body[0] != '{' {
+		return nil, ErrNotObject
+	}
+	var buf [32]entry
+	members := buf[:0]
+	i := skipSpace(body, 1)
+	for i < len(body) && body[i] == '"' {
+		e := entry{nameStart: i + 1, nameEnd: stringEnd(body, i+1)}
+		i = skipSpace(body, e.nameEnd+1)
+		if i >= len(body) || body[i] != ':' {
+			return nil, ErrNotObject
+		}
+		e.start = skipSpace(body, i+1)
+		if e.end = skipValue(body, e.start); e.end < 0 {
+			return nil, ErrNotObject
+		}
+		members = append(members, e)
+		if i = skipSpace(body, e.end); i < len(body) && body[i] == ',' {
+			i = skipSpace(body, i+1)
+		}
+	}
+	if i != len(body)-1 || body[i] != '}' {
+		return nil, ErrNotObject
+	}
+	return newObject(body, 1, members), nil
+}
+
+// newObject returns the Object of body with the framed members, which it
+// copies, and decodes the names that are not plain.
+func newObject(body []byte, open int, members []entry) *Object {
+	o := &Object{body: body, open: open, members: slices.Clone(members)}
+	for i := range o.members {
+		e := &o.members[i]
+		if raw := body[e.nameStart:e.nameEnd]; !isPlain(raw) {
+			o.decoded = append(o.decoded, unquote(raw))
+			e.decoded = len(o.decoded)
+		}
+	}
+	return o
 }
 
 // isPlain reports whether the raw text of a valid JSON string is its value
@@ -211,22 +274,23 @@ func unquote(raw []byte) string {
 
 // name returns e's name as a decoder reads it.
 func (o *Object) name(e *entry) string {
-	if e.plain {
+	if e.decoded == 0 {
 		return string(o.body[e.nameStart:e.nameEnd])
 	}
-	return e.decoded
+	return o.decoded[e.decoded-1]
 }
 
 // is reports whether e's name is exactly name.
 func (o *Object) is(e *entry, name string) bool {
-	if e.plain {
+	if e.decoded == 0 {
 		return string(o.body[e.nameStart:e.nameEnd]) == name
 	}
-	return e.decoded == name
+	return o.decoded[e.decoded-1] == name
 }
 
 func (o *Object) member(e *entry) Member {
-	return Member{Value: o.body[e.start:e.end:e.end], Start: e.start, End: e.end}
+	v := o.body[e.start:e.end:e.end]
+	return Member{Value: v, Start: e.start, End: e.end, parsed: v}
 }
 
 // AppendCompact appends m's value to buf without insignificant white
@@ -234,26 +298,8 @@ func (o *Object) member(e *entry) Member {
 // byte-by-byte state machine, since Parse has validated the value already.
 // m must come from a parsed Object.
 func (m Member) AppendCompact(buf *bytes.Buffer) {
-	raw := m.Value
-	buf.Grow(len(raw))
-	for i := 0; i < len(raw); {
-		// Copy up to the next string or white space in one go.
-		j := i
-		for j < len(raw) && raw[j] != '"' && !isSpace(raw[j]) {
-			j++
-		}
-		buf.Write(raw[i:j])
-		switch {
-		case j == len(raw):
-			return
-		case raw[j] == '"':
-			end := stringEnd(raw, j+1) + 1
-			buf.Write(raw[j:end])
-			i = end
-		default:
-			i = skipSpace(raw, j)
-		}
-	}
+	buf.Grow(len(m.Value))
+	buf.Write(appendCompact(buf.AvailableBuffer(), m.Value))
 }
 
 // Len is the number of members.
@@ -274,11 +320,26 @@ func (o *Object) Get(name string) (m Member, ok bool, err error) {
 	// Names are unique under folding, so only a miss can hide a variant.
 	for i := range o.members {
 		e := &o.members[i]
-		if compareNames(o.body[e.nameStart:e.nameEnd], true, name, false) == 0 {
+		raw := o.body[e.nameStart:e.nameEnd]
+		if differFirst(raw, name) {
+			continue // most names: no need to compare further
+		}
+		if compareNames(raw, true, name, false) == 0 {
 			return Member{}, false, fmt.Errorf("%w: %q", ErrVariant, name)
 		}
 	}
 	return Member{}, false, nil
+}
+
+// differFirst reports whether the raw name and the decoded name start with
+// plain ASCII bytes that differ under foldKey, which settles that the names
+// are not equal under it: compareNames would stop there.
+func differFirst(raw []byte, name string) bool {
+	if len(raw) == 0 || len(name) == 0 {
+		return false
+	}
+	a, b := raw[0], name[0]
+	return a < utf8.RuneSelf && a != '\\' && b < utf8.RuneSelf && upperASCII(a) != upperASCII(b)
 }
 
 // String returns the decoded value of the string member called name. ok is
@@ -329,11 +390,46 @@ func (o *Object) Object(name string) (obj *Object, ok bool, err error) {
 	if err != nil || !present || m.IsNull() {
 		return nil, false, err
 	}
-	obj, err = parse(m.Value, false)
+	obj, err = frame(m.Value) // a value of a parsed body: see frame
 	if err != nil {
 		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, err)
 	}
 	return obj, true, nil
+}
+
+// Elements returns the elements of the array member called name, in
+// order, as an iterator of their indexes and Members whose Start and End
+// are offsets in the same body as the array's (o's). Like Object, it frames
+// a value of a parsed body without validating it again; and it frames one
+// element at a time, so a caller that stops early (at a limit on their
+// number) does no work and allocates nothing for the rest. ok is false
+// when the member is absent or null; err wraps ErrNotArray when it is
+// present but not an array, and ErrVariant when it is spelled another way.
+func (o *Object) Elements(name string) (elems iter.Seq2[int, Member], ok bool, err error) {
+	m, present, err := o.Get(name)
+	if err != nil || !present || m.IsNull() {
+		return nil, false, err
+	}
+	raw := m.Value
+	if raw[0] != '[' {
+		return nil, false, fmt.Errorf("rawjson: member %q: %w", name, ErrNotArray)
+	}
+	return func(yield func(int, Member) bool) {
+		k := 0
+		for i := skipSpace(raw, 1); i < len(raw) && raw[i] != ']'; k++ {
+			end := skipValue(raw, i)
+			if end < 0 {
+				return // not valid JSON, which a parsed body is
+			}
+			v := raw[i:end:end]
+			if !yield(k, Member{Value: v, Start: m.Start + i, End: m.Start + end, parsed: v}) {
+				return
+			}
+			if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+				i = skipSpace(raw, i+1)
+			}
+		}
+	}, true, nil
 }
 
 // Fingerprint returns the lowercase hex SHA-256 of the named members, in the
@@ -352,14 +448,15 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 		}
 		slices.Sort(names)
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(o.body)) // canonical members rarely take more room
-	buf.WriteByte('{')
-	if err := o.AppendMembers(&buf, names); err != nil {
-		return "", err
-	}
-	buf.WriteByte('}')
-	return HexSum(buf.Bytes()), nil
+	return HexSumOf(func(buf *bytes.Buffer) error {
+		buf.Grow(len(o.body)) // canonical members rarely take more room
+		buf.WriteByte('{')
+		if err := o.AppendMembers(buf, names); err != nil {
+			return err
+		}
+		buf.WriteByte('}')
+		return nil
+	})
 }
 
 // AppendMembers writes the named members of o that are present, in the
@@ -416,3 +513,27 @@ func HexSum(b []byte) string {
 	hex.Encode(out[:], sum[:])
 	return string(out[:])
 }
+
+// HexSumOf returns HexSum of what write writes to buf, an empty buffer
+// reused across calls: a fingerprint's encoding is about as long as the
+// body, and was allocated anew for every delivery. write must not keep buf.
+func HexSumOf(write func(buf *bytes.Buffer) error) (string, error) {
+	buf := scratch.Get().(*bytes.Buffer)
+	buf.Reset()
+	err := write(buf)
+	var sum string
+	if err == nil {
+		sum = HexSum(buf.Bytes())
+	}
+	if buf.Cap() <= maxScratch {
+		scratch.Put(buf)
+	}
+	return sum, err
+}
+
+// scratch pools HexSumOf's buffers.
+var scratch = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxScratch is the largest buffer HexSumOf keeps for reuse: the buffer of
+// a rare huge body is left to the garbage collector rather than held.
+const maxScratch = 64 << 10

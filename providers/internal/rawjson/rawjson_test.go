@@ -176,3 +176,48 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestMemberObject: a member as an Object or Elements returned it is read
+// without validating it again; one made or changed by hand is validated and
+// its names checked, as Parse does.
+func TestMemberObject(t *testing.T) {
+	o, err := rawjson.Parse([]byte(`{"a":{"b":1,"c":[{"d":2}]},"n":1}`))
+	require.NoError(t, err)
+	a, ok, err := o.Get("a")
+	require.NoError(t, err)
+	require.True(t, ok)
+	obj, err := a.Object()
+	require.NoError(t, err)
+	require.Equal(t, 2, obj.Len())
+	elems, ok, err := obj.Elements("c")
+	require.NoError(t, err)
+	require.True(t, ok)
+	for _, e := range elems {
+		d, err := e.Object()
+		require.NoError(t, err)
+		v, ok, err := d.Scalar("d")
+		require.NoError(t, err)
+		require.True(t, ok)
+		require.Equal(t, "2", v)
+	}
+	n, _, err := o.Get("n")
+	require.NoError(t, err)
+	_, err = n.Object()
+	require.ErrorIs(t, err, rawjson.ErrNotObject)
+
+	for _, tt := range []struct {
+		value string
+		want  error
+	}{
+		{`{"b":}`, rawjson.ErrNotObject},
+		{`{"b":1,"B":2}`, rawjson.ErrDuplicate},
+		{`{"b":{"c":1,"c":2}}`, rawjson.ErrDuplicate},
+	} {
+		_, err := rawjson.Member{Value: []byte(tt.value)}.Object()
+		require.ErrorIs(t, err, tt.want, "made by hand: %s", tt.value)
+		changed := a
+		changed.Value = []byte(tt.value)
+		_, err = changed.Object()
+		require.ErrorIs(t, err, tt.want, "changed by hand: %s", tt.value)
+	}
+}

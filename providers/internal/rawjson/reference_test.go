@@ -5,9 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"io"
 	"maps"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -96,4 +100,62 @@ func fingerprintReference(t testing.TB, members map[string]Member) string {
 	buf.WriteByte('}')
 	sum := sha256.Sum256(buf.Bytes())
 	return hex.EncodeToString(sum[:])
+}
+
+// checkNamesReference is checkNames the plain way, as it was before it
+// scanned a word at a time and hashed names: a byte at a time, then every
+// pair of names of each object compared with compareRaw. body must be
+// valid JSON.
+func checkNamesReference(body []byte) error {
+	var open [][][]byte // the names of each open object
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{':
+			open = append(open, nil)
+		case '}':
+			names := open[len(open)-1]
+			open = open[:len(open)-1]
+			for a := range names {
+				for b := range a {
+					if compareRaw(names[a], names[b]) == 0 {
+						return ErrDuplicate
+					}
+				}
+			}
+		case '"':
+			end := stringEndBytewise(body, i+1)
+			if nameColon(body, end+1) >= 0 {
+				open[len(open)-1] = append(open[len(open)-1], body[i+1:end])
+			}
+			i = end
+		}
+	}
+	return nil
+}
+
+// FuzzCheckNames holds checkNames to checkNamesReference on valid JSON: the
+// same refusals at every depth, whatever the names (case, folding runes,
+// escapes, invalid UTF-8, many members, colliding keys).
+func FuzzCheckNames(f *testing.F) {
+	paths, _ := filepath.Glob(filepath.Join("..", "..", "..", "fixtures", "*", "*.json"))
+	for _, p := range paths {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
+	}
+	for _, s := range []string{`{"a":1,"A":2}`, `{"a":{"b":1,"c":{"B":2}},"d":[{"x":1},{"X":1,"y":{"Y":2,"y":3}}]}`,
+		`{"transaction_status":1,"tranſaction_ſtatus":2}`, `{"a\u0041":1,"aa":2}`, "{\"a\xff\":1,\"a\xfe\":2}",
+		`{"ſ":1,"S":2}`, `{"ß":1,"ss":2}`, `{"id":{"ID":{"Id":1}}}`, `{"y":"Y","_":"_","[":["{"]}`,
+		`{"` + strings.Repeat("m", 70) + `":1,"` + strings.Repeat("M", 70) + `":2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		if !json.Valid(body) {
+			return
+		}
+		got, want := checkNames(body), checkNamesReference(body)
+		if !errors.Is(got, want) || (got == nil) != (want == nil) {
+			t.Fatalf("checkNames(%q) = %v, the reference gives %v", body, got, want)
+		}
+	})
 }
