@@ -22,13 +22,19 @@ func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
 // prune is Prune that also says whether expired entries may remain: it
 // examines at most limit index entries, deleted or not, so that a run of
 // stale entries cannot make one transaction unbounded.
-func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, err error) {
+func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 	if limit <= 0 {
 		return 0, false, nil
 	}
+	// The op's own results, not prune's named ones: returning writes
+	// those, and the op may still be running (see below).
+	var (
+		deleted int
+		more    bool
+	)
 	// Through update, as every other op: a damaged index entry panics in
 	// lmdb-go, and a panic in the writer goroutine would end the process.
-	err = s.update(ctx, func(txn *mdb.Txn) (err error) {
+	err := s.update(ctx, func(txn *mdb.Txn) (err error) {
 		deleted, more = 0, false
 		// A record that does not decode cannot say what it was counted
 		// as: the counts are walked afresh once, after the batch.
@@ -108,10 +114,16 @@ func (s *Store) prune(ctx context.Context, limit int) (deleted int, more bool, e
 			deleted++
 		}
 	})
-	if err == nil && deleted > 0 && s.opts.OnPrune != nil {
+	if err != nil {
+		// A caller that gave up (its ctx ended, as Close ends the
+		// pruner's) may hear back while the op still runs in the writer
+		// (write): deleted and more are the op's until it has answered.
+		return 0, false, err
+	}
+	if deleted > 0 && s.opts.OnPrune != nil {
 		s.opts.OnPrune(deleted)
 	}
-	return deleted, more, err
+	return deleted, more, nil
 }
 
 func (s *Store) pruneLoop() {

@@ -291,3 +291,34 @@ func TestEveryWriteIsCounted(t *testing.T) {
 		}
 	}
 }
+
+// TestPruneOfACallerGoneReadsNothing: a prune whose caller gives up while
+// its op is in a commit that does not return (Close ends the pruner's
+// context so) answers its error alone: the op's counts are the writer's
+// until it answers. Under -race, reading them raced with the writer.
+func TestPruneOfACallerGoneReadsNothing(t *testing.T) {
+	c := newClock()
+	s := openTest(t, t.TempDir(), c)
+	l, _, err := s.Claim(ctx, "stripe:evt_old", "fp")
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
+	c.Advance(2 * time.Hour) // past the retention
+
+	entered, unblock := blockCommits(t, s)
+	gone, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	done := make(chan struct{})
+	var n int
+	var more bool
+	go func() {
+		defer close(done)
+		n, more, err = s.prune(gone, 10)
+	}()
+	<-entered
+	<-done
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	require.Zero(t, n)
+	require.False(t, more)
+	unblock()
+	require.NoError(t, s.Ping(ctx))
+}
