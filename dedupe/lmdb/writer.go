@@ -13,8 +13,9 @@ package lmdb
 // An op that fails is rolled back alone and the others still commit. The
 // ops run directly in the batch's transaction, not each in a nested one
 // (txn.Sub): LMDB's nested transaction allocates and merges its own dirty
-// page lists, which cost as much CPU as the ops themselves (9 % of
-// webhookd's CPU under load, BENCHMARKS.md). Nearly every op that fails
+// page lists for every op (BenchmarkClaimComplete's mode=nested against
+// mode=group: a fifth more CPU per webhook at 64 callers, BENCHMARKS.md,
+// "This pass's cuts"). Nearly every op that fails
 // refuses before it writes anything (a duplicate, a lost lease), and such
 // a failure needs no rollback: the writer knows by counting the writes
 // (Store.changes) around the op. Only when an op fails after writing, or
@@ -42,8 +43,9 @@ package lmdb
 //
 // An op's function may run more than once: when LMDB reports the map full,
 // the whole transaction is aborted, the map is grown, and the batch is run
-// again from the start; so it is when an op fails after writing. Op functions therefore only read and write through
-// the transaction they are given and set their results afresh on each run.
+// again from the start; so it is when an op fails after writing. Op
+// functions therefore only read and write through the transaction they are
+// given and set their results afresh on each run.
 //
 // A caller waits for its answer only until its context ends (write): an op
 // whose caller has gone by the time the writer runs it is skipped, and one

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -227,8 +228,10 @@ func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
 			go func() { _, _, err := s.Claim(ctx, "stripe:evt_a", "fp"); errs[0] <- err }()
 			go func() { errs[1] <- s.update(ctx, func(txn *mdb.Txn) error { return tt.op(s, txn) }) }()
 			go func() { _, _, err := s.Claim(ctx, "stripe:evt_c", "fp"); errs[2] <- err }()
-			require.Eventually(t, func() bool { return s.queued.Load() == 3 }, 5*time.Second, time.Millisecond)
-			time.Sleep(20 * time.Millisecond) // let the three park in their send
+			// The first claim's caller waits for its commit, the three
+			// others for the writer to take them.
+			require.Eventually(t, func() bool { return s.queued.Load() == 3 && parkedSenders() == 4 },
+				5*time.Second, time.Millisecond, "the three wait for the writer")
 			unblock()
 
 			require.NoError(t, <-first)
@@ -262,6 +265,19 @@ func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
 			require.Equal(t, map[dedupe.State]int{dedupe.InFlight: 3}, stats, "counted: the three claims, never the failed op")
 		})
 	}
+}
+
+// parkedSenders counts the goroutines blocked in Store.send: handing an op
+// to the writer, or waiting for its commit.
+func parkedSenders() int {
+	buf := make([]byte, 1<<20)
+	n := 0
+	for _, g := range strings.Split(string(buf[:runtime.Stack(buf, true)]), "\n\n") {
+		if strings.Contains(g, "[select") && strings.Contains(g, "lmdb.(*Store).send(") {
+			n++
+		}
+	}
+	return n
 }
 
 // TestEveryWriteIsCounted: the writer decides whether a failed op needs a
