@@ -8,10 +8,14 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/internal/logbuf"
 )
 
 // TestLogLinesReachStderrBeforeExit: serve's log goes through a buffered
@@ -72,4 +76,46 @@ func TestLogLinesReachStderrBeforeExit(t *testing.T) {
 	require.Equal(t, unknown, warnings, "every warning is on stderr")
 	require.Equal(t, "webhookd stopped", last.Msg, "and so is the last line")
 	require.Contains(t, last.Error, "WEBHOOKD_ADDR")
+}
+
+// heldWriter blocks every Write until release is closed, as a stderr whose
+// reader is slow does, and keeps what it was given.
+type heldWriter struct {
+	release chan struct{}
+	mu      sync.Mutex
+	got     bytes.Buffer
+}
+
+func (h *heldWriter) Write(p []byte) (int, error) {
+	<-h.release
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.got.Write(p)
+}
+
+// TestExitFlushesFirst: the process's exit (flushThenExit, which main,
+// the second signal and every status use) writes every line accepted
+// before it, and only then exits.
+func TestExitFlushesFirst(t *testing.T) {
+	h := &heldWriter{release: make(chan struct{})}
+	w := logbuf.New(h, 0)
+	exited := make(chan int, 1)
+	exit := flushThenExit(w, func(code int) { exited <- code })
+	for i := range 100 {
+		fmt.Fprintf(w, "line %d\n", i)
+	}
+	go exit(3)
+	require.Never(t, func() bool { return len(exited) > 0 }, 100*time.Millisecond, 5*time.Millisecond,
+		"no exit while lines are still waiting")
+	close(h.release)
+	select {
+	case code := <-exited:
+		require.Equal(t, 3, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("exit never came")
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	require.Equal(t, 100, strings.Count(h.got.String(), "\n"), "every line written before the exit")
+	require.True(t, strings.HasSuffix(h.got.String(), "line 99\n"))
 }

@@ -25,20 +25,28 @@ func main() {
 	// All of stderr, the log and the commands' messages alike, goes through
 	// one coalescing writer: a busy server pays one write(2) for the lines
 	// that pile up during the last one, instead of one per line, and the
-	// lines keep their order. Each exit closes it first, so that nothing
+	// lines keep their order. Each exit flushes it first, so that nothing
 	// written before is left behind.
 	stderr := logbuf.New(os.Stderr, 0)
-	exit := func(code int) {
-		_ = stderr.Close()
-		os.Exit(code)
-	}
+	exit := flushThenExit(stderr, os.Exit)
 	// Runs only if run panics (exit skips deferred calls): the lines
 	// before the panic are written before its trace.
-	defer stderr.Close()
+	defer stderr.Flush()
 	ctx, stop := notifyContext(stderr, exit)
 	code := run(ctx, os.Args[1:], os.Stdout, stderr)
 	stop()
 	exit(code)
+}
+
+// flushThenExit returns the process's exit: it writes what w holds, then
+// calls osExit. Flush, not Close: it waits only for the lines written
+// before it, so goroutines still logging (serve's, on a second signal)
+// cannot keep the exit waiting, and their later lines still go out.
+func flushThenExit(w interface{ Flush() error }, osExit func(int)) func(int) {
+	return func(code int) {
+		_ = w.Flush()
+		osExit(code)
+	}
 }
 
 // command is one subcommand.

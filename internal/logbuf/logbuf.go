@@ -16,11 +16,15 @@
 // blocks until the flusher takes them. No line is ever dropped; a slow
 // reader of the file slows the loggers, as direct writes would.
 //
-// What a crash can lose: a process killed outright (kill -9, a panic on
-// another goroutine) loses only the lines accepted while a write was under
-// way and not yet taken, microseconds' worth; or, when the file's reader
-// has stalled, up to maxPending bytes that a direct write would have held
-// its logging goroutines on instead. Every orderly exit must call Close.
+// What a crash can lose: a process ended without a Flush (kill -9, an
+// unrecovered panic on a goroutine other than the one that flushes, a
+// fatal runtime error) loses the lines accepted and not yet written. Under
+// load that is the lines of one write in progress; but the lines a
+// goroutine wrote just before it panicked are often among them (with
+// GOMAXPROCS=1 nearly always: the flusher has not run yet). When the
+// file's reader has stalled it is up to maxPending bytes, which a direct
+// write would have held its logging goroutines on instead. Every orderly
+// exit must call Flush or Close.
 package logbuf
 
 import (
