@@ -174,7 +174,7 @@ func TestFlushWaitsForWhatWasWritten(t *testing.T) {
 	_, err := w.Write([]byte("one\n"))
 	require.NoError(t, err)
 	out.awaitWrite(t)
-	_, err = w.Write([]byte("two\n")) // waits behind the stuck write
+	_, err = w.Write([]byte("two\n")) // accepted at once; goes out after the stuck write
 	require.NoError(t, err)
 	out.release()
 	require.NoError(t, w.Flush())
