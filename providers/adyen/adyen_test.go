@@ -160,7 +160,8 @@ func TestVerifyBatch(t *testing.T) {
 	for _, body := range []string{``, `[]`, `{"live":"false"}`, `{"notificationItems":[]}`, `{"live":"false","notificationItems":{}}`,
 		`{"live":"false","notificationItems":null}`,
 		`{"live":"false","notificationItems":[1]}`, `{"live":"false","notificationItems":[{"Other":{}}]}`,
-		`{"live":"false","notificationItems":[{"NotificationRequestItem":[]}]}`} {
+		`{"live":"false","notificationItems":[{"NotificationRequestItem":[]}]}`,
+		`{"live":"false","notificationItems":[{"NotificationRequestItem":null}]}`} {
 		require.ErrorIs(t, a.Verify(nil, []byte(body)), adyen.ErrUnreadableBody, body)
 	}
 	var zero adyen.Adapter

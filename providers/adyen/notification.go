@@ -125,8 +125,8 @@ func readItem(raw rawjson.Member) (item, error) {
 	if err != nil || !ok || elem.Len() != 1 {
 		return item{}, errNotNotification
 	}
-	obj, ok, err := elem.Object("NotificationRequestItem")
-	if err != nil || !ok {
+	obj, err := m.Object() // null or not an object: an error
+	if err != nil {
 		return item{}, errNotNotification
 	}
 	it := item{raw: raw.Value, at: raw.Start, obj: obj, objAt: raw.Start + m.Start}

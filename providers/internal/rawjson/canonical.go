@@ -64,21 +64,34 @@ func canonicalSlow(buf *bytes.Buffer, raw []byte) error {
 // appendCanonical appends the canonical encoding of raw, one valid JSON
 // value without surrounding white space, to dst. ok is false when raw holds
 // what it leaves to canonicalSlow: an object with a name that is not plain
-// (escapes, invalid UTF-8 or characters Marshal escapes) or named twice.
+// (escapes, invalid UTF-8 or characters Marshal escapes) or named twice, or
+// objects and arrays nested deeper than maxFastDepth.
 func appendCanonical(dst, raw []byte) (out []byte, ok bool) {
-	end, out, ok := appendValue(dst, raw, 0)
+	end, out, ok := appendValue(dst, raw, 0, 0)
 	return out, ok && end == len(raw)
 }
 
+// maxFastDepth is how deep appendValue nests objects and arrays before it
+// leaves the value to canonicalSlow. appendObject moves the pairs of an
+// object it reorders, nested values included, so its cost grows with the
+// depth times the size: a body nested thousands deep, which anyone holding
+// one genuine delivery of a provider that signs only some fields can send,
+// would otherwise cost seconds. Provider objects nest a few levels.
+const maxFastDepth = 32
+
 // appendValue appends the canonical encoding of the valid JSON value at
-// raw[i:] to dst and returns the offset after the value.
-func appendValue(dst, raw []byte, i int) (end int, out []byte, ok bool) {
+// raw[i:], depth objects and arrays deep, to dst and returns the offset
+// after the value.
+func appendValue(dst, raw []byte, i, depth int) (end int, out []byte, ok bool) {
 	if i >= len(raw) {
+		return i, dst, false
+	}
+	if (raw[i] == '{' || raw[i] == '[') && depth == maxFastDepth {
 		return i, dst, false
 	}
 	switch raw[i] {
 	case '{':
-		return appendObject(dst, raw, i)
+		return appendObject(dst, raw, i, depth+1)
 	case '[':
 		dst = append(dst, '[')
 		i = skipSpace(raw, i+1)
@@ -86,7 +99,7 @@ func appendValue(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 			return i + 1, append(dst, ']'), true
 		}
 		for {
-			if i, dst, ok = appendValue(dst, raw, i); !ok {
+			if i, dst, ok = appendValue(dst, raw, i, depth+1); !ok {
 				return i, dst, false
 			}
 			i = skipSpace(raw, i)
@@ -157,7 +170,7 @@ func nameKey(name []byte) uint64 {
 // then puts the pairs in order of name: moving bytes already written costs
 // far less than finding each value's end first, which read every nested
 // value once more per level of nesting.
-func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
+func appendObject(dst, raw []byte, i, depth int) (end int, out []byte, ok bool) {
 	var buf [32]member // provider objects fit: no allocation
 	members := buf[:0]
 	dst = append(dst, '{')
@@ -179,7 +192,7 @@ func appendObject(dst, raw []byte, i int) (end int, out []byte, ok bool) {
 		dst = append(dst, '"')
 		dst = append(dst, name...)
 		dst = append(dst, '"', ':')
-		if i, dst, ok = appendValue(dst, raw, i); !ok {
+		if i, dst, ok = appendValue(dst, raw, i, depth); !ok {
 			return i, dst, false
 		}
 		m.end = len(dst)

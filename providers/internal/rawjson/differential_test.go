@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // FuzzParseDifferential holds Parse to the encoding/json decoder it
@@ -98,4 +100,39 @@ func FuzzCanonical(f *testing.F) {
 			t.Fatalf("Canonical(%q) = %q, %v; encoding/json gives %q, %v", raw, got.String(), errGot, want.String(), errWant)
 		}
 	})
+}
+
+// TestDeepValuesFallBack: a value nested deeper than maxFastDepth, whose
+// objects are out of order, is left to canonicalSlow (appendObject would
+// move its nested pairs once per level), and comes out the same as one
+// canonicalized all the way by either path.
+func TestDeepValuesFallBack(t *testing.T) {
+	nested := func(depth int) []byte {
+		var b bytes.Buffer
+		for range depth {
+			b.WriteString(`{"b":`)
+		}
+		b.WriteString(`[1,{"z":2,"y":3}]`)
+		for range depth {
+			b.WriteString(`,"a":1}`)
+		}
+		return b.Bytes()
+	}
+	for _, tt := range []struct {
+		depth int
+		fast  bool
+	}{
+		{1, true},
+		{maxFastDepth - 2, true}, // the objects and the array and object inside
+		{maxFastDepth - 1, false},
+		{3000, false},
+	} {
+		raw := nested(tt.depth)
+		_, ok := appendCanonical(nil, raw)
+		require.Equal(t, tt.fast, ok, "depth %d", tt.depth)
+		var got, want bytes.Buffer
+		require.NoError(t, canonical(&got, raw))
+		require.NoError(t, canonicalSlow(&want, raw))
+		require.Equal(t, want.String(), got.String(), "depth %d", tt.depth)
+	}
 }

@@ -203,10 +203,6 @@ type text interface{ ~string | ~[]byte }
 
 func compareRaw(a, b []byte) int { return compareNames(a, true, b, true) }
 
-// sameName reports whether the decoded names a and b are equal under
-// foldKey.
-func sameName(a, b string) bool { return compareNames(a, false, b, false) == 0 }
-
 // compareNames orders two names by their sequences of foldKey runes; it returns 0 exactly when a decoder that folds the way
 // the package comment says could take one name for the other. A name is
 // escaped when it is the raw text between the quotes of a JSON string, and

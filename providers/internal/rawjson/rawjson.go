@@ -449,7 +449,9 @@ func (o *Object) Fingerprint(names ...string) (string, error) {
 		slices.Sort(names)
 	}
 	return HexSumOf(func(buf *bytes.Buffer) error {
-		buf.Grow(len(o.body)) // canonical members rarely take more room
+		// Room for the members and for the copy canonical makes of a
+		// value while it orders it: one growth, not two.
+		buf.Grow(2 * len(o.body))
 		buf.WriteByte('{')
 		if err := o.AppendMembers(buf, names); err != nil {
 			return err
