@@ -21,6 +21,8 @@ import (
 const (
 	DefaultMaxConns  = 10
 	DefaultOpTimeout = 5 * time.Second
+	DefaultWriters   = 2
+	DefaultMaxBatch  = 256
 	// Table is the table every node shares.
 	Table = "webhookd_records"
 	// CountsTable holds the number of records in each state, kept by
@@ -56,6 +58,19 @@ type Options struct {
 	// OpTimeout bounds each store operation, waiting for a pool connection
 	// included; an operation that runs out answers ErrUnavailable.
 	OpTimeout time.Duration
+	// Writers is how many batches of claims, finishes and releases may be
+	// in flight at once (writer.go); each holds one pool connection while
+	// it writes.
+	Writers int
+	// MaxBatch bounds how many ops one batch holds.
+	MaxBatch int
+	// OnCommit, if set, is called after each batch with its size and how
+	// long it took (tests, benchmarks). It must not call back into the
+	// store.
+	OnCommit func(ops int, took time.Duration)
+	// pipelineEach sends a batch's ops as one statement each, in the same
+	// pipeline and transaction (BenchmarkWriterBatch's alternative).
+	pipelineEach bool
 	// Tracer, when set, sees every query the pool sends; nil traces
 	// nothing. Tests count round trips with it, the tiered store's too,
 	// which is why it is exported.
@@ -73,6 +88,17 @@ type Store struct {
 	table   string // quoted, schema-qualified
 	counts  string // quoted, schema-qualified
 	closed  atomic.Bool
+
+	// The statements of a writer's batch, for this table.
+	claimSQL, finishSQL, releaseSQL string
+
+	ops      chan *op
+	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
+	senders  sync.WaitGroup // sends under way, awaited by Close
+	writerWG sync.WaitGroup
+	commits  atomic.Uint64 // batches written
+	writes   atomic.Uint64 // ops in them
+	redone   atomic.Uint64 // batches rolled back and run again op by op
 
 	quit      chan struct{}
 	prunerWG  sync.WaitGroup
@@ -94,6 +120,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if opts.OpTimeout <= 0 {
 		opts.OpTimeout = DefaultOpTimeout
 	}
+	if opts.Writers <= 0 {
+		opts.Writers = DefaultWriters
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		// pgx's parse errors can quote the DSN, password included.
@@ -111,10 +143,17 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: postgres: %v", dedupe.ErrUnavailable, err)
 	}
 	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, Table),
-		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{})}
+		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch)}
+	s.claimSQL = claimStatement(s.table)
+	s.finishSQL = fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", recordColumns))
+	s.releaseSQL = fmt.Sprintf(releaseSQL, s.table)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
+	}
+	for range opts.Writers {
+		s.writerWG.Add(1)
+		go s.writeLoop()
 	}
 	if opts.PruneInterval > 0 {
 		s.prunerWG.Add(1)
@@ -326,12 +365,16 @@ func (s *Store) migrateError(what string, err error) error {
 // pgPermissionDenied is SQLSTATE insufficient_privilege.
 const pgPermissionDenied = "42501"
 
-// Close stops the pruner and closes the pool. Calls made after it fail
-// with ErrClosed.
+// Close stops the pruner, lets the writers write what was handed to them,
+// and closes the pool. Calls made after it fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.sendMu.Lock()
 		s.closed.Store(true)
+		s.sendMu.Unlock()
+		s.senders.Wait()
 		close(s.quit)
+		s.writerWG.Wait()
 		s.prunerWG.Wait()
 		s.pool.Close()
 	})
@@ -405,6 +448,22 @@ func (s *Store) wrap(what string, err error) error {
 const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body,
 	req_content_type, req_event_type, req_body, req_size`
 
+// prefixColumns is columns, a list of recordColumns' kind, with each
+// column name qualified by prefix ("r."); other expressions stay as they
+// are.
+func prefixColumns(prefix, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		c = strings.TrimSpace(c)
+		if strings.ContainsAny(c, ":( ") {
+			parts[i] = c
+			continue
+		}
+		parts[i] = prefix + c
+	}
+	return strings.Join(parts, ", ")
+}
+
 // pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
 // a control character keeps it apart from every delivery's key all the same.
 const pgPingKey = "\x01ping"
@@ -471,225 +530,6 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		}
 	}
 	return r, nil
-}
-
-// Claim has Store.Claim's outcomes. It reads the key first; an absent key
-// or a passed lease is then claimed in one statement: an insert that, when
-// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
-// and the same fingerprint. Postgres locks the row for the statement, so of
-// concurrent claims on any nodes exactly one wins; the losers read the
-// winner's row in the next round. The lease runs from the database's clock
-// as the statement takes effect: after any wait for a lock, on the row or
-// on the table, so that the wait is not taken out of the forward's time.
-func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return s.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
-// reqArgs are the request columns' values for req (all NULL when nil).
-func reqArgs(req *dedupe.Request) []any {
-	if req == nil {
-		return []any{nil, nil, nil, nil}
-	}
-	return []any{pgText(req.ContentType), pgText(req.EventType), req.Body, int32(req.Size)}
-}
-
-// ClaimRequest is Claim keeping req in the row it inserts or takes over,
-// in the same statement.
-func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
-	if err := CheckKey(key); err != nil {
-		return dedupe.Lease{}, nil, err
-	}
-	ctx, cancel, err := s.op(ctx)
-	if err != nil {
-		return dedupe.Lease{}, nil, err
-	}
-	defer cancel()
-	token, err := dedupe.NewToken()
-	if err != nil {
-		return dedupe.Lease{}, nil, err
-	}
-	fingerprint = pgText(fingerprint)
-	// $3 is the clock, $4 the lease and $5 the abandon period. The update
-	// reads the clock afresh: it runs after the row lock it may wait for.
-	// Its lease_until, updated_at and expires_at come from one reading.
-	claim := `INSERT INTO ` + s.table + ` AS t (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint,
-			req_content_type, req_event_type, req_body, req_size)
-		SELECT $1, 1, $2, c.now + ` + sqlMicros(4) + `, 1, c.now, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `, $6, $7, $8, $9, $10
-		FROM (SELECT ` + sqlNow(3) + ` AS now) c
-		ON CONFLICT (key) DO UPDATE SET (state, token, lease_until, attempts, updated_at, expires_at,
-				req_content_type, req_event_type, req_body, req_size) =
-			(SELECT 1, excluded.token, c.now + ` + sqlMicros(4) + `, t.attempts + 1, c.now, c.now + ` + sqlMicros(4) + ` + ` + sqlMicros(5) + `,
-				excluded.req_content_type, excluded.req_event_type, excluded.req_body, excluded.req_size
-			FROM (SELECT ` + sqlNow(3) + ` AS now) c)
-		WHERE t.state = 1 AND t.lease_until <= ` + sqlNow(3) + ` AND t.fingerprint = excluded.fingerprint
-		RETURNING lease_until`
-	// Read first, as Store.Claim does: a replay or an in-flight answer then
-	// takes no row lock and writes no WAL; only an absent key or a passed
-	// lease goes on to the claim. The row may appear, vanish (released,
-	// pruned) or be taken over between the read and the claim; a few
-	// rounds settle it. The read returns the clock the lease is judged by.
-	get := `SELECT ` + recordColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
-	leaseMicros, abandonMicros := s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()
-	for range 5 {
-		var now time.Time
-		rec, err := scanRecord(s.pool.QueryRow(ctx, get, key, s.clock()), &now)
-		switch {
-		case err == nil:
-			if r, err := dedupe.Decide(&rec, fingerprint, now.UTC()); err != nil || r != nil {
-				return dedupe.Lease{}, r, err
-			}
-		case !errors.Is(err, dedupe.ErrNotFound):
-			return dedupe.Lease{}, nil, s.wrap("claim", err)
-		}
-		var until time.Time
-		args := append([]any{key, int64(token), s.clock(), leaseMicros, abandonMicros, fingerprint}, reqArgs(req)...)
-		err = s.pool.QueryRow(ctx, claim, args...).Scan(&until)
-		if err == nil {
-			return dedupe.Lease{Key: key, Token: token, Until: until.UTC()}, nil, nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			s.abandonClaim(ctx, key, token)
-			return dedupe.Lease{}, nil, s.wrap("claim", err)
-		}
-	}
-	return dedupe.Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", dedupe.ErrUnavailable, key)
-}
-
-// abandonClaim deletes the claim of token on key, best effort, after the
-// claim failed without an answer: the insert may have committed on the
-// server all the same (the reply lost, the operation timed out), and then
-// the key would answer 409 to every retry, for a lease, with nobody
-// forwarding it. It runs on a fresh, short context, since ctx has usually
-// run out. Only this claim's own row can match the token.
-func (s *Store) abandonClaim(ctx context.Context, key string, token uint64) {
-	if s.closed.Load() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND token = $2 AND state = 1`, key, int64(token)); err != nil {
-		s.opts.Logger.Warn("dedupe: could not remove a claim that may have been recorded without an answer; the key answers 409 until its lease passes",
-			"key", key, "error", err.Error())
-	}
-}
-
-// Complete records a delivered event with the downstream's response. It
-// takes effect even when ctx ends first (see settle).
-func (s *Store) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
-	return s.finish(ctx, l, dedupe.Completed, resp)
-}
-
-// Fail records an event the downstream rejected permanently.
-func (s *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {
-	return s.finish(ctx, l, dedupe.Failed, resp)
-}
-
-// finish is one statement, one round trip: the UPDATE checks the lease
-// (state and token) and records the answer; no row means the lease was
-// lost (taken over, released, deleted or finished already).
-func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
-	_, err := s.FinishRecord(ctx, l, st, resp)
-	return err
-}
-
-// FinishRecord is Complete (st Completed) or Fail (st Failed), also
-// returning the record as stored, in the same one round trip, so that the
-// tiered store copies it without reading it back. Any other st is refused:
-// only a finished state may replace a lease.
-func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) (dedupe.Record, error) {
-	if st != dedupe.Completed && st != dedupe.Failed {
-		return dedupe.Record{}, fmt.Errorf("dedupe: postgres: cannot finish a record as %v", st)
-	}
-	if len(resp.Body) > dedupe.MaxStoredBody {
-		resp.Body = resp.Body[:dedupe.MaxStoredBody]
-	}
-	var rec dedupe.Record
-	err := s.settle(ctx, "finish", func(ctx context.Context) error {
-		var err error
-		rec, err = scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
-		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
-		FROM (SELECT `+sqlNow(4)+` AS now) c
-		WHERE key = $1 AND state = 1 AND token = $2
-		RETURNING `+recordColumns,
-			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
-		if errors.Is(err, dedupe.ErrNotFound) {
-			return dedupe.ErrLeaseLost
-		}
-		return err
-	})
-	if err != nil {
-		return dedupe.Record{}, err
-	}
-	return rec, nil
-}
-
-// settle runs fn, the statement that records how a claimed delivery ended
-// (finish, release). Unlike a claim, such a write is worth making even
-// after its caller has stopped waiting (the receiver bounds each store call
-// by its store timeout): it only records what happened under a lease that
-// the token in its WHERE clause still guards, so a late one that lost the
-// lease matches no row (ErrLeaseLost) and touches no new owner. Skipped, it
-// would leave the key IN_FLIGHT until the lease passes, and the provider's
-// next delivery of an event the core service already has would be
-// forwarded again. So fn runs on a context detached from ctx's
-// cancellation, bounded by OpTimeout as any operation is; only the caller's
-// wait ends with ctx, and then its error says the write may still take
-// effect. A failure nobody waits for any more is logged by wrap.
-//
-// When the caller gives up first, the statement's OpTimeout starts again
-// from then: the receiver's store timeout and OpTimeout are one setting, so
-// a bound counted from the statement's start would run out with the caller
-// and the write would be skipped after all.
-func (s *Store) settle(ctx context.Context, what string, fn func(context.Context) error) error {
-	if s.closed.Load() {
-		return dedupe.ErrClosed
-	}
-	if ctx.Done() == nil {
-		// Nothing can end the caller's wait early: no goroutine needed.
-		wctx, cancel := context.WithTimeout(ctx, s.opts.OpTimeout)
-		defer cancel()
-		return s.wrap(what, fn(wctx))
-	}
-	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	bound := time.AfterFunc(s.opts.OpTimeout, cancel)
-	done := make(chan error, 1)
-	go func() {
-		err := fn(wctx)
-		bound.Stop()
-		cancel()
-		done <- s.wrap(what, err)
-	}()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		select {
-		case err := <-done: // answered at the same moment: that stands
-			return err
-		default:
-		}
-		// Stop fails once the bound has run out (the statement is being
-		// cancelled) or the statement has answered: nothing to extend.
-		if bound.Stop() {
-			bound.Reset(s.opts.OpTimeout)
-		}
-		return fmt.Errorf("dedupe: postgres: gave up waiting for the %s (the write may still take effect): %w", what, ctx.Err())
-	}
-}
-
-// Release deletes the caller's IN_FLIGHT record. Like Complete and Fail,
-// it takes effect even when ctx ends first (see settle).
-func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
-	return s.settle(ctx, "release", func(ctx context.Context) error {
-		tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
-		if err != nil {
-			return err
-		}
-		if tag.RowsAffected() == 0 {
-			return dedupe.ErrLeaseLost
-		}
-		return nil
-	})
 }
 
 // Delete removes key, refusing with ErrInFlight a key whose lease is still
