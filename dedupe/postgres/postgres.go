@@ -187,7 +187,7 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	var haveTable, haveIndex, haveCounts, haveRecent bool
 	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
-		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4)) = $5,
+		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4) AND tgtype & 1 = 0) = $5,
 		to_regclass($6) IS NOT NULL`,
 		s.table, idx.Sanitize(), s.counts, countTriggers, len(countTriggers), recent.Sanitize()).
 		Scan(&haveTable, &haveIndex, &haveCounts, &haveRecent)
@@ -281,11 +281,14 @@ func (s *Store) migrateRecent(ctx context.Context, tx pgx.Tx) error {
 // writes first (SHARE ROW EXCLUSIVE, which CREATE TRIGGER takes anyway),
 // so no write falls between the count and the triggers.
 //
-// Row triggers count an insert and a change of state (a takeover, 1 to 1,
-// changes nothing and writes nothing); a statement trigger counts a DELETE
-// from its transition table, one write per state however many rows a prune
-// deleted. A transaction touches its slot's rows in state order, so two
-// never wait for each other crosswise. The function runs as its owner
+// The triggers are statement-level, counting from their transition
+// tables: one counts write per state a statement changed, however many rows
+// it touched, so that a writer's batch of claims or finishes (writer.go)
+// pays once, not once a row. (Row triggers, one counts write per row, cost
+// the figures in BENCHMARKS.md, "Postgres": BenchmarkWriterBatch's
+// schema=row-count-triggers.) A schema made with row triggers is moved to
+// these by migrate. A transaction touches its slot's rows in state order,
+// so two never wait for each other crosswise. The function runs as its owner
 // (SECURITY DEFINER), so a user granted only DML on the records table can
 // write; Stats needs SELECT on the counts table.
 func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
@@ -313,16 +316,24 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 		BEGIN
 			IF TG_OP = 'TRUNCATE' THEN
 				DELETE FROM ` + counts + `;
+				RETURN NULL;
+			END IF;
+			IF TG_OP = 'INSERT' THEN
+				INSERT INTO ` + counts + ` AS c (state, slot, n)
+					SELECT r.state, v_slot, count(*) FROM new_rows r GROUP BY r.state ORDER BY r.state
+					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
 			ELSIF TG_OP = 'DELETE' THEN
 				INSERT INTO ` + counts + ` AS c (state, slot, n)
-					SELECT o.state, v_slot, -count(*) FROM old_rows o GROUP BY o.state ORDER BY o.state
+					SELECT r.state, v_slot, -count(*) FROM old_rows r GROUP BY r.state ORDER BY r.state
 					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
-			ELSIF TG_OP = 'INSERT' THEN
-				INSERT INTO ` + counts + ` AS c (state, slot, n) VALUES (NEW.state, v_slot, 1)
-					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + 1;
 			ELSE
+				-- A takeover or a redrive's 1 to 1 nets out to no write.
 				INSERT INTO ` + counts + ` AS c (state, slot, n)
-					SELECT v.state, v_slot, v.n FROM (VALUES (OLD.state, -1), (NEW.state, 1)) v (state, n) ORDER BY v.state
+					SELECT d.state, v_slot, sum(d.n) FROM (
+						SELECT r.state, -1 AS n FROM old_rows r
+						UNION ALL
+						SELECT r.state, 1 FROM new_rows r
+					) d GROUP BY d.state HAVING sum(d.n) <> 0 ORDER BY d.state
 					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
 			END IF;
 			RETURN NULL;
@@ -334,9 +345,9 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 	}
 	stmts = append(stmts,
 		`CREATE TRIGGER `+pgx.Identifier{countTriggers[0]}.Sanitize()+` AFTER INSERT ON `+s.table+`
-			FOR EACH ROW EXECUTE FUNCTION `+fn+`()`,
-		`CREATE TRIGGER `+pgx.Identifier{countTriggers[1]}.Sanitize()+` AFTER UPDATE OF state ON `+s.table+`
-			FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION `+fn+`()`,
+			REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
+		`CREATE TRIGGER `+pgx.Identifier{countTriggers[1]}.Sanitize()+` AFTER UPDATE ON `+s.table+`
+			REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
 		`CREATE TRIGGER `+pgx.Identifier{countTriggers[2]}.Sanitize()+` AFTER DELETE ON `+s.table+`
 			REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
 		`CREATE TRIGGER `+pgx.Identifier{countTriggers[3]}.Sanitize()+` AFTER TRUNCATE ON `+s.table+`
