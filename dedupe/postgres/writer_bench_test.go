@@ -59,9 +59,9 @@ func BenchmarkWriterBatch(b *testing.B) {
 			if v.opts != nil {
 				v.opts(&opts)
 			}
-			var batches, ops atomic.Int64
-			opts.OnCommit = func(n int, _ time.Duration) { batches.Add(1); ops.Add(int64(n)) }
-			s, err := Open(context.Background(), dsn+"&application_name="+app, opts)
+			var batches, ops, took atomic.Int64
+			opts.OnCommit = func(n int, d time.Duration) { batches.Add(1); ops.Add(int64(n)); took.Add(int64(d)) }
+			s, err := Open(context.Background(), dsn+"&application_name="+app+os.Getenv("BENCH_DSN_EXTRA"), opts)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -76,6 +76,7 @@ func BenchmarkWriterBatch(b *testing.B) {
 					b.Fatal(q, err)
 				}
 			}
+			_, sys0 := backendUserSys(b, admin, app)
 			cpu0, wal0 := backendCPU(b, admin, app), walLSN(b, admin)
 			var n atomic.Int64
 			b.SetParallelism(32)
@@ -96,10 +97,13 @@ func BenchmarkWriterBatch(b *testing.B) {
 			})
 			b.StopTimer()
 			cpu, wal := backendCPU(b, admin, app)-cpu0, walLSN(b, admin)-wal0
+			_, sys := backendUserSys(b, admin, app)
 			b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "pg-cpu-µs/op")
+			b.ReportMetric(float64((sys-sys0).Microseconds())/float64(b.N), "pg-sys-µs/op")
 			b.ReportMetric(float64(wal)/float64(b.N), "wal-B/op")
 			if batches.Load() > 0 {
 				b.ReportMetric(float64(ops.Load())/float64(batches.Load()), "ops/batch")
+				b.ReportMetric(float64(took.Load())/float64(batches.Load())/1e6, "ms/batch")
 			}
 		})
 	}
@@ -109,6 +113,12 @@ func BenchmarkWriterBatch(b *testing.B) {
 // serving application app (the benchmark's pool), read from /proc: the
 // server must run on this machine.
 func backendCPU(b *testing.B, admin *pgx.Conn, app string) time.Duration {
+	u, s := backendUserSys(b, admin, app)
+	return u + s
+}
+
+// backendUserSys is backendCPU split into user and system time.
+func backendUserSys(b *testing.B, admin *pgx.Conn, app string) (user, sys time.Duration) {
 	rows, err := admin.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, app)
 	if err != nil {
 		b.Fatal(err)
@@ -117,7 +127,7 @@ func backendCPU(b *testing.B, admin *pgx.Conn, app string) time.Duration {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var ticks int64
+	var uticks, sticks int64
 	for _, pid := range pids {
 		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if err != nil {
@@ -126,9 +136,10 @@ func backendCPU(b *testing.B, admin *pgx.Conn, app string) time.Duration {
 		f := strings.Fields(string(stat[strings.LastIndexByte(string(stat), ')')+2:]))
 		u, _ := strconv.ParseInt(f[11], 10, 64)
 		s, _ := strconv.ParseInt(f[12], 10, 64)
-		ticks += u + s
+		uticks += u
+		sticks += s
 	}
-	return time.Duration(ticks) * 10 * time.Millisecond // USER_HZ = 100
+	return time.Duration(uticks) * 10 * time.Millisecond, time.Duration(sticks) * 10 * time.Millisecond // USER_HZ = 100
 }
 
 // walLSN is the server's WAL insert position, in bytes.
