@@ -473,18 +473,6 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	return r, nil
 }
 
-// Claim has Store.Claim's outcomes. It reads the key first; an absent key
-// or a passed lease is then claimed in one statement: an insert that, when
-// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
-// and the same fingerprint. Postgres locks the row for the statement, so of
-// concurrent claims on any nodes exactly one wins; the losers read the
-// winner's row in the next round. The lease runs from the database's clock
-// as the statement takes effect: after any wait for a lock, on the row or
-// on the table, so that the wait is not taken out of the forward's time.
-func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return s.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
 // reqArgs are the request columns' values for req (all NULL when nil).
 func reqArgs(req *dedupe.Request) []any {
 	if req == nil {
@@ -493,9 +481,16 @@ func reqArgs(req *dedupe.Request) []any {
 	return []any{pgText(req.ContentType), pgText(req.EventType), req.Body, int32(req.Size)}
 }
 
-// ClaimRequest is Claim keeping req in the row it inserts or takes over,
-// in the same statement.
-func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+// Claim has Store.Claim's outcomes. It reads the key first; an absent key
+// or a passed lease is then claimed in one statement: an insert that, when
+// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
+// and the same fingerprint. Postgres locks the row for the statement, so of
+// concurrent claims on any nodes exactly one wins; the losers read the
+// winner's row in the next round. The lease runs from the database's clock
+// as the statement takes effect: after any wait for a lock, on the row or
+// on the table, so that the wait is not taken out of the forward's time.
+// req (may be nil) is kept in the row the statement inserts or takes over.
+func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
