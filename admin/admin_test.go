@@ -88,7 +88,7 @@ func newFixture(t *testing.T, token string) *fixture {
 func (f *fixture) seed(t *testing.T, key string, st dedupe.State, req *dedupe.Request) {
 	t.Helper()
 	ctx := context.Background()
-	l, _, err := f.store.ClaimRequest(ctx, key, "fp", req)
+	l, _, err := f.store.Claim(ctx, key, "fp", req)
 	require.NoError(t, err)
 	switch st {
 	case dedupe.Completed:

@@ -10,27 +10,27 @@ import (
 	"time"
 )
 
-// Claimer is what the receiver's pipeline needs of a store: the four
-// transitions of one delivery.
+// Claimer is what the receiver's pipeline needs of a store: a claim and
+// the three ways it ends (Complete, Fail, Release).
 type Claimer interface {
-	// Claim tries to take key for one delivery attempt. Its outcomes:
+	// Claim tries to take key for one delivery attempt, keeping req (the
+	// verified request; may be nil) with the record it writes, in the same
+	// transition: no extra commit or round trip. Its outcomes:
 	//
 	//   - (lease, nil, nil): the caller owns the key until lease.Until and
 	//     must Complete, Fail or Release it.
 	//   - (Lease{}, rec, nil): the key is COMPLETED or FAILED; rec holds the
-	//     stored response to replay.
+	//     stored response to replay (and no request body: a replay does not
+	//     answer with it, see Request.Unread).
 	//   - (Lease{}, rec, ErrInFlight): another attempt holds the key until
 	//     rec.LeaseUntil.
 	//   - ErrFingerprintMismatch (with rec), ErrInvalidKey, ErrUnavailable,
 	//     ErrClosed.
 	//
 	// A key that is absent, or IN_FLIGHT with a passed lease, is claimed
-	// atomically: of concurrent claims exactly one wins (Decide).
-	Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error)
-	// ClaimRequest is Claim that also keeps req with the record it writes,
-	// in the same transition (no extra commit or round trip); req may be
-	// nil. A takeover replaces the request kept before.
-	ClaimRequest(ctx context.Context, key, fingerprint string, req *Request) (Lease, *Record, error)
+	// atomically: of concurrent claims exactly one wins (Decide). A
+	// takeover replaces the request kept before.
+	Claim(ctx context.Context, key, fingerprint string, req *Request) (Lease, *Record, error)
 	// Complete records a delivered event with the downstream's response
 	// (its body cut to MaxStoredBody), or fails with ErrLeaseLost when l no
 	// longer owns the key.

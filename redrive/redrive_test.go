@@ -178,7 +178,7 @@ func TestRedriveUnavailableRestoresTheRecord(t *testing.T) {
 	ctx := context.Background()
 	req := dedupe.NewRequest("application/json", "t", []byte(`{"id":"x"}`), true)
 	rejected := dedupe.Response{Status: 422, ContentType: "text/plain", Body: []byte("no")}
-	l, _, err := store.ClaimRequest(ctx, "stripe:x", "fp", req)
+	l, _, err := store.Claim(ctx, "stripe:x", "fp", req)
 	require.NoError(t, err)
 	require.NoError(t, store.Fail(ctx, l, rejected))
 
@@ -193,7 +193,7 @@ func TestRedriveUnavailableRestoresTheRecord(t *testing.T) {
 	shortLease, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{PruneInterval: -1, Lease: time.Millisecond}, NoSync: true})
 	require.NoError(t, err)
 	defer shortLease.Close()
-	_, _, err = shortLease.ClaimRequest(ctx, "stripe:y", "fp", req)
+	_, _, err = shortLease.Claim(ctx, "stripe:y", "fp", req)
 	require.NoError(t, err)
 	time.Sleep(5 * time.Millisecond)
 	_, err = (&redrive.Redriver{Store: shortLease, Forwarder: fwd}).Redrive(ctx, "stripe:y")

@@ -160,14 +160,14 @@ func seedStore(t *testing.T, dir string, n int) {
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range n {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}))
 	}
-	l, _, err := s.Claim(ctx, "xendit:invoice.paid:inv_1", "fp")
+	l, _, err := s.Claim(ctx, "xendit:invoice.paid:inv_1", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 400, Body: []byte("bad \x1b[31m\xff")}))
-	_, _, err = s.Claim(ctx, "stripe:evt_inflight", "fp")
+	_, _, err = s.Claim(ctx, "stripe:evt_inflight", "fp", nil)
 	require.NoError(t, err)
 }
 

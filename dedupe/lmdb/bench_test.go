@@ -83,7 +83,7 @@ func benchClaimComplete(b *testing.B, maxBatch int, nested bool, callers int) {
 				}
 				key = strconv.AppendInt(append(key[:0], "stripe:evt_"...), i, 10)
 				t0 := time.Now()
-				l, rec, err := s.Claim(ctx, string(key), fingerprint)
+				l, rec, err := s.Claim(ctx, string(key), fingerprint, nil)
 				t1 := time.Now()
 				if err == nil && rec != nil {
 					err = fmt.Errorf("new key %s found as %v", key, rec.State)

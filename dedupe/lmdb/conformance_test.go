@@ -31,5 +31,5 @@ func BenchmarkBackendClaimComplete(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	dedupetest.BenchClaimComplete(b, s)
+	dedupetest.BenchClaimComplete(b, s, nil)
 }

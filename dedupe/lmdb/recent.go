@@ -129,7 +129,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	})
 	if err != nil {
 		if !dedupe.IsLogical(err) {
-			// rec is the op's until it has answered (see ClaimRequest).
+			// rec is the op's until it has answered (see Claim).
 			return dedupe.Lease{}, dedupe.Record{}, err
 		}
 		return dedupe.Lease{}, rec, err

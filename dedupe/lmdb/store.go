@@ -269,14 +269,8 @@ func (s *Store) Lease() time.Duration { return s.opts.Lease }
 //     ErrClosed.
 //
 // A key that is absent, or IN_FLIGHT with an expired lease, is claimed in one
-// atomic write transaction.
-func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return s.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
-// ClaimRequest is Claim keeping req in the record the claim writes, in the
-// same transaction.
-func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+// atomic write transaction, which keeps req (may be nil) with the record.
+func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}

@@ -10,12 +10,8 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-// Claim has Store.Claim's outcomes; see ClaimRequest.
-func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return s.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
-// ClaimRequest is Claim keeping req in the row it inserts or takes over.
+// Claim has Store.Claim's outcomes, keeping req (may be nil) in the row it
+// inserts or takes over.
 //
 // The claim rides in a writer's batch (writer.go): one statement claims
 // every key of the batch, inserting the absent ones and taking over those
@@ -26,7 +22,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Leas
 // one inserts or takes over. A key that appeared, vanished or changed
 // between the statement's snapshot and its write returns nothing, and is
 // claimed again in a later batch; a few rounds settle it.
-func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -65,7 +61,7 @@ func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *
 	return dedupe.Lease{}, nil, fmt.Errorf("%w: key %q kept changing under the claim", dedupe.ErrUnavailable, key)
 }
 
-// claimSQL claims a batch of keys in one statement (see ClaimRequest).
+// claimSQL claims a batch of keys in one statement (see Claim).
 //
 // found is the rows the keys hold, read first, so that a replay or a
 // running lease locks nothing and writes no WAL (TestPostgresClaimReadsBeforeItLocks):

@@ -40,7 +40,7 @@ func TestConformance(t *testing.T) {
 // go test ./dedupe/postgres -run '^$' -bench BackendClaimComplete
 func BenchmarkBackendClaimComplete(b *testing.B) {
 	dsn := testPostgresDSN(b)
-	dedupetest.BenchClaimComplete(b, openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{}))
+	dedupetest.BenchClaimComplete(b, openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{}), nil)
 }
 
 // Two nodes, each with its own pool, race for one key: one lease in all.
@@ -61,7 +61,7 @@ func TestPostgresClaimIsAtomicAcrossNodes(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, rec, err := nodes[i%2].Claim(context.Background(), "stripe:evt_race", "fp")
+			_, rec, err := nodes[i%2].Claim(context.Background(), "stripe:evt_race", "fp", nil)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -88,11 +88,11 @@ func TestPostgresUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, dedupe.ErrUnavailable)
 	require.NotContains(t, err.Error(), "secretpw")
 	s.pool.Close() // the connection is gone; the store is not closed
-	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp")
+	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrUnavailable)
 	require.NotContains(t, err.Error(), "127.0.0.1")
 	require.NoError(t, s.Close())
-	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp")
+	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrClosed)
 }
 

@@ -84,7 +84,7 @@ func BenchmarkWriterBatch(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					key := fmt.Sprintf("stripe:evt_%d_%d", time.Now().UnixNano(), n.Add(1))
-					l, _, err := s.ClaimRequest(ctx, key, "fp", req)
+					l, _, err := s.Claim(ctx, key, "fp", req)
 					if err != nil {
 						b.Error(err)
 						return

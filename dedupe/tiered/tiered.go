@@ -54,13 +54,9 @@ func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 // Claim has Store.Claim's outcomes. A finished record in the local copy is
 // answered from it when the shared row is unchanged (or Postgres cannot
 // say); anything else is claimed in Postgres, and a finished record found
-// there is copied locally for next time.
-func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return t.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
-// ClaimRequest is Claim keeping req with the claim in Postgres.
-func (t *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+// there is copied locally for next time. req is kept with the claim in
+// Postgres.
+func (t *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := postgres.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -81,7 +77,7 @@ func (t *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *
 		// A local failure costs the shortcut only: Postgres decides.
 		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
 	}
-	lease, r, err := t.shared.ClaimRequest(ctx, key, fingerprint, req)
+	lease, r, err := t.shared.Claim(ctx, key, fingerprint, req)
 	if err == nil && r != nil && r.State != dedupe.InFlight {
 		t.keep(ctx, *r)
 	}
