@@ -48,6 +48,9 @@ func BenchmarkWriterBatch(b *testing.B) {
 		{name: "schema=no-created-index", schema: dropIndex(recentIndex)},
 		{name: "schema=no-failed-index", schema: dropIndex(failedIndex)},
 		{name: "schema=row-count-triggers", schema: rowCountTriggers},
+		{name: "schema=body-lz4", schema: alterTable(`ALTER COLUMN req_body SET COMPRESSION lz4`)},
+		{name: "schema=body-inline", schema: alterTable(`SET (toast_tuple_target = 8160)`)},
+		{name: "schema=body-external", schema: alterTable(`ALTER COLUMN req_body SET STORAGE EXTERNAL`)},
 	} {
 		if f := os.Getenv("BENCH_VARIANT"); f != "" && !strings.Contains(v.name, f) {
 			continue
@@ -154,6 +157,11 @@ func walLSN(b *testing.B, admin *pgx.Conn) int64 {
 // dropIndex is the DDL dropping index.
 func dropIndex(index string) func(string) []string {
 	return func(string) []string { return []string{`DROP INDEX ` + index} }
+}
+
+// alterTable is the DDL altering the records table by change.
+func alterTable(change string) func(string) []string {
+	return func(string) []string { return []string{`ALTER TABLE ` + Table + ` ` + change} }
 }
 
 // rowCountTriggers replaces the count triggers with those of an older
