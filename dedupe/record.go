@@ -52,11 +52,16 @@ type Response struct {
 
 // Record is the stored state of one key.
 type Record struct {
-	Key         string
-	State       State
-	Token       uint64    // owner of the current lease (IN_FLIGHT only)
-	LeaseUntil  time.Time // IN_FLIGHT only
-	Attempts    uint32    // claims so far, takeovers included
+	Key   string
+	State State
+	// Token owns the current lease: an IN_FLIGHT record's claim, or a
+	// redrive of a COMPLETED or FAILED record, which keeps its state and
+	// answer while the redrive runs (Store.Redrive). Zero: no lease.
+	Token      uint64
+	LeaseUntil time.Time // when Token's lease passes; zero without one
+	// Attempts counts the forwards: claims (takeovers included) and the
+	// redrives whose answer was recorded.
+	Attempts    uint32
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	ExpiresAt   time.Time // when the pruner may delete the record
@@ -67,6 +72,11 @@ type Record struct {
 	// claim kept none (a record written before requests were kept, or by
 	// a claim without one).
 	Request *Request
+}
+
+// Leased reports whether a lease (a claim's or a redrive's) holds r at now.
+func (r *Record) Leased(now time.Time) bool {
+	return r.Token != 0 && now.Before(r.LeaseUntil)
 }
 
 // Lease is what a successful Claim hands to its caller: the right to finish

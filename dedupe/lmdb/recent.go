@@ -95,10 +95,12 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return out, next, nil
 }
 
-// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again (dedupe.Store.Redrive),
-// in one write transaction: the check (dedupe.CheckRedrive) and the claim
-// cannot be split by another claim.
+// Redrive leases a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again
+// (dedupe.Store.Redrive), in one write transaction: the check
+// (dedupe.CheckRedrive) and the lease cannot be split by another claim. A
+// finished record changes by its token and lease only, so that a crash
+// before the answer leaves it as it was.
 func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
@@ -121,9 +123,12 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		if err := s.unindex(txn, &cur); err != nil {
 			return err
 		}
-		cur.State, cur.Token, cur.LeaseUntil = dedupe.InFlight, token, now.Add(s.opts.Lease)
-		cur.Attempts++
-		cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
+		cur.Token, cur.LeaseUntil = token, now.Add(s.opts.Lease)
+		if cur.State == dedupe.InFlight {
+			// An abandoned claim, taken over as Claim would.
+			cur.Attempts++
+			cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
+		}
 		rec = cur
 		return s.put(txn, &cur)
 	})

@@ -363,6 +363,9 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 			return err
 		}
 		now := s.opts.Now()
+		if cur.State != dedupe.InFlight {
+			cur.Attempts++ // a redrive's answer (Redrive)
+		}
 		cur.State, cur.Token, cur.LeaseUntil = st, 0, time.Time{}
 		cur.UpdatedAt, cur.ExpiresAt = now, now.Add(s.opts.Retention)
 		cur.Response = resp
@@ -371,14 +374,22 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 }
 
 // Release deletes the caller's IN_FLIGHT record so that the provider's next
-// delivery of the event is forwarded afresh.
+// delivery of the event is forwarded afresh, or drops a redrive's lease
+// from the finished record it left as it was.
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	return s.settle(ctx, func(txn *mdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
 		}
-		return s.del(txn, &cur)
+		if cur.State == dedupe.InFlight {
+			return s.del(txn, &cur)
+		}
+		if err := s.unindex(txn, &cur); err != nil {
+			return err
+		}
+		cur.Token, cur.LeaseUntil = 0, time.Time{}
+		return s.put(txn, &cur)
 	})
 }
 
@@ -414,14 +425,15 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 			return s.recount(txn)
 		case err != nil:
 			return err
-		case !force && cur.State == dedupe.InFlight && s.opts.Now().Before(cur.LeaseUntil):
+		case !force && cur.Leased(s.opts.Now()):
 			return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
 		return s.del(txn, &cur)
 	})
 }
 
-// owned returns the record of l's key if l still owns it.
+// owned returns the record of l's key if l still owns it: a claim's
+// IN_FLIGHT record or a redriven finished one (Redrive).
 func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 	cur, err := s.get(txn, l.Key)
 	if errors.Is(err, dedupe.ErrNotFound) {
@@ -430,7 +442,7 @@ func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 	if err != nil {
 		return dedupe.Record{}, err
 	}
-	if cur.State != dedupe.InFlight || cur.Token != l.Token {
+	if cur.Token == 0 || cur.Token != l.Token {
 		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
 	return cur, nil
@@ -456,7 +468,7 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 		case err != nil:
 			return err
 		default:
-			if cur.State == dedupe.InFlight && s.opts.Now().Before(cur.LeaseUntil) {
+			if cur.Leased(s.opts.Now()) {
 				return nil
 			}
 			if err := s.unindex(txn, &cur); err != nil {

@@ -601,12 +601,16 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 	var rec dedupe.Record
 	err := s.settle(ctx, "finish", func(ctx context.Context) error {
 		var err error
+		// The token is a claim's (state $9) or a redrive's, whose answer
+		// counts one more attempt (Redrive).
 		rec, err = scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+		attempts = CASE WHEN state = $9 THEN attempts ELSE attempts + 1 END,
 		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
 		FROM (SELECT `+sqlNow(4)+` AS now) c
-		WHERE key = $1 AND state = 1 AND token = $2
+		WHERE key = $1 AND token = $2 AND token <> 0
 		RETURNING `+recordColumns,
-			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
+			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body,
+			int16(dedupe.InFlight)))
 		if errors.Is(err, dedupe.ErrNotFound) {
 			return dedupe.ErrLeaseLost
 		}
@@ -672,15 +676,22 @@ func (s *Store) settle(ctx context.Context, what string, fn func(context.Context
 	}
 }
 
-// Release deletes the caller's IN_FLIGHT record. Like Complete and Fail,
-// it takes effect even when ctx ends first (see settle).
+// Release deletes the caller's IN_FLIGHT record, or drops a redrive's
+// lease from the finished record it left as it was: one statement. Like
+// Complete and Fail, it takes effect even when ctx ends first (see settle).
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	return s.settle(ctx, "release", func(ctx context.Context) error {
-		tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
+		var n int
+		err := s.pool.QueryRow(ctx, `WITH
+			claim AS (DELETE FROM `+s.table+` WHERE key = $1 AND token = $2 AND token <> 0 AND state = $3 RETURNING 1),
+			redrive AS (UPDATE `+s.table+` SET token = 0, lease_until = NULL
+				WHERE key = $1 AND token = $2 AND token <> 0 AND state <> $3 RETURNING 1)
+			SELECT (SELECT count(*) FROM claim) + (SELECT count(*) FROM redrive)`,
+			l.Key, int64(l.Token), int16(dedupe.InFlight)).Scan(&n)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return dedupe.ErrLeaseLost
 		}
 		return nil
@@ -707,7 +718,9 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
+	// A lease (a claim's or a redrive's) holds the row while token is set
+	// and lease_until is ahead.
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (token <> 0 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
 	if err != nil {
 		return s.wrap("delete", err)
 	}
@@ -718,7 +731,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 	switch {
 	case err != nil:
 		return err
-	case !force && rec.State == dedupe.InFlight:
+	case !force && rec.Token != 0:
 		// The statement found its lease running, by the database's clock.
 		return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
 	}
@@ -884,8 +897,9 @@ func (s *Store) pruneLoop() {
 	})
 }
 
-// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again: one UPDATE that checks
+// Redrive leases a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again
+// (dedupe.Store.Redrive): one UPDATE that checks
 // the state, the lease (by the database's clock) and that the whole body
 // is kept, so that of concurrent redrives and claims on any nodes exactly
 // one wins. When it changes nothing, the row is read to say why
@@ -903,13 +917,19 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
-	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = 1, token = $2, lease_until = c.now + `+sqlMicros(4)+`,
-		attempts = attempts + 1, updated_at = c.now, expires_at = c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+`
+	// A finished row ($6, $7) changes by its token and lease only, so that
+	// a redrive that never answers leaves it as it was; an abandoned claim
+	// ($8) is taken over as Claim would.
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET token = $2, lease_until = c.now + `+sqlMicros(4)+`,
+		attempts = CASE WHEN state = $8 THEN attempts + 1 ELSE attempts END,
+		updated_at = CASE WHEN state = $8 THEN c.now ELSE updated_at END,
+		expires_at = CASE WHEN state = $8 THEN c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+` ELSE expires_at END
 		FROM (SELECT `+sqlNow(3)+` AS now) c
-		WHERE key = $1 AND (state IN (2, 3) OR state = 1 AND lease_until <= c.now)
+		WHERE key = $1 AND state IN ($6, $7, $8) AND (token = 0 OR lease_until <= c.now)
 			AND req_size IS NOT NULL AND COALESCE(octet_length(req_body), 0) = req_size
 		RETURNING `+recordColumns,
-		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()))
+		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds(),
+		int16(dedupe.Completed), int16(dedupe.Failed), int16(dedupe.InFlight)))
 	if err == nil {
 		return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
 	}

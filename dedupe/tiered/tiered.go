@@ -166,11 +166,12 @@ func (t *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return t.shared.Recent(ctx, o)
 }
 
-// Redrive claims the shared record for a redrive. The claim moves the
-// shared row's updated_at, so every node's copy is stale from then on, and
-// the answer the redrive records (Complete or Fail, copied here as after
-// any claim) is what every node replays afterwards: each checks the shared
-// row before replaying its copy.
+// Redrive leases the shared record for a redrive. The lease leaves the
+// shared row's updated_at as it was, so every node's copy stays the one to
+// replay until the redrive's answer is recorded (Complete or Fail, copied
+// here as after any claim); that moves updated_at, and every node replays
+// the new answer from then on: each checks the shared row before replaying
+// its copy.
 func (t *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
 	return t.shared.Redrive(ctx, key)
 }
