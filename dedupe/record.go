@@ -112,6 +112,11 @@ type Request struct {
 	// when the body was not kept: WEBHOOKD_STORE_REQUESTS=false, or a body
 	// over MaxStoredRequest.
 	Size int
+	// Unread means the whole body is stored but this read left it out
+	// (Body is nil): listings (List, Recent) and a claim's replay answer
+	// with no request body, so they read none, whatever its size. Get and
+	// Redrive read it.
+	Unread bool
 }
 
 // NewRequest returns the Request to keep for a verified delivery: with its
@@ -126,8 +131,8 @@ func NewRequest(contentType, eventType string, body []byte, keepBody bool) *Requ
 	return r
 }
 
-// Stored reports whether r holds the whole body, so that it can be
-// forwarded again.
+// Stored reports whether the whole body is stored with the record, so that
+// it can be forwarded again (Get reads it into Body).
 func (r *Request) Stored() bool {
-	return r != nil && len(r.Body) == r.Size
+	return r != nil && (r.Unread || len(r.Body) == r.Size)
 }

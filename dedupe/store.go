@@ -60,12 +60,15 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 	// ForceDelete removes key whatever its state.
 	ForceDelete(ctx context.Context, key string) error
-	// List returns records in bytewise key order.
+	// List returns records in bytewise key order. Like Recent, it reads
+	// no stored body: Response.Body is nil, and Request.Body too
+	// (Request.Unread says whether it is stored); Get reads them.
 	List(ctx context.Context, o ListOptions) ([]Record, error)
 	// Recent returns records newest first (by CreatedAt, then by key,
 	// descending) and the cursor of the next page, "" after the last. It
 	// walks an index by creation time, so a page costs the records it
-	// reads, not the size of the store.
+	// reads, not the size of the store, and it reads no stored body (see
+	// List), so neither does its memory grow with the stored requests.
 	Recent(ctx context.Context, o RecentOptions) ([]Record, string, error)
 	// Redrive leases key for forwarding its stored request once more.
 	// A FAILED or COMPLETED record keeps everything it holds (state,

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -207,7 +208,8 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422}))
 			_, rec, err := s.Claim(ctx, key, fp, dedupe.NewRequest("text/plain", "other", []byte("x"), true))
 			require.NoError(t, err)
-			require.Equal(t, req, rec.Request, "a replay changes nothing")
+			require.Nil(t, rec.Request.Body, "a replay answers without the request body")
+			require.Equal(t, req.EventType, rec.Request.EventType)
 			got, err = s.Get(ctx, key)
 			require.NoError(t, err)
 			require.Equal(t, req, got.Request)
@@ -404,6 +406,56 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Zero(t, got.Token)
 			require.NoError(t, s.Delete(ctx, key))
 		}},
+		{"listings and replays read no stored body", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			const n = 16
+			big := bytes.Repeat([]byte("x"), dedupe.MaxStoredRequest)
+			answer := dedupe.Response{Status: 200, ContentType: "application/json", Body: bytes.Repeat([]byte("y"), 1000)}
+			for i := range n {
+				l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_big_%02d", i), fp, dedupe.NewRequest("application/json", "invoice.paid", big, true))
+				require.NoError(t, err)
+				require.NoError(t, s.Complete(ctx, l, answer))
+			}
+			big = nil
+			// Each listing would copy n MiB of stored requests; what it
+			// allocates beside them is a few KiB per record.
+			const bound = 2 << 20
+			listed := func(t *testing.T, recs []dedupe.Record) {
+				t.Helper()
+				require.Len(t, recs, n)
+				for _, rec := range recs {
+					require.Equal(t, 200, rec.Response.Status)
+					require.Nil(t, rec.Response.Body)
+					require.Equal(t, "invoice.paid", rec.Request.EventType)
+					require.Equal(t, dedupe.MaxStoredRequest, rec.Request.Size)
+					require.Nil(t, rec.Request.Body)
+					require.True(t, rec.Request.Stored(), "stored, though not read")
+				}
+			}
+			var (
+				recs []dedupe.Record
+				err  error
+			)
+			a := allocated(func() { recs, _, err = s.Recent(ctx, dedupe.RecentOptions{Limit: 100}) })
+			require.NoError(t, err)
+			listed(t, recs)
+			require.Less(t, a, uint64(bound), "Recent allocated %d bytes", a)
+			a = allocated(func() { recs, err = s.List(ctx, dedupe.ListOptions{Prefix: "stripe:"}) })
+			require.NoError(t, err)
+			listed(t, recs)
+			require.Less(t, a, uint64(bound), "List allocated %d bytes", a)
+
+			var rec *dedupe.Record
+			for range 2 { // the tiered store's second replay is from its copy
+				a = allocated(func() { _, rec, err = s.Claim(ctx, "stripe:evt_big_00", fp, nil) })
+				require.NoError(t, err)
+				require.Equal(t, answer, rec.Response)
+				require.Less(t, a, uint64(dedupe.MaxStoredRequest/4), "a replay allocated %d bytes", a)
+			}
+			got, err := s.Get(ctx, "stripe:evt_big_00")
+			require.NoError(t, err)
+			require.Len(t, got.Request.Body, dedupe.MaxStoredRequest, "Get reads the stored request")
+			require.False(t, got.Request.Unread)
+		}},
 		{"recent lists newest first and pages", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			// Created one second apart; two share an instant, ordered by key.
 			keys := []string{"stripe:a", "xendit:b", "stripe:c", "stripe:d", "xendit:e"}
@@ -558,6 +610,49 @@ func BenchClaimComplete(b *testing.B, s dedupe.Store, req *dedupe.Request) {
 			}
 		}
 	})
+}
+
+// BenchReplay measures the path of every provider retry of a finished
+// event on s: a Claim that replays a COMPLETED record whose stored request
+// is bodySize bytes (run with -benchmem).
+func BenchReplay(b *testing.B, s dedupe.Store, bodySize int) {
+	b.Helper()
+	ctx := context.Background()
+	key := StoreFinished(b, s, bodySize)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, rec, err := s.Claim(ctx, key, "fp", nil); err != nil || rec == nil {
+			b.Fatal(err, rec)
+		}
+	}
+}
+
+// StoreFinished stores a new COMPLETED record, claimed with fingerprint
+// "fp" and a request of bodySize bytes, and returns its key.
+func StoreFinished(tb testing.TB, s dedupe.Store, bodySize int) string {
+	tb.Helper()
+	ctx := context.Background()
+	key := fmt.Sprintf("stripe:evt_replay_%d_%d", bodySize, time.Now().UnixNano())
+	req := dedupe.NewRequest("application/json", "invoice.paid", bytes.Repeat([]byte("x"), bodySize), true)
+	l, _, err := s.Claim(ctx, key, "fp", req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Complete(ctx, l, dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}); err != nil {
+		tb.Fatal(err)
+	}
+	return key
+}
+
+// allocated returns the bytes the process allocated while fn ran.
+func allocated(fn func()) uint64 {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	fn()
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc
 }
 
 // Clock is a settable clock, for Options.Now.

@@ -64,7 +64,7 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 				continue
 			}
 			at, key, _ := splitExpiryKey(k)
-			rec, err := s.get(txn, key)
+			rec, err := s.get(txn, key, noBodies)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue // an entry of a record deleted without decoding
 			}
@@ -112,7 +112,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	var rec dedupe.Record
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		now := s.opts.Now()
-		cur, err := s.get(txn, key)
+		cur, err := s.get(txn, key, allBodies)
 		rec = cur // the op may run twice (writer.go)
 		if err != nil {
 			return err
@@ -167,7 +167,7 @@ func (s *Store) openCreated(txn *mdb.Txn) error {
 	n := 0
 	k, v, err := cur.Get(nil, nil, mdb.First)
 	for ; err == nil; k, v, err = cur.Get(nil, nil, mdb.Next) {
-		rec, derr := decodeRecord(string(k), v)
+		rec, derr := decodeRecord(string(k), v, noBodies)
 		if derr != nil {
 			continue
 		}

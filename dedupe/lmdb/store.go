@@ -275,8 +275,9 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		return dedupe.Lease{}, nil, err
 	}
 	// Fast path: duplicates of a finished or running event are answered
-	// from a read transaction, without queueing for the writer.
-	rec, err := s.Get(ctx, key)
+	// from a read transaction, without queueing for the writer, and
+	// without copying the stored request, which a replay does not send.
+	rec, err := s.Peek(ctx, key)
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
 	case err != nil:
@@ -298,7 +299,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
-		cur, err := s.get(txn, key)
+		cur, err := s.get(txn, key, responseBody)
 		var attempts uint32
 		created := now
 		switch {
@@ -413,7 +414,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	return s.update(ctx, func(txn *mdb.Txn) error {
-		cur, err := s.get(txn, key)
+		cur, err := s.get(txn, key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrCorrupt) && force:
 			// Its index entry cannot be found without the record; the
@@ -435,7 +436,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 // owned returns the record of l's key if l still owns it: a claim's
 // IN_FLIGHT record or a redriven finished one (Redrive).
 func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
-	cur, err := s.get(txn, l.Key)
+	cur, err := s.get(txn, l.Key, allBodies) // rewritten whole
 	if errors.Is(err, dedupe.ErrNotFound) {
 		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
@@ -456,7 +457,7 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 		return err
 	}
 	return s.write(ctx, func(txn *mdb.Txn) error {
-		cur, err := s.get(txn, rec.Key)
+		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
 		case errors.Is(err, dedupe.ErrCorrupt):
@@ -485,13 +486,24 @@ func (s *Store) Logger() *slog.Logger { return s.logger }
 
 // Get returns the record of key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
+	return s.read1(key, allBodies)
+}
+
+// Peek returns the record of key as Get does, but without its request body
+// (Request.Unread): what a duplicate is answered with, read without
+// copying up to dedupe.MaxStoredRequest bytes it would not send.
+func (s *Store) Peek(ctx context.Context, key string) (dedupe.Record, error) {
+	return s.read1(key, responseBody)
+}
+
+func (s *Store) read1(key string, want bodies) (dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Record{}, err
 	}
 	var rec dedupe.Record
 	err := s.view(func(txn *mdb.Txn) error {
 		var err error
-		rec, err = s.get(txn, key)
+		rec, err = s.get(txn, key, want)
 		return err
 	})
 	return rec, err
@@ -510,6 +522,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 			return err
 		}
 		defer cur.Close()
+		txn.RawRead = true // decodeRecord copies what it keeps: no bodies
 		start := o.Prefix
 		if o.After > start {
 			start = o.After
@@ -529,7 +542,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 			if !strings.HasPrefix(key, o.Prefix) {
 				break
 			}
-			rec, derr := decodeRecord(key, v)
+			rec, derr := decodeRecord(key, v, noBodies)
 			if derr != nil {
 				return derr
 			}
@@ -592,7 +605,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	})
 }
 
-func (s *Store) get(txn *mdb.Txn, key string) (_ dedupe.Record, err error) {
+// get reads key's record in txn, copying the bodies want asks for.
+func (s *Store) get(txn *mdb.Txn, key string, want bodies) (_ dedupe.Record, err error) {
 	defer recoverCorrupt(&err, func() string { return fmt.Sprintf("key %q", key) })
 	// The value is read in place, not copied out of the map first:
 	// decodeRecord copies what it keeps, and nothing writes in between
@@ -611,7 +625,7 @@ func (s *Store) get(txn *mdb.Txn, key string) (_ dedupe.Record, err error) {
 	if err != nil {
 		return dedupe.Record{}, err
 	}
-	return decodeRecord(key, v)
+	return decodeRecord(key, v, want)
 }
 
 // put, unindex and del run inside writer ops only, so they may share the

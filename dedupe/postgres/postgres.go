@@ -402,8 +402,20 @@ func (s *Store) wrap(what string, err error) error {
 	return &pgError{what: what, cause: err}
 }
 
-const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body,
-	req_content_type, req_event_type, req_body, req_size`
+// recordColumns read a whole record (scanRecord). replayColumns leave the
+// request body out, which a replay does not send, and listColumns both
+// bodies, which a listing does not show: each up to a mebibyte
+// (dedupe.MaxStoredRequest) that would cross the wire and be copied for
+// nothing. Their last column says whether a request body left out is
+// stored whole (dedupe.Request.Unread); octet_length reads a TOASTed
+// body's length from its header, not the body.
+const (
+	recordHead    = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, `
+	reqUnread     = `COALESCE(octet_length(req_body) = req_size, false)`
+	recordColumns = recordHead + `body, req_content_type, req_event_type, req_body, req_size, false`
+	replayColumns = recordHead + `body, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+	listColumns   = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+)
 
 // pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
 // a control character keeps it apart from every delivery's key all the same.
@@ -426,7 +438,8 @@ func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
-// scanRecord scans recordColumns, then into extra any columns that follow.
+// scanRecord scans recordColumns (or replayColumns, listColumns), then
+// into extra any columns that follow.
 func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	var (
 		r          dedupe.Record
@@ -439,9 +452,10 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		reqType    *string
 		reqBody    []byte
 		reqSize    *int32
+		reqUnread  bool
 	)
 	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
-		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize}, extra...)...)
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize, &reqUnread}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dedupe.Record{}, dedupe.ErrNotFound
 	}
@@ -457,7 +471,7 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		r.Response.Body = nil
 	}
 	if reqSize != nil {
-		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody}
+		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody, Unread: reqUnread}
 		if reqCT != nil {
 			r.Request.ContentType = *reqCT
 		}
@@ -523,7 +537,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	// lease goes on to the claim. The row may appear, vanish (released,
 	// pruned) or be taken over between the read and the claim; a few
 	// rounds settle it. The read returns the clock the lease is judged by.
-	get := `SELECT ` + recordColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
+	get := `SELECT ` + replayColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
 	leaseMicros, abandonMicros := s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()
 	for range 5 {
 		var now time.Time
@@ -588,8 +602,9 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 }
 
 // FinishRecord is Complete (st Completed) or Fail (st Failed), also
-// returning the record as stored, in the same one round trip, so that the
-// tiered store copies it without reading it back. Any other st is refused:
+// returning the record as stored (without its request body, as a replay
+// reads it), in the same one round trip, so that the tiered store copies
+// it without reading it back. Any other st is refused:
 // only a finished state may replace a lease.
 func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) (dedupe.Record, error) {
 	if st != dedupe.Completed && st != dedupe.Failed {
@@ -608,7 +623,7 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
 		FROM (SELECT `+sqlNow(4)+` AS now) c
 		WHERE key = $1 AND token = $2 AND token <> 0
-		RETURNING `+recordColumns,
+		RETURNING `+replayColumns,
 			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body,
 			int16(dedupe.InFlight)))
 		if errors.Is(err, dedupe.ErrNotFound) {
@@ -785,7 +800,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 		return nil, err
 	}
 	defer cancel()
-	q := `SELECT ` + recordColumns + ` FROM ` + s.table + `
+	q := `SELECT ` + listColumns + ` FROM ` + s.table + `
 		WHERE key > $1 AND starts_with(key, $2) AND ($3 = 0 OR state = $3) ORDER BY key`
 	args := []any{o.After, o.Prefix, int16(o.State)}
 	if o.Limit > 0 {
@@ -937,7 +952,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
 	var now time.Time
-	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
+	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+listColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
@@ -986,7 +1001,7 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	if o.Provider != "" {
 		where += ` AND starts_with(key, ` + arg(o.Provider+":") + `)`
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE `+where+`
+	rows, err := s.pool.Query(ctx, `SELECT `+listColumns+` FROM `+s.table+` WHERE `+where+`
 		ORDER BY created_at DESC, key DESC LIMIT `+arg(limit+1), args...)
 	if err != nil {
 		return nil, "", s.wrap("recent", err)
