@@ -40,7 +40,8 @@ func ParseState(s string) (State, error) {
 
 // MaxStoredBody caps the downstream answer body kept with a COMPLETED or
 // FAILED record; a longer body is cut, and replays return the cut body. The
-// dispatcher reads no more than this, so first answer and replays agree.
+// dispatcher reads no more than this (dispatch.MaxResponseBytes is defined
+// as it), so first answer and replays agree.
 const MaxStoredBody = 64 << 10
 
 // Response is the downstream answer recorded with a finished event.
