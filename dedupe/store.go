@@ -185,6 +185,15 @@ func CheckRedrive(rec *Record, now time.Time) error {
 	return nil
 }
 
+// SplitKey splits a store key, the Idempotency-Key value
+// "provider:event-key", into the provider's name and the event key, at the
+// first ':' (an event key may hold more: xendit:invoice.paid:inv_1). ok is
+// false when either part is empty.
+func SplitKey(key string) (provider, eventKey string, ok bool) {
+	provider, eventKey, found := strings.Cut(key, ":")
+	return provider, eventKey, found && provider != "" && eventKey != ""
+}
+
 // MaxKeyLen is the longest store key any backend accepts: the LMDB
 // backend's limit (LMDB's 511-byte keys less its expiry index's 8-byte time
 // prefix), kept by every backend so that a key valid on one is valid on all.

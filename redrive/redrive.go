@@ -18,7 +18,6 @@ package redrive
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
@@ -67,7 +66,7 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
 		return Result{Record: rec}, err
 	}
 	storeCtx := context.WithoutCancel(ctx)
-	provider, eventKey, _ := strings.Cut(key, ":")
+	provider, eventKey, _ := dedupe.SplitKey(key)
 	res := rd.Forwarder.Forward(ctx, dispatch.Request{
 		Provider:       provider,
 		IdempotencyKey: key,
