@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -207,7 +208,8 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422}))
 			_, rec, err := s.Claim(ctx, key, fp, dedupe.NewRequest("text/plain", "other", []byte("x"), true))
 			require.NoError(t, err)
-			require.Equal(t, req, rec.Request, "a replay changes nothing")
+			require.Nil(t, rec.Request.Body, "a replay answers without the request body")
+			require.Equal(t, req.EventType, rec.Request.EventType)
 			got, err = s.Get(ctx, key)
 			require.NoError(t, err)
 			require.Equal(t, req, got.Request)
@@ -273,15 +275,18 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NotZero(t, r.Token)
 			require.NotEqual(t, l.Token, r.Token)
 			require.Equal(t, clock.Now().Add(time.Minute), r.Until)
-			require.Equal(t, dedupe.InFlight, rec.State)
-			require.Equal(t, uint32(2), rec.Attempts)
+			require.Equal(t, dedupe.Failed, rec.State, "the record stays as it is until the redrive's answer")
+			require.Equal(t, rejected, rec.Response)
+			require.Equal(t, uint32(1), rec.Attempts)
 			require.Equal(t, req, rec.Request)
 			require.Equal(t, fp, rec.Fingerprint)
 			require.True(t, rec.CreatedAt.Equal(created))
 			_, _, err = s.Redrive(ctx, key)
 			require.ErrorIs(t, err, dedupe.ErrInFlight)
-			_, _, err = s.Claim(ctx, key, fp, nil)
-			require.ErrorIs(t, err, dedupe.ErrInFlight, "a provider's retry waits for the redrive")
+			require.ErrorIs(t, s.Delete(ctx, key), dedupe.ErrInFlight, "nor deleted under the redrive")
+			_, replay, err := s.Claim(ctx, key, fp, nil)
+			require.NoError(t, err, "a provider's retry is replayed the answer the record holds")
+			require.Equal(t, rejected, replay.Response)
 			require.ErrorIs(t, s.Complete(ctx, l, ok), dedupe.ErrLeaseLost, "the first lease is over")
 			require.NoError(t, s.Complete(ctx, r, ok))
 
@@ -300,8 +305,8 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			clock.Advance(time.Second)
 			r, rec, err = s.Redrive(ctx, key)
 			require.NoError(t, err)
-			require.Equal(t, dedupe.InFlight, rec.State)
-			require.Equal(t, uint32(3), rec.Attempts)
+			require.Equal(t, dedupe.Completed, rec.State)
+			require.Equal(t, uint32(2), rec.Attempts)
 			require.Equal(t, ok, rec.Response, "the answer stays until the redrive's is recorded")
 			require.Equal(t, req, rec.Request)
 			_, _, err = s.Redrive(ctx, key)
@@ -340,6 +345,116 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, s.Complete(ctx, l, ok))
 			_, _, err = s.Redrive(ctx, "stripe:evt_5")
 			require.ErrorIs(t, err, dedupe.ErrNoRequest, "COMPLETED, but nothing to forward")
+		}},
+		{"redrive interrupted leaves the record as it was", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			req := dedupe.NewRequest("application/json", "charge.succeeded", []byte(`{"id":"evt_1"}`), true)
+			l, _, err := s.Claim(ctx, key, fp, req)
+			require.NoError(t, err)
+			require.NoError(t, s.Complete(ctx, l, ok))
+			before, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			same := func(t *testing.T, why string) {
+				t.Helper()
+				got, err := s.Get(ctx, key)
+				require.NoError(t, err)
+				require.Equal(t, before.State, got.State, why)
+				require.Equal(t, before.Response, got.Response, why)
+				require.Equal(t, before.Request, got.Request, why)
+				require.Equal(t, before.Attempts, got.Attempts, why)
+				require.True(t, before.UpdatedAt.Equal(got.UpdatedAt), why)
+				require.True(t, before.ExpiresAt.Equal(got.ExpiresAt), "%s: expires_at %v, want %v", why, got.ExpiresAt, before.ExpiresAt)
+				_, rec, err := s.Claim(ctx, key, fp, nil)
+				require.NoError(t, err, why)
+				require.Equal(t, dedupe.Completed, rec.State, why)
+				require.Equal(t, ok, rec.Response, "%s: a provider retry is a replay", why)
+			}
+
+			// The process dies mid-redrive: nothing answers the lease.
+			clock.Advance(time.Second)
+			_, _, err = s.Redrive(ctx, key)
+			require.NoError(t, err)
+			same(t, "during the redrive")
+			clock.Advance(time.Minute)
+			same(t, "after the redrive's lease passed")
+			clock.Advance(90 * time.Minute)
+			n, err := s.Prune(ctx, 100)
+			require.NoError(t, err)
+			require.Zero(t, n, "kept for its retention, not the lease's abandon period")
+			same(t, "after an hour and a half")
+
+			// The core does not answer: the redrive gives its lease up.
+			r, _, err := s.Redrive(ctx, key)
+			require.NoError(t, err, "a redrive whose lease passed is over")
+			clock.Advance(time.Second)
+			require.NoError(t, s.Release(ctx, r))
+			require.ErrorIs(t, s.Release(ctx, r), dedupe.ErrLeaseLost)
+			require.ErrorIs(t, s.Complete(ctx, r, ok), dedupe.ErrLeaseLost)
+			same(t, "after a released redrive")
+
+			// An answer recorded afterwards is the redrive's.
+			r, _, err = s.Redrive(ctx, key)
+			require.NoError(t, err)
+			clock.Advance(time.Second)
+			again := dedupe.Response{Status: 201, Body: []byte("again")}
+			require.NoError(t, s.Complete(ctx, r, again))
+			got, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, again, got.Response)
+			require.Equal(t, before.Attempts+1, got.Attempts)
+			require.True(t, got.UpdatedAt.Equal(clock.Now()))
+			require.True(t, got.ExpiresAt.Equal(clock.Now().Add(2*time.Hour)))
+			require.Zero(t, got.Token)
+			require.NoError(t, s.Delete(ctx, key))
+		}},
+		{"listings and replays read no stored body", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			const n = 16
+			big := bytes.Repeat([]byte("x"), dedupe.MaxStoredRequest)
+			answer := dedupe.Response{Status: 200, ContentType: "application/json", Body: bytes.Repeat([]byte("y"), 1000)}
+			for i := range n {
+				l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_big_%02d", i), fp, dedupe.NewRequest("application/json", "invoice.paid", big, true))
+				require.NoError(t, err)
+				require.NoError(t, s.Complete(ctx, l, answer))
+			}
+			big = nil
+			// Each listing would copy n MiB of stored requests; what it
+			// allocates beside them is a few KiB per record.
+			const bound = 2 << 20
+			listed := func(t *testing.T, recs []dedupe.Record) {
+				t.Helper()
+				require.Len(t, recs, n)
+				for _, rec := range recs {
+					require.Equal(t, 200, rec.Response.Status)
+					require.Nil(t, rec.Response.Body)
+					require.Equal(t, "invoice.paid", rec.Request.EventType)
+					require.Equal(t, dedupe.MaxStoredRequest, rec.Request.Size)
+					require.Nil(t, rec.Request.Body)
+					require.True(t, rec.Request.Stored(), "stored, though not read")
+				}
+			}
+			var (
+				recs []dedupe.Record
+				err  error
+			)
+			a := allocated(func() { recs, _, err = s.Recent(ctx, dedupe.RecentOptions{Limit: 100}) })
+			require.NoError(t, err)
+			listed(t, recs)
+			require.Less(t, a, uint64(bound), "Recent allocated %d bytes", a)
+			a = allocated(func() { recs, err = s.List(ctx, dedupe.ListOptions{Prefix: "stripe:"}) })
+			require.NoError(t, err)
+			listed(t, recs)
+			require.Less(t, a, uint64(bound), "List allocated %d bytes", a)
+
+			var rec *dedupe.Record
+			for range 2 { // the tiered store's second replay is from its copy
+				a = allocated(func() { _, rec, err = s.Claim(ctx, "stripe:evt_big_00", fp, nil) })
+				require.NoError(t, err)
+				require.Equal(t, answer, rec.Response)
+				require.Less(t, a, uint64(dedupe.MaxStoredRequest/4), "a replay allocated %d bytes", a)
+			}
+			got, err := s.Get(ctx, "stripe:evt_big_00")
+			require.NoError(t, err)
+			require.Len(t, got.Request.Body, dedupe.MaxStoredRequest, "Get reads the stored request")
+			require.False(t, got.Request.Unread)
 		}},
 		{"recent lists newest first and pages", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			// Created one second apart; two share an instant, ordered by key.
@@ -495,6 +610,49 @@ func BenchClaimComplete(b *testing.B, s dedupe.Store, req *dedupe.Request) {
 			}
 		}
 	})
+}
+
+// BenchReplay measures the path of every provider retry of a finished
+// event on s: a Claim that replays a COMPLETED record whose stored request
+// is bodySize bytes (run with -benchmem).
+func BenchReplay(b *testing.B, s dedupe.Store, bodySize int) {
+	b.Helper()
+	ctx := context.Background()
+	key := StoreFinished(b, s, bodySize)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if _, rec, err := s.Claim(ctx, key, "fp", nil); err != nil || rec == nil {
+			b.Fatal(err, rec)
+		}
+	}
+}
+
+// StoreFinished stores a new COMPLETED record, claimed with fingerprint
+// "fp" and a request of bodySize bytes, and returns its key.
+func StoreFinished(tb testing.TB, s dedupe.Store, bodySize int) string {
+	tb.Helper()
+	ctx := context.Background()
+	key := fmt.Sprintf("stripe:evt_replay_%d_%d", bodySize, time.Now().UnixNano())
+	req := dedupe.NewRequest("application/json", "invoice.paid", bytes.Repeat([]byte("x"), bodySize), true)
+	l, _, err := s.Claim(ctx, key, "fp", req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Complete(ctx, l, dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}); err != nil {
+		tb.Fatal(err)
+	}
+	return key
+}
+
+// allocated returns the bytes the process allocated while fn ran.
+func allocated(fn func()) uint64 {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	fn()
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc
 }
 
 // Clock is a settable clock, for Options.Now.

@@ -30,7 +30,7 @@ func checkConsistent(t *testing.T, s *Store) {
 		defer cur.Close()
 		n := 0
 		for k, v, err := cur.Get(nil, nil, mdb.First); err == nil; k, v, err = cur.Get(nil, nil, mdb.Next) {
-			rec, derr := decodeRecord(string(k), v)
+			rec, derr := decodeRecord(string(k), v, allBodies)
 			if derr != nil {
 				return derr
 			}

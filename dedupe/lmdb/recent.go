@@ -64,7 +64,7 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 				continue
 			}
 			at, key, _ := splitExpiryKey(k)
-			rec, err := s.get(txn, key)
+			rec, err := s.get(txn, key, noBodies)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue // an entry of a record deleted without decoding
 			}
@@ -95,10 +95,12 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return out, next, nil
 }
 
-// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again (dedupe.Store.Redrive),
-// in one write transaction: the check (dedupe.CheckRedrive) and the claim
-// cannot be split by another claim.
+// Redrive leases a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again
+// (dedupe.Store.Redrive), in one write transaction: the check
+// (dedupe.CheckRedrive) and the lease cannot be split by another claim. A
+// finished record changes by its token and lease only, so that a crash
+// before the answer leaves it as it was.
 func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
@@ -110,7 +112,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	var rec dedupe.Record
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		now := s.opts.Now()
-		cur, err := s.get(txn, key)
+		cur, err := s.get(txn, key, allBodies)
 		rec = cur // the op may run twice (writer.go)
 		if err != nil {
 			return err
@@ -121,9 +123,12 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		if err := s.unindex(txn, &cur); err != nil {
 			return err
 		}
-		cur.State, cur.Token, cur.LeaseUntil = dedupe.InFlight, token, now.Add(s.opts.Lease)
-		cur.Attempts++
-		cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
+		cur.Token, cur.LeaseUntil = token, now.Add(s.opts.Lease)
+		if cur.State == dedupe.InFlight {
+			// An abandoned claim, taken over as Claim would.
+			cur.Attempts++
+			cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
+		}
 		rec = cur
 		return s.put(txn, &cur)
 	})
@@ -162,7 +167,7 @@ func (s *Store) openCreated(txn *mdb.Txn) error {
 	n := 0
 	k, v, err := cur.Get(nil, nil, mdb.First)
 	for ; err == nil; k, v, err = cur.Get(nil, nil, mdb.Next) {
-		rec, derr := decodeRecord(string(k), v)
+		rec, derr := decodeRecord(string(k), v, noBodies)
 		if derr != nil {
 			continue
 		}

@@ -275,8 +275,9 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		return dedupe.Lease{}, nil, err
 	}
 	// Fast path: duplicates of a finished or running event are answered
-	// from a read transaction, without queueing for the writer.
-	rec, err := s.Get(ctx, key)
+	// from a read transaction, without queueing for the writer, and
+	// without copying the stored request, which a replay does not send.
+	rec, err := s.Peek(ctx, key)
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
 	case err != nil:
@@ -298,7 +299,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
-		cur, err := s.get(txn, key)
+		cur, err := s.get(txn, key, responseBody)
 		var attempts uint32
 		created := now
 		switch {
@@ -363,6 +364,9 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 			return err
 		}
 		now := s.opts.Now()
+		if cur.State != dedupe.InFlight {
+			cur.Attempts++ // a redrive's answer (Redrive)
+		}
 		cur.State, cur.Token, cur.LeaseUntil = st, 0, time.Time{}
 		cur.UpdatedAt, cur.ExpiresAt = now, now.Add(s.opts.Retention)
 		cur.Response = resp
@@ -371,14 +375,22 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 }
 
 // Release deletes the caller's IN_FLIGHT record so that the provider's next
-// delivery of the event is forwarded afresh.
+// delivery of the event is forwarded afresh, or drops a redrive's lease
+// from the finished record it left as it was.
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	return s.settle(ctx, func(txn *mdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
 		}
-		return s.del(txn, &cur)
+		if cur.State == dedupe.InFlight {
+			return s.del(txn, &cur)
+		}
+		if err := s.unindex(txn, &cur); err != nil {
+			return err
+		}
+		cur.Token, cur.LeaseUntil = 0, time.Time{}
+		return s.put(txn, &cur)
 	})
 }
 
@@ -402,7 +414,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	return s.update(ctx, func(txn *mdb.Txn) error {
-		cur, err := s.get(txn, key)
+		cur, err := s.get(txn, key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrCorrupt) && force:
 			// Its index entry cannot be found without the record; the
@@ -414,23 +426,24 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 			return s.recount(txn)
 		case err != nil:
 			return err
-		case !force && cur.State == dedupe.InFlight && s.opts.Now().Before(cur.LeaseUntil):
+		case !force && cur.Leased(s.opts.Now()):
 			return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
 		return s.del(txn, &cur)
 	})
 }
 
-// owned returns the record of l's key if l still owns it.
+// owned returns the record of l's key if l still owns it: a claim's
+// IN_FLIGHT record or a redriven finished one (Redrive).
 func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
-	cur, err := s.get(txn, l.Key)
+	cur, err := s.get(txn, l.Key, allBodies) // rewritten whole
 	if errors.Is(err, dedupe.ErrNotFound) {
 		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
 	if err != nil {
 		return dedupe.Record{}, err
 	}
-	if cur.State != dedupe.InFlight || cur.Token != l.Token {
+	if cur.Token == 0 || cur.Token != l.Token {
 		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
 	return cur, nil
@@ -444,7 +457,7 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 		return err
 	}
 	return s.write(ctx, func(txn *mdb.Txn) error {
-		cur, err := s.get(txn, rec.Key)
+		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
 		case errors.Is(err, dedupe.ErrCorrupt):
@@ -456,7 +469,7 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 		case err != nil:
 			return err
 		default:
-			if cur.State == dedupe.InFlight && s.opts.Now().Before(cur.LeaseUntil) {
+			if cur.Leased(s.opts.Now()) {
 				return nil
 			}
 			if err := s.unindex(txn, &cur); err != nil {
@@ -473,13 +486,24 @@ func (s *Store) Logger() *slog.Logger { return s.logger }
 
 // Get returns the record of key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
+	return s.read1(key, allBodies)
+}
+
+// Peek returns the record of key as Get does, but without its request body
+// (Request.Unread): what a duplicate is answered with, read without
+// copying up to dedupe.MaxStoredRequest bytes it would not send.
+func (s *Store) Peek(ctx context.Context, key string) (dedupe.Record, error) {
+	return s.read1(key, responseBody)
+}
+
+func (s *Store) read1(key string, want bodies) (dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Record{}, err
 	}
 	var rec dedupe.Record
 	err := s.view(func(txn *mdb.Txn) error {
 		var err error
-		rec, err = s.get(txn, key)
+		rec, err = s.get(txn, key, want)
 		return err
 	})
 	return rec, err
@@ -498,6 +522,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 			return err
 		}
 		defer cur.Close()
+		txn.RawRead = true // decodeRecord copies what it keeps: no bodies
 		start := o.Prefix
 		if o.After > start {
 			start = o.After
@@ -517,7 +542,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 			if !strings.HasPrefix(key, o.Prefix) {
 				break
 			}
-			rec, derr := decodeRecord(key, v)
+			rec, derr := decodeRecord(key, v, noBodies)
 			if derr != nil {
 				return derr
 			}
@@ -580,7 +605,8 @@ func (s *Store) Ping(ctx context.Context) error {
 	})
 }
 
-func (s *Store) get(txn *mdb.Txn, key string) (_ dedupe.Record, err error) {
+// get reads key's record in txn, copying the bodies want asks for.
+func (s *Store) get(txn *mdb.Txn, key string, want bodies) (_ dedupe.Record, err error) {
 	defer recoverCorrupt(&err, func() string { return fmt.Sprintf("key %q", key) })
 	// The value is read in place, not copied out of the map first:
 	// decodeRecord copies what it keeps, and nothing writes in between
@@ -599,7 +625,7 @@ func (s *Store) get(txn *mdb.Txn, key string) (_ dedupe.Record, err error) {
 	if err != nil {
 		return dedupe.Record{}, err
 	}
-	return decodeRecord(key, v)
+	return decodeRecord(key, v, want)
 }
 
 // put, unindex and del run inside writer ops only, so they may share the

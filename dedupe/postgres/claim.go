@@ -111,13 +111,13 @@ UNION ALL
 SELECT %[4]s, false, c.now FROM found f, clock c WHERE NOT EXISTS (SELECT FROM taken t WHERE t.key = f.key)`
 
 // claimedColumns are recordColumns as a claim returns them for the row it
-// wrote: without the bodies, which the claimer has or does not need.
-const claimedColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type,
-	NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size`
+// wrote: without the bodies, which the claimer has or does not need. The
+// rows it found are returned as a replay reads them (replayColumns).
+const claimedColumns = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, false`
 
 // claimStatement is claimSQL for table t.
 func claimStatement(t string) string {
-	return fmt.Sprintf(claimSQL, t, claimedColumns, prefixColumns("r.", claimedColumns), prefixColumns("f.", recordColumns))
+	return fmt.Sprintf(claimSQL, t, claimedColumns, prefixColumns("r.", claimedColumns), prefixColumns("f.", replayColumns))
 }
 
 // queueClaims adds the statement claiming claims' keys to b, with the

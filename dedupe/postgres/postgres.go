@@ -145,7 +145,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, Table),
 		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch)}
 	s.claimSQL = claimStatement(s.table)
-	s.finishSQL = fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", recordColumns))
+	s.finishSQL = fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", replayColumns))
 	s.releaseSQL = fmt.Sprintf(releaseSQL, s.table)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
@@ -456,23 +456,69 @@ func (s *Store) wrap(what string, err error) error {
 	return &pgError{what: what, cause: err}
 }
 
-const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body,
-	req_content_type, req_event_type, req_body, req_size`
+// recordColumns read a whole record (scanRecord). replayColumns leave the
+// request body out, which a replay does not send, and listColumns both
+// bodies, which a listing does not show: each up to a mebibyte
+// (dedupe.MaxStoredRequest) that would cross the wire and be copied for
+// nothing. Their last column says whether a request body left out is
+// stored whole (dedupe.Request.Unread); octet_length reads a TOASTed
+// body's length from its header, not the body.
+const (
+	recordHead    = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, `
+	reqUnread     = `COALESCE(octet_length(req_body) = req_size, false)`
+	recordColumns = recordHead + `body, req_content_type, req_event_type, req_body, req_size, false`
+	replayColumns = recordHead + `body, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+	listColumns   = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+)
 
-// prefixColumns is columns, a list of recordColumns' kind, with each
-// column name qualified by prefix ("r."); other expressions stay as they
-// are.
+// prefixColumns is columns, a list of recordColumns' kind, with each bare
+// column name qualified by prefix ("r."); expressions and literals stay as
+// they are.
 func prefixColumns(prefix, columns string) string {
-	parts := strings.Split(columns, ",")
-	for i, c := range parts {
-		c = strings.TrimSpace(c)
-		if strings.ContainsAny(c, ":( ") {
-			parts[i] = c
-			continue
+	var (
+		parts []string
+		depth int
+		start int
+	)
+	for i := 0; i <= len(columns); i++ {
+		if i < len(columns) {
+			switch columns[i] {
+			case '(':
+				depth++
+				continue
+			case ')':
+				depth--
+				continue
+			case ',':
+				if depth > 0 {
+					continue
+				}
+			default:
+				continue
+			}
 		}
-		parts[i] = prefix + c
+		c := strings.TrimSpace(columns[start:i])
+		start = i + 1
+		if isColumnName(c) {
+			c = prefix + c
+		}
+		parts = append(parts, c)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// isColumnName reports whether c is a bare column name, not an expression
+// or a literal.
+func isColumnName(c string) bool {
+	if c == "" || c == "true" || c == "false" {
+		return false
+	}
+	for _, r := range c {
+		if (r < 'a' || r > 'z') && r != '_' {
+			return false
+		}
+	}
+	return true
 }
 
 // pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
@@ -496,7 +542,8 @@ func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
-// scanRecord scans recordColumns, then into extra any columns that follow.
+// scanRecord scans recordColumns (or replayColumns, listColumns), then
+// into extra any columns that follow.
 func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	var (
 		r          dedupe.Record
@@ -509,9 +556,10 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		reqType    *string
 		reqBody    []byte
 		reqSize    *int32
+		reqUnread  bool
 	)
 	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
-		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize}, extra...)...)
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize, &reqUnread}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dedupe.Record{}, dedupe.ErrNotFound
 	}
@@ -527,7 +575,7 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		r.Response.Body = nil
 	}
 	if reqSize != nil {
-		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody}
+		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody, Unread: reqUnread}
 		if reqCT != nil {
 			r.Request.ContentType = *reqCT
 		}
@@ -563,7 +611,9 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
+	// A lease (a claim's or a redrive's) holds the row while token is set
+	// and lease_until is ahead.
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (token <> 0 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
 	if err != nil {
 		return s.wrap("delete", err)
 	}
@@ -574,7 +624,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 	switch {
 	case err != nil:
 		return err
-	case !force && rec.State == dedupe.InFlight:
+	case !force && rec.Token != 0:
 		// The statement found its lease running, by the database's clock.
 		return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
 	}
@@ -628,7 +678,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 		return nil, err
 	}
 	defer cancel()
-	q := `SELECT ` + recordColumns + ` FROM ` + s.table + `
+	q := `SELECT ` + listColumns + ` FROM ` + s.table + `
 		WHERE key > $1 AND starts_with(key, $2) AND ($3 = 0 OR state = $3) ORDER BY key`
 	args := []any{o.After, o.Prefix, int16(o.State)}
 	if o.Limit > 0 {
@@ -740,8 +790,9 @@ func (s *Store) pruneLoop() {
 	})
 }
 
-// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again: one UPDATE that checks
+// Redrive leases a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again
+// (dedupe.Store.Redrive): one UPDATE that checks
 // the state, the lease (by the database's clock) and that the whole body
 // is kept, so that of concurrent redrives and claims on any nodes exactly
 // one wins. When it changes nothing, the row is read to say why
@@ -759,13 +810,19 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
-	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = 1, token = $2, lease_until = c.now + `+sqlMicros(4)+`,
-		attempts = attempts + 1, updated_at = c.now, expires_at = c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+`
+	// A finished row ($6, $7) changes by its token and lease only, so that
+	// a redrive that never answers leaves it as it was; an abandoned claim
+	// ($8) is taken over as Claim would.
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET token = $2, lease_until = c.now + `+sqlMicros(4)+`,
+		attempts = CASE WHEN state = $8 THEN attempts + 1 ELSE attempts END,
+		updated_at = CASE WHEN state = $8 THEN c.now ELSE updated_at END,
+		expires_at = CASE WHEN state = $8 THEN c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+` ELSE expires_at END
 		FROM (SELECT `+sqlNow(3)+` AS now) c
-		WHERE key = $1 AND (state IN (2, 3) OR state = 1 AND lease_until <= c.now)
+		WHERE key = $1 AND state IN ($6, $7, $8) AND (token = 0 OR lease_until <= c.now)
 			AND req_size IS NOT NULL AND COALESCE(octet_length(req_body), 0) = req_size
 		RETURNING `+recordColumns,
-		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()))
+		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds(),
+		int16(dedupe.Completed), int16(dedupe.Failed), int16(dedupe.InFlight)))
 	if err == nil {
 		return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
 	}
@@ -773,7 +830,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
 	var now time.Time
-	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
+	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+listColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
@@ -822,7 +879,7 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	if o.Provider != "" {
 		where += ` AND starts_with(key, ` + arg(o.Provider+":") + `)`
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE `+where+`
+	rows, err := s.pool.Query(ctx, `SELECT `+listColumns+` FROM `+s.table+` WHERE `+where+`
 		ORDER BY created_at DESC, key DESC LIMIT `+arg(limit+1), args...)
 	if err != nil {
 		return nil, "", s.wrap("recent", err)

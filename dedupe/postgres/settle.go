@@ -23,11 +23,12 @@ func (s *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) 
 }
 
 // FinishRecord is Complete (st Completed) or Fail (st Failed), also
-// returning the record as stored, from the same statement, so that the
-// tiered store copies it without reading it back. Any other st is refused:
-// only a finished state may replace a lease. The statement checks the lease
-// (state and token) and records the answer; no row means the lease was
-// lost (taken over, released, deleted or finished already).
+// returning the record as stored (without its request body, as a replay
+// reads it), from the same statement, so that the tiered store copies it
+// without reading it back. Any other st is refused: only a finished state
+// may replace a lease. The statement checks the lease (its token) and
+// records the answer; no row means the lease was lost (taken over,
+// released, deleted or finished already).
 func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) (dedupe.Record, error) {
 	if st != dedupe.Completed && st != dedupe.Failed {
 		return dedupe.Record{}, fmt.Errorf("dedupe: postgres: cannot finish a record as %v", st)
@@ -46,8 +47,9 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 	return o.rec, nil
 }
 
-// Release deletes the caller's IN_FLIGHT record. Like Complete and Fail,
-// it takes effect even when ctx ends first (see settle).
+// Release deletes the caller's IN_FLIGHT record, or drops a redrive's
+// lease from the finished record it left as it was. Like Complete and
+// Fail, it takes effect even when ctx ends first (see settle).
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	o := newOp(context.WithoutCancel(ctx), opRelease, l.Key, l.Token)
 	if err := s.settle(ctx, o); err != nil {
@@ -83,7 +85,9 @@ func (s *Store) settle(ctx context.Context, o *op) error {
 }
 
 // finishSQL records the answers of a batch of leases in one statement; a
-// lease that no longer holds its key (state and token) returns no row.
+// lease that no longer holds its key (its token) returns no row. The token
+// is a claim's (the row IN_FLIGHT) or a redrive's, whose answer counts one
+// more attempt (Redrive).
 const finishSQL = `WITH input AS (
 	SELECT * FROM unnest(@keys::text[], @tokens::bigint[], @states::smallint[], @statuses::integer[],
 		@content_types::text[], @bodies::bytea[])
@@ -93,17 +97,30 @@ clock AS MATERIALIZED (
 	SELECT COALESCE(@now::timestamptz, clock_timestamp()) AS now,
 		@retention_us::bigint * interval '1 microsecond' AS retention
 )
-UPDATE %[1]s r SET state = i.state, token = 0, lease_until = NULL, updated_at = c.now,
-	expires_at = c.now + c.retention, status = i.status, content_type = i.content_type, body = i.body
+UPDATE %[1]s r SET state = i.state, token = 0, lease_until = NULL,
+	attempts = CASE WHEN r.state = @in_flight THEN r.attempts ELSE r.attempts + 1 END,
+	updated_at = c.now, expires_at = c.now + c.retention, status = i.status, content_type = i.content_type, body = i.body
 FROM input i, clock c
-WHERE r.key = i.key AND r.state = @in_flight AND r.token = i.token
+WHERE r.key = i.key AND r.token = i.token AND r.token <> 0
 RETURNING %[2]s`
 
-// releaseSQL deletes a batch of leases' rows; a lease that no longer holds
-// its key returns no row.
-const releaseSQL = `DELETE FROM %[1]s r USING unnest(@keys::text[], @tokens::bigint[]) AS i (key, token)
-WHERE r.key = i.key AND r.state = @in_flight AND r.token = i.token
-RETURNING r.key`
+// releaseSQL ends a batch of leases: a claim's row (IN_FLIGHT) is
+// deleted, a redrive's finished row loses the lease and is otherwise left
+// as it was. A lease that no longer holds its key returns no row.
+const releaseSQL = `WITH input AS (
+	SELECT * FROM unnest(@keys::text[], @tokens::bigint[]) AS i (key, token)
+),
+claims AS (
+	DELETE FROM %[1]s r USING input i
+	WHERE r.key = i.key AND r.token = i.token AND r.token <> 0 AND r.state = @in_flight
+	RETURNING r.key
+),
+redrives AS (
+	UPDATE %[1]s r SET token = 0, lease_until = NULL FROM input i
+	WHERE r.key = i.key AND r.token = i.token AND r.token <> 0 AND r.state <> @in_flight
+	RETURNING r.key
+)
+SELECT key FROM claims UNION ALL SELECT key FROM redrives`
 
 // queueFinishes adds the statement finishing finishes' leases to b.
 func (s *Store) queueFinishes(b *pgx.Batch, finishes []*op) {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -103,4 +104,17 @@ func TestOpenRefusesAnInvalidDSN(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidDSN)
 	require.NotContains(t, err.Error(), "secretpw")
 	require.NotContains(t, err.Error(), "WEBHOOKD_")
+}
+
+// BenchmarkPostgresReplay measures a provider retry of a finished event
+// whose stored request is 1 KiB or 1 MiB (run with -benchmem):
+// go test ./dedupe/postgres -run '^$' -bench PostgresReplay -benchmem
+func BenchmarkPostgresReplay(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	s := openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{})
+	for _, size := range []int{1 << 10, dedupe.MaxStoredRequest} {
+		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
+			dedupetest.BenchReplay(b, s, size)
+		})
+	}
 }

@@ -155,3 +155,14 @@ func TestPostgresWriterTakesAKeyOncePerBatch(t *testing.T) {
 	require.Equal(t, 1, leases, fmt.Sprintf("one lease, one in flight (%d in flight)", inFlight))
 	require.Equal(t, 1, inFlight)
 }
+
+// The batch statements qualify the record's columns, and only them.
+func TestPrefixColumns(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{`key, state`, `r.key, r.state`},
+		{`NULL::bytea, req_size, false`, `NULL::bytea, r.req_size, false`},
+		{`body, COALESCE(octet_length(req_body) = req_size, false)`, `r.body, COALESCE(octet_length(req_body) = req_size, false)`},
+	} {
+		require.Equal(t, tc.want, prefixColumns("r.", tc.in), tc.in)
+	}
+}

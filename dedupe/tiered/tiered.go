@@ -18,7 +18,9 @@ import (
 // answers ErrUnavailable (503, and the provider retries).
 //
 // The local copies are a cache that never decides a claim: IN_FLIGHT
-// records live in Postgres only. A copy expires with the shared record it
+// records live in Postgres only. A copy holds what a replay answers with,
+// not the stored request (Postgres sends none back to a claim or a
+// finish); Get, Redrive and the console read the shared row. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
 //
 // Every node gives the same answer: a copy is replayed only after one
@@ -60,7 +62,7 @@ func (t *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	if err := postgres.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
-	rec, err := t.local.Get(ctx, key)
+	rec, err := t.local.Peek(ctx, key)
 	switch {
 	case err == nil && rec.State != dedupe.InFlight:
 		at, cerr := t.shared.UpdatedAt(ctx, key)
@@ -166,11 +168,12 @@ func (t *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return t.shared.Recent(ctx, o)
 }
 
-// Redrive claims the shared record for a redrive. The claim moves the
-// shared row's updated_at, so every node's copy is stale from then on, and
-// the answer the redrive records (Complete or Fail, copied here as after
-// any claim) is what every node replays afterwards: each checks the shared
-// row before replaying its copy.
+// Redrive leases the shared record for a redrive. The lease leaves the
+// shared row's updated_at as it was, so every node's copy stays the one to
+// replay until the redrive's answer is recorded (Complete or Fail, copied
+// here as after any claim); that moves updated_at, and every node replays
+// the new answer from then on: each checks the shared row before replaying
+// its copy.
 func (t *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
 	return t.shared.Redrive(ctx, key)
 }
