@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/webhookd/webhookd/dedupe"
 )
 
@@ -31,7 +33,9 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 	defer cancel()
 	// A lease (a claim's or a redrive's) holds the row while token is set
 	// and lease_until is ahead.
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (token <> 0 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+`
+		WHERE key = @key AND (@force OR NOT (token <> 0 AND lease_until > `+sqlNow+`))`,
+		pgx.NamedArgs{"key": key, "force": force, "now": s.clock()})
 	if err != nil {
 		return s.wrap("delete", err)
 	}
@@ -70,19 +74,20 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
-	// A finished row ($6, $7) changes by its token and lease only, so that
-	// a redrive that never answers leaves it as it was; an abandoned claim
-	// ($8) is taken over as Claim would.
-	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET token = $2, lease_until = c.now + `+sqlMicros(4)+`,
-		attempts = CASE WHEN state = $8 THEN attempts + 1 ELSE attempts END,
-		updated_at = CASE WHEN state = $8 THEN c.now ELSE updated_at END,
-		expires_at = CASE WHEN state = $8 THEN c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+` ELSE expires_at END
-		FROM (SELECT `+sqlNow(3)+` AS now) c
-		WHERE key = $1 AND state IN ($6, $7, $8) AND (token = 0 OR lease_until <= c.now)
+	// A finished row changes by its token and lease only, so that a
+	// redrive that never answers leaves it as it was; an abandoned claim
+	// is taken over as Claim would.
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET token = @token, lease_until = c.now + `+sqlMicros("lease_us")+`,
+		attempts = CASE WHEN state = @in_flight THEN attempts + 1 ELSE attempts END,
+		updated_at = CASE WHEN state = @in_flight THEN c.now ELSE updated_at END,
+		expires_at = CASE WHEN state = @in_flight THEN c.now + `+sqlMicros("lease_us")+` + `+sqlMicros("abandon_us")+` ELSE expires_at END
+		FROM (SELECT `+sqlNow+` AS now) c
+		WHERE key = @key AND state IN (@completed, @failed, @in_flight) AND (token = 0 OR lease_until <= c.now)
 			AND req_size IS NOT NULL AND COALESCE(octet_length(req_body), 0) = req_size
 		RETURNING `+recordColumns,
-		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds(),
-		int16(dedupe.Completed), int16(dedupe.Failed), int16(dedupe.InFlight)))
+		pgx.NamedArgs{"key": key, "token": int64(token), "now": s.clock(),
+			"lease_us": s.opts.Lease.Microseconds(), "abandon_us": s.opts.AbandonAfter.Microseconds(),
+			"completed": int16(dedupe.Completed), "failed": int16(dedupe.Failed), "in_flight": int16(dedupe.InFlight)}))
 	if err == nil {
 		return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
 	}
@@ -90,7 +95,8 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
 	var now time.Time
-	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+listColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
+	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+listColumns+`, `+sqlNow+` FROM `+s.table+` WHERE key = @key`,
+		pgx.NamedArgs{"key": key, "now": s.clock()}), &now)
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}

@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/webhookd/webhookd/dedupe"
 )
 
@@ -19,8 +21,8 @@ func (s *Store) Prune(ctx context.Context, limit int) (int, error) {
 	}
 	defer cancel()
 	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key IN (
-		SELECT key FROM `+s.table+` WHERE expires_at <= `+sqlNow(1)+` ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
-		s.clock(), limit)
+		SELECT key FROM `+s.table+` WHERE expires_at <= `+sqlNow+` ORDER BY expires_at LIMIT @limit FOR UPDATE SKIP LOCKED)`,
+		pgx.NamedArgs{"now": s.clock(), "limit": limit})
 	if err != nil {
 		return 0, s.wrap("prune", err)
 	}

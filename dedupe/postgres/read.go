@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -25,7 +24,7 @@ func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
 }
 
 func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
-	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = $1`, key))
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = @key`, pgx.NamedArgs{"key": key}))
 	return rec, s.wrap("get", err)
 }
 
@@ -43,7 +42,7 @@ func (s *Store) UpdatedAt(ctx context.Context, key string) (time.Time, error) {
 	}
 	defer cancel()
 	var at time.Time
-	err = s.pool.QueryRow(ctx, `SELECT updated_at FROM `+s.table+` WHERE key = $1`, key).Scan(&at)
+	err = s.pool.QueryRow(ctx, `SELECT updated_at FROM `+s.table+` WHERE key = @key`, pgx.NamedArgs{"key": key}).Scan(&at)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return time.Time{}, dedupe.ErrNotFound
 	}
@@ -58,13 +57,13 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 	}
 	defer cancel()
 	q := `SELECT ` + listColumns + ` FROM ` + s.table + `
-		WHERE key > $1 AND starts_with(key, $2) AND ($3 = 0 OR state = $3) ORDER BY key`
-	args := []any{o.After, o.Prefix, int16(o.State)}
+		WHERE key > @after AND starts_with(key, @prefix) AND (@state = 0 OR state = @state) ORDER BY key`
+	args := pgx.NamedArgs{"after": o.After, "prefix": o.Prefix, "state": int16(o.State)}
 	if o.Limit > 0 {
-		q += ` LIMIT $4`
-		args = append(args, o.Limit)
+		q += ` LIMIT @limit`
+		args["limit"] = o.Limit
 	}
-	rows, err := s.pool.Query(ctx, q, args...)
+	rows, err := s.pool.Query(ctx, q, args)
 	if err != nil {
 		return nil, s.wrap("list", err)
 	}
@@ -123,30 +122,29 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	}
 	defer cancel()
 	limit := o.PageLimit()
-	args := []any{pgPingKey}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
-	}
-	where := `key <> $1`
+	args := pgx.NamedArgs{"ping_key": pgPingKey, "limit": limit + 1}
+	where := `key <> @ping_key`
 	if o.Cursor != "" {
 		// The cursor holds nanoseconds; Postgres keeps microseconds, so
 		// the cursor of a row it returned compares equal to the row.
-		where += ` AND (created_at, key) < (` + arg(cur.CreatedAt) + `::timestamptz, ` + arg(cur.Key) + `)`
+		where += ` AND (created_at, key) < (@cursor_created::timestamptz, @cursor_key)`
+		args["cursor_created"], args["cursor_key"] = cur.CreatedAt, cur.Key
 	}
 	switch {
 	case o.State == dedupe.Failed:
 		// Spelled out so that the planner uses the partial index (a
 		// parameter would not match its predicate).
-		where += ` AND state = 3`
+		where += ` AND ` + failedPredicate
 	case o.State != 0:
-		where += ` AND state = ` + arg(int16(o.State))
+		where += ` AND state = @state`
+		args["state"] = int16(o.State)
 	}
 	if o.Provider != "" {
-		where += ` AND starts_with(key, ` + arg(o.Provider+":") + `)`
+		where += ` AND starts_with(key, @provider_prefix)`
+		args["provider_prefix"] = o.Provider + ":"
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+listColumns+` FROM `+s.table+` WHERE `+where+`
-		ORDER BY created_at DESC, key DESC LIMIT `+arg(limit+1), args...)
+		ORDER BY created_at DESC, key DESC LIMIT @limit`, args)
 	if err != nil {
 		return nil, "", s.wrap("recent", err)
 	}

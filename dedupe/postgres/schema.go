@@ -8,6 +8,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/webhookd/webhookd/dedupe"
 )
 
 // countTriggers are the triggers that keep CountsTable.
@@ -29,10 +31,14 @@ func (s *Store) migrate(ctx context.Context) error {
 		recent = pgx.Identifier{s.opts.Schema, recentIndex}
 	}
 	var haveTable, haveIndex, haveCounts, haveRecent bool
-	err := s.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
-		to_regclass($3) IS NOT NULL AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($4) AND tgtype & 1 = 0) = $5,
-		to_regclass($6) IS NOT NULL`,
-		s.table, idx.Sanitize(), s.counts, countTriggers, len(countTriggers), recent.Sanitize()).
+	// The count triggers must all be there, and statement-level
+	// (pg_trigger.tgtype's bit 0 marks a row trigger).
+	err := s.pool.QueryRow(ctx, `SELECT to_regclass(@table) IS NOT NULL, to_regclass(@expires_index) IS NOT NULL,
+		to_regclass(@counts) IS NOT NULL AND (SELECT count(*) FROM pg_trigger
+			WHERE tgrelid = to_regclass(@table) AND tgname = ANY(@triggers) AND tgtype & 1 = 0) = @trigger_count,
+		to_regclass(@recent_index) IS NOT NULL`,
+		pgx.NamedArgs{"table": s.table, "expires_index": idx.Sanitize(), "counts": s.counts, "triggers": countTriggers, "trigger_count": len(countTriggers),
+			"recent_index": recent.Sanitize()}).
 		Scan(&haveTable, &haveIndex, &haveCounts, &haveRecent)
 	if err != nil {
 		return s.migrateError("look up table", err)
@@ -100,6 +106,10 @@ const (
 	failedIndex = Table + "_failed_created"
 )
 
+// failedPredicate is failedIndex's predicate. A query that means to use
+// the index spells it out the same (a parameter would not match it).
+var failedPredicate = fmt.Sprintf("state = %d", dedupe.Failed)
+
 // migrateRecent adds the stored request's columns (req_size NULL: no
 // request kept) and Recent's indexes to a table made before them. The
 // request columns are NULL in existing rows, so the ALTER rewrites nothing.
@@ -110,7 +120,7 @@ func (s *Store) migrateRecent(ctx context.Context, tx pgx.Tx) error {
 			ADD COLUMN IF NOT EXISTS req_body bytea,
 			ADD COLUMN IF NOT EXISTS req_size integer`,
 		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{recentIndex}.Sanitize() + ` ON ` + s.table + ` (created_at, key)`,
-		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{failedIndex}.Sanitize() + ` ON ` + s.table + ` (created_at, key) WHERE state = 3`,
+		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{failedIndex}.Sanitize() + ` ON ` + s.table + ` (created_at, key) WHERE ` + failedPredicate,
 	} {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return err

@@ -187,8 +187,8 @@ func (s *Store) Lease() time.Duration { return s.opts.Lease }
 // answers that decide nothing use it; see clock.
 func (s *Store) Now() time.Time { return s.opts.Now().UTC().Truncate(time.Microsecond) }
 
-// clock is the argument of sqlNow: nil, for the database's clock, unless
-// Options.Now was set.
+// clock is the argument @now of sqlNow: nil, for the database's clock,
+// unless Options.Now was set.
 func (s *Store) clock() *time.Time {
 	if s.dbClock {
 		return nil
@@ -198,15 +198,14 @@ func (s *Store) clock() *time.Time {
 }
 
 // sqlNow is the time at which a statement takes effect, given clock() as
-// parameter $n: clock_timestamp(), not now(), which is the transaction's
-// start and would hide a wait for a lock.
-func sqlNow(n int) string {
-	return fmt.Sprintf("COALESCE($%d::timestamptz, clock_timestamp())", n)
-}
+// the named argument @now: clock_timestamp(), not now(), which is the
+// transaction's start and would hide a wait for a lock.
+const sqlNow = `COALESCE(@now::timestamptz, clock_timestamp())`
 
-// sqlMicros turns parameter $n, a number of microseconds, into an interval.
-func sqlMicros(n int) string {
-	return fmt.Sprintf("($%d::bigint * interval '1 microsecond')", n)
+// sqlMicros turns the named argument @name, a number of microseconds, into
+// an interval.
+func sqlMicros(name string) string {
+	return "(@" + name + "::bigint * interval '1 microsecond')"
 }
 
 // op bounds one operation and refuses it once the store is closed.
@@ -266,6 +265,7 @@ func (s *Store) Ping(ctx context.Context) error {
 	}()
 	now := s.Now()
 	_, err = tx.Exec(ctx, `INSERT INTO `+s.table+` (key, state, created_at, updated_at, expires_at, fingerprint)
-		VALUES ($1, 1, $2, $2, $2, '') ON CONFLICT (key) DO NOTHING`, pgPingKey, now)
+		VALUES (@key, @in_flight, @now, @now, @now, '') ON CONFLICT (key) DO NOTHING`,
+		pgx.NamedArgs{"key": pgPingKey, "in_flight": int16(dedupe.InFlight), "now": now})
 	return s.wrap("ping", err)
 }
