@@ -66,8 +66,9 @@ type Options struct {
 	// pipeline and transaction (BenchmarkWriterBatch's alternative).
 	pipelineEach bool
 	// Tracer, when set, sees every query the pool sends; nil traces
-	// nothing. Tests count round trips with it, the tiered store's too,
-	// which is why it is exported.
+	// nothing. The writers' batches reach it only if it is also a
+	// pgx.BatchTracer. Tests count round trips with it, the tiered store's
+	// too, which is why it is exported.
 	Tracer pgx.QueryTracer
 }
 
