@@ -65,6 +65,9 @@ type Options struct {
 	// pipelineEach sends a batch's ops as one statement each, in the same
 	// pipeline and transaction (BenchmarkWriterBatch's alternative).
 	pipelineEach bool
+	// noGather takes each batch as soon as a writer is free
+	// (BenchmarkWriterBatch's alternative to gather).
+	noGather bool
 	// Tracer, when set, sees every query the pool sends; nil traces
 	// nothing. The writers' batches reach it only if it is also a
 	// pgx.BatchTracer. Tests count round trips with it, the tiered store's
@@ -91,6 +94,7 @@ type Store struct {
 	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
 	senders  sync.WaitGroup // sends under way, awaited by Close
 	writerWG sync.WaitGroup
+	queued   atomic.Int64  // ops sent and not yet taken into a batch
 	commits  atomic.Uint64 // batches written
 	writes   atomic.Uint64 // ops in them
 	redone   atomic.Uint64 // batches rolled back and run again op by op

@@ -42,6 +42,7 @@ func BenchmarkWriterBatch(b *testing.B) {
 	}{
 		{name: "multi"},
 		{name: "each", opts: func(o *Options) { o.pipelineEach = true }},
+		{name: "no-gather", opts: func(o *Options) { o.noGather = true }},
 		{name: "writers=1", opts: func(o *Options) { o.Writers = 1 }},
 		{name: "writers=4", opts: func(o *Options) { o.Writers = 4 }},
 		{name: "schema=no-expires-index", schema: dropIndex(Table + "_expires_at")},
