@@ -193,3 +193,26 @@ func TestSettingsMerchantAccounts(t *testing.T) {
 	s.MerchantAccounts = []string{"merchantAccount", "bad:one"}
 	require.ErrorContains(t, s.Check(env), "WEBHOOKD_ADYEN_MERCHANT_ACCOUNTS: adyen: merchant account 2 of 2")
 }
+
+// FuzzOneReading: for any merchantReference (and merchant account without
+// a colon), of all the readings of a genuine item's signed text exactly
+// one, the genuine one, verifies under its signature.
+func FuzzOneReading(f *testing.F) {
+	f.Add("order:42", "ShopECOM", "1000", "EUR")
+	f.Add("::", "Shop_ECOM", "", "")
+	f.Add("a:1000:EUR:AUTHORISATION", "m", "0", "IDR")
+	key := mustHex(f, vecKey)
+	a := newAdapter(f, vecKey)
+	f.Fuzz(func(t *testing.T, reference, merchant, value, currency string) {
+		g := reading{"8816178952380553", "", merchant, reference, value, currency, "AUTHORISATION", "true"}
+		sig := adyen.ItemSignature(key, g.text())
+		if a.Verify(nil, notification(g.item(sig))) != nil || strings.Count(g.text(), ":") > 12 {
+			return // not a genuine item (or too many readings to try)
+		}
+		for _, r := range readings(g.text()) {
+			if r != g && a.Verify(nil, notification(r.item(sig))) == nil {
+				t.Fatalf("%+v verifies under the signature of %+v", r, g)
+			}
+		}
+	})
+}
