@@ -65,8 +65,8 @@ func readings(text string) []reading {
 // sends every other reading of each signed text under the same
 // hmacSignature: exactly one reading, the genuine one, verifies. Among the
 // others is the reviewer's attack, text moved into merchantAccountCode
-// through an originalReference of ":ShopECOM", which used to verify and
-// make a second event key.
+// through an originalReference of ":ShopECOM", which without the formats
+// verifies and makes a second event key.
 func TestOneReading(t *testing.T) {
 	a := newAdapter(t, vecKey)
 	genuine := []reading{

@@ -28,14 +28,15 @@ const CertPathPrefix = "/v1/notifications/certs/"
 // percent-encoding). Anyone can send a delivery, so anything a sender
 // varies without changing the certificate (a query, an encoding, another
 // path) would otherwise be a new URL to fetch. It returns the URL and the
-// key it is cached under, the URL with its host in lower case.
+// key it is cached under: the URL with its host in lower case and without
+// the scheme's default port.
 func (a *Adapter) checkCertURL(raw string) (*url.URL, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.User != nil || u.Host == "" || u.Opaque != "" {
 		return nil, "", ErrCertURL
 	}
-	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(raw, "?#") {
-		return nil, "", fmt.Errorf("%w (a query or fragment)", ErrCertURL)
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(raw, "?#%") {
+		return nil, "", fmt.Errorf("%w (a query, a fragment or percent-encoding)", ErrCertURL)
 	}
 	if !isCertPath(u) {
 		return nil, "", fmt.Errorf("%w (not a certificate under %s)", ErrCertURL, CertPathPrefix)
@@ -60,7 +61,12 @@ func (a *Adapter) checkCertURL(raw string) (*url.URL, string, error) {
 			continue
 		}
 		if p == port || p == "" && port == defaultPort || p == defaultPort && port == "" {
-			return u, u.Scheme + "://" + strings.ToLower(u.Host) + u.Path, nil
+			// One key per certificate: the host in lower case, the
+			// scheme's default port left out.
+			if port != "" && port != defaultPort {
+				host = net.JoinHostPort(host, port)
+			}
+			return u, u.Scheme + "://" + host + u.Path, nil
 		}
 	}
 	return nil, "", ErrCertURL

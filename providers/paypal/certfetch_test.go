@@ -45,6 +45,7 @@ func TestCertURLRefusedWithoutFetch(t *testing.T) {
 		srv.URL + "//v1/notifications/certs/" + paypaltest.Good,
 		srv.URL + "/V1/notifications/certs/" + paypaltest.Good,
 		srv.URL,
+		srv.URL + "/v1/notifications/certs/CERT%41",
 	} {
 		t.Run(u, func(t *testing.T) {
 			err := a.Verify(unsigned(srv, u, body), body)
@@ -53,6 +54,21 @@ func TestCertURLRefusedWithoutFetch(t *testing.T) {
 		})
 	}
 	require.Zero(t, srv.Fetches.Load())
+}
+
+// TestCertURLSpellings: the spellings of one certificate's URL share one
+// cache entry, so they cost one fetch.
+func TestCertURLSpellings(t *testing.T) {
+	srv := paypaltest.NewPlainServer(t)
+	body := readFixture(t, "payment_capture_completed.json")
+	a, err := paypal.New([]string{webhookID}, paypal.WithCertHosts([]string{"localhost:" + srv.Port()}), paypal.WithRoots(srv.Roots))
+	require.NoError(t, err)
+	for i, host := range []string{"localhost", "LOCALHOST", "LocalHost"} {
+		h := srv.Sign(paypaltest.Good, webhookID, fmt.Sprintf("tx-%d", i), time.Now(), body)
+		h.Set(paypal.HeaderCertURL, "http://"+host+":"+srv.Port()+paypal.CertPathPrefix+paypaltest.Good)
+		require.NoError(t, a.Verify(h, body))
+	}
+	require.EqualValues(t, 1, srv.Fetches.Load())
 }
 
 // TestUnsignedQueriesFetchNothing is the attack: 20 unsigned

@@ -150,6 +150,12 @@ func (s *Server) Host() string {
 	return u.Host
 }
 
+// Port is the server's port.
+func (s *Server) Port() string {
+	u, _ := url.Parse(s.URL)
+	return u.Port()
+}
+
 // CertURL is the URL of the certificate named name (Good, Expired, ...).
 func (s *Server) CertURL(name string) string {
 	return s.URL + "/v1/notifications/certs/" + name
