@@ -56,9 +56,9 @@ type Options struct {
 	// OpTimeout bounds each store operation, waiting for a pool connection
 	// included; an operation that runs out answers ErrUnavailable.
 	OpTimeout time.Duration
-	// Tracer, when set, sees every query the pool sends; nil traces
-	// nothing. Tests count round trips with it, the tiered store's too,
-	// which is why it is exported.
+	// Tracer, when set, sees every query the pool sends (pgx's hook for
+	// query tracing, such as OpenTelemetry's, and for counting round
+	// trips); nil traces nothing.
 	Tracer pgx.QueryTracer
 }
 
