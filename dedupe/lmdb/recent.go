@@ -95,53 +95,6 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return out, next, nil
 }
 
-// Redrive leases a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again
-// (dedupe.Store.Redrive), in one write transaction: the check
-// (dedupe.CheckRedrive) and the lease cannot be split by another claim. A
-// finished record changes by its token and lease only, so that a crash
-// before the answer leaves it as it was.
-func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
-	if err := dedupe.CheckKey(key); err != nil {
-		return dedupe.Lease{}, dedupe.Record{}, err
-	}
-	token, err := dedupe.NewToken()
-	if err != nil {
-		return dedupe.Lease{}, dedupe.Record{}, err
-	}
-	var rec dedupe.Record
-	err = s.update(ctx, func(txn *mdb.Txn) error {
-		now := s.opts.Now()
-		cur, err := s.get(txn, key, allBodies)
-		rec = cur // the op may run twice (writer.go)
-		if err != nil {
-			return err
-		}
-		if err := dedupe.CheckRedrive(&cur, now); err != nil {
-			return err
-		}
-		if err := s.unindex(txn, &cur); err != nil {
-			return err
-		}
-		cur.Token, cur.LeaseUntil = token, now.Add(s.opts.Lease)
-		if cur.State == dedupe.InFlight {
-			// An abandoned claim, taken over as Claim would.
-			cur.Attempts++
-			cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
-		}
-		rec = cur
-		return s.put(txn, &cur)
-	})
-	if err != nil {
-		if !dedupe.IsLogical(err) {
-			// rec is the op's until it has answered (see Claim).
-			return dedupe.Lease{}, dedupe.Record{}, err
-		}
-		return dedupe.Lease{}, rec, err
-	}
-	return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
-}
-
 // openCreated builds the creation-time index of a store written before it
 // existed, inside Open's write transaction: once, when the index is empty
 // and the store is not. Records that do not decode are left out (Check

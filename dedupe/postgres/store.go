@@ -68,10 +68,10 @@ type Options struct {
 	// noGather takes each batch as soon as a writer is free
 	// (BenchmarkWriterBatch's alternative to gather).
 	noGather bool
-	// Tracer, when set, sees every query the pool sends; nil traces
-	// nothing. The writers' batches reach it only if it is also a
-	// pgx.BatchTracer. Tests count round trips with it, the tiered store's
-	// too, which is why it is exported.
+	// Tracer, when set, sees every query the pool sends (pgx's hook for
+	// query tracing, such as OpenTelemetry's, and for counting round
+	// trips); nil traces nothing. The writers' batches reach it only if it
+	// is also a pgx.BatchTracer.
 	Tracer pgx.QueryTracer
 }
 
