@@ -17,6 +17,7 @@ import (
 
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
+	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -75,6 +76,12 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
+	// The overview's figures are counted where the metrics are.
+	ov := overview.NewRecorder(reg.Names(), nil)
+	onDelivery := func(d receiver.Delivery) {
+		met.ObserveDelivery(d)
+		ov.Observe(d)
+	}
 	storeOpts := storeOptions(cfg, log)
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
 	store, err := openStore(ctx, cfg, storeOpts, lmdb.Open)
@@ -125,7 +132,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		BatchTimeout:  cfg.DispatchTimeout,
 		FailedPolicy:  receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:        log,
-		OnDelivery:    met.ObserveDelivery,
+		OnDelivery:    onDelivery,
 		StoreRequests: cfg.StoreRequests,
 	})
 	if err != nil {
@@ -140,6 +147,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 			Metrics:   met.Handler(),
 			Providers: reg.Names(),
 			Logger:    log,
+			Overview:  ov,
 		}); err != nil {
 			return err
 		}
