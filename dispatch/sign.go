@@ -3,7 +3,6 @@ package dispatch
 import (
 	"net/http"
 	"time"
-
 )
 
 // MinSigningKeyBytes is the shortest signing key New accepts: HMAC-SHA256
