@@ -69,6 +69,11 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
+	tr, log, stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if len(reg.Names()) == 0 {
 		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
 	}
@@ -99,6 +104,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		Retries:        cfg.DispatchRetries,
 		Logger:         log,
 		SigningSecrets: cfg.DownstreamSecrets,
+		Tracer:         tr.Tracer,
+		Propagator:     tr.Propagator,
 	})
 	if err != nil {
 		return err
@@ -134,6 +141,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		Logger:        log,
 		OnDelivery:    onDelivery,
 		StoreRequests: cfg.StoreRequests,
+		Tracer:        tr.Tracer,
 	})
 	if err != nil {
 		return err
@@ -142,7 +150,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if cfg.AdminAddr != "" {
 		if adminSrv, err = startAdmin(cfg, log, admin.Config{
 			Store:     store,
-			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd},
+			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd, Tracer: tr.Tracer},
 			Token:     cfg.AdminToken,
 			Metrics:   met.Handler(),
 			Providers: reg.Names(),
