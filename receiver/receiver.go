@@ -76,6 +76,11 @@ type Delivery struct {
 	// RejectedBy is RejectedByCore or RejectedByWebhookd when Status is a
 	// 4xx, as sent in RejectedByHeader; empty otherwise.
 	RejectedBy string
+	// Failed names what could not be reached when Outcome is
+	// OutcomeUnavailable: DependencyCore, DependencyStore or
+	// DependencyProviderAPI; empty for anything else (shutdown, a batch out
+	// of time), and for any other outcome.
+	Failed string
 	// Items is how many events the request carried, on the line of a
 	// request split into items (OutcomeBatch); each item has its own
 	// Delivery too. Zero otherwise.
@@ -474,6 +479,7 @@ func (h *handler) fail(d *delivery, err error, rec *dedupe.Record) {
 	w := d.w
 	status, out := classify(err)
 	d.Status, d.Outcome = status, out
+	d.Failed = dependency(err)
 	markRejection(d, RejectedByWebhookd)
 	switch status {
 	case http.StatusConflict:

@@ -97,6 +97,14 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err := met.WatchStore(store); err != nil {
 		return err
 	}
+	if err := met.WatchReady(store.Ping); err != nil {
+		return err
+	}
+	if mr, ok := store.(metrics.MapReporter); ok {
+		if err := met.WatchMap(mr); err != nil {
+			return err
+		}
+	}
 
 	fwd, err := dispatch.New(dispatch.Options{
 		URL:            cfg.DownstreamURL,
