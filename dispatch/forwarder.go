@@ -338,10 +338,9 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 
-	// A []byte body lets retryablehttp replay it, unchanged, on every
-	// attempt.
 	// The call is the request's context: the hooks find this Forward's
-	// state in it (see call).
+	// state in it (attempts.go). A []byte body lets retryablehttp replay
+	// it, unchanged, on every attempt.
 	c := &call{Context: ctx, req: req}
 	rreq, err := retryablehttp.NewRequestWithContext(c, http.MethodPost, f.url, req.Body)
 	if err != nil {
