@@ -271,7 +271,7 @@ func (h *handler) deliver(d *delivery) {
 	// StoreRequests is set.
 	req := dedupe.NewRequest(r.Header.Get("Content-Type"), ev.Type, body, h.StoreRequests)
 	claim := h.step(d, "claim")
-	lease, rec, err := h.Store.ClaimRequest(d.storeCtx, d.Key, ev.Fingerprint, req)
+	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint, req)
 	claim.end(err)
 	switch {
 	case err != nil:
