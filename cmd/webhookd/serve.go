@@ -17,6 +17,7 @@ import (
 
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
+	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -68,12 +69,23 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
+	tr, log, stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if len(reg.Names()) == 0 {
 		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
 	}
 	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
 	if err != nil {
 		return err
+	}
+	// The overview's figures are counted where the metrics are.
+	ov := overview.NewRecorder(reg.Names(), nil)
+	onDelivery := func(d receiver.Delivery) {
+		met.ObserveDelivery(d)
+		ov.Observe(d)
 	}
 	storeOpts := storeOptions(cfg, log)
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
@@ -85,6 +97,14 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err := met.WatchStore(store); err != nil {
 		return err
 	}
+	if err := met.WatchReady(store.Ping); err != nil {
+		return err
+	}
+	if mr, ok := store.(metrics.MapReporter); ok {
+		if err := met.WatchMap(mr); err != nil {
+			return err
+		}
+	}
 
 	fwd, err := dispatch.New(dispatch.Options{
 		URL:            cfg.DownstreamURL,
@@ -92,6 +112,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		Retries:        cfg.DispatchRetries,
 		Logger:         log,
 		SigningSecrets: cfg.DownstreamSecrets,
+		Tracer:         tr.Tracer,
+		Propagator:     tr.Propagator,
 	})
 	if err != nil {
 		return err
@@ -125,8 +147,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		BatchTimeout:  cfg.DispatchTimeout,
 		FailedPolicy:  receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:        log,
-		OnDelivery:    met.ObserveDelivery,
+		OnDelivery:    onDelivery,
 		StoreRequests: cfg.StoreRequests,
+		Tracer:        tr.Tracer,
 	})
 	if err != nil {
 		return err
@@ -135,11 +158,12 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if cfg.AdminAddr != "" {
 		if adminSrv, err = startAdmin(cfg, log, admin.Config{
 			Store:     store,
-			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd},
+			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd, Tracer: tr.Tracer},
 			Token:     cfg.AdminToken,
 			Metrics:   met.Handler(),
 			Providers: reg.Names(),
 			Logger:    log,
+			Overview:  ov,
 		}); err != nil {
 			return err
 		}
