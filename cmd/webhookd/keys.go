@@ -113,15 +113,11 @@ func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, COMPLETED or FAILED")
 	limit := fs.Int("limit", 0, "at most N keys (0: all)")
 	asJSON := fs.Bool("json", false, "one JSON object per line (JSON Lines) instead of a table")
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
+	if code, ok := parseFlagsOnly(fs, args, stderr, ""); !ok {
+		return code
 	}
 	opts := dedupe.ListOptions{}
 	switch {
-	case len(rest) > 0:
-		fmt.Fprintf(stderr, "webhookd keys list: unexpected arguments %q\n", rest)
-		return 2
 	case *limit < 0:
 		fmt.Fprintf(stderr, "webhookd keys list: --limit must not be negative\n")
 		return 2

@@ -28,13 +28,8 @@ configuration is the WEBHOOKD_* variables that webhookd help lists.`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd serve", serveUsage, stderr)
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", rest)
-		return 2
+	if code, ok := parseFlagsOnly(fs, args, stderr, "configuration comes from WEBHOOKD_* variables; see webhookd help"); !ok {
+		return code
 	}
 	cfg, err := loadConfig()
 	if err == nil {

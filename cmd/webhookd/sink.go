@@ -26,13 +26,8 @@ func runSinkArgs(ctx context.Context, args []string, stdout, stderr io.Writer, r
 	fs := newFlagSet("webhookd sink", sinkUsage, stderr)
 	addr := fs.String("addr", ":9000", "listen address")
 	status := fs.Int("status", http.StatusOK, "status every request is answered with (503 rehearses a failing core service)")
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "webhookd sink: unexpected arguments %q\n", rest)
-		return 2
+	if code, ok := parseFlagsOnly(fs, args, stderr, ""); !ok {
+		return code
 	}
 	h, err := sink.New(stdout, *status, nil)
 	if err != nil {
