@@ -86,3 +86,25 @@ func TestFlagsOnlyCommandsRefuseArguments(t *testing.T) {
 		})
 	}
 }
+
+// TestKeyArgumentsRefused: get, delete and redrive say what a KEY is, in
+// the same words, before they open a store.
+func TestKeyArgumentsRefused(t *testing.T) {
+	const what = `"evt_1" is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)`
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"keys", "get", "evt_1"}, "webhookd keys: " + what},
+		{[]string{"keys", "delete", "evt_1"}, "webhookd keys: " + what},
+		{[]string{"keys", "redrive", "stripe:evt_2", "evt_1"}, "webhookd keys redrive: " + what},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			clearEnv(t)
+			var o, e bytes.Buffer
+			require.Equal(t, 2, run(context.Background(), tc.args, &o, &e))
+			require.Equal(t, tc.want+"\n", e.String())
+		})
+	}
+}
