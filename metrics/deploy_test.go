@@ -14,7 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
-	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/receiver"
 )
@@ -23,9 +22,9 @@ type fixedStats map[dedupe.State]int
 
 func (f fixedStats) Stats(context.Context) (map[dedupe.State]int, error) { return f, nil }
 
-type fixedMap lmdb.MapUsage
+type fixedMap dedupe.MapUsage
 
-func (f fixedMap) MapUsage() (lmdb.MapUsage, error) { return lmdb.MapUsage(f), nil }
+func (f fixedMap) MapUsage() (dedupe.MapUsage, error) { return dedupe.MapUsage(f), nil }
 
 // exposedNames gathers every metric name serve's registry exposes, with
 // the _bucket, _sum and _count series of histograms.

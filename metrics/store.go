@@ -8,7 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe"
 )
 
 // Store health at scrape time: whether the store can be written
@@ -29,7 +29,7 @@ var (
 	mapSizeDesc = prometheus.NewDesc("webhookd_store_map_size_bytes",
 		"LMDB: the current map size (grows by doubling on demand).", nil, nil)
 	mapMaxDesc = prometheus.NewDesc("webhookd_store_map_max_bytes",
-		"LMDB: the largest the map may grow (WEBHOOKD_MAX_MAP_SIZE); writes past it fail.", nil, nil)
+		"LMDB: the largest the map may grow (its maximum map size setting); writes past it fail.", nil, nil)
 )
 
 // WatchReady registers webhookd_store_up, which runs ping (the store's
@@ -63,9 +63,10 @@ func (c *upCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(storeUpDesc, prometheus.GaugeValue, up)
 }
 
-// MapReporter is what WatchMap needs of an LMDB store.
+// MapReporter is what WatchMap needs of an LMDB store (dedupe/lmdb's
+// Store), without linking it.
 type MapReporter interface {
-	MapUsage() (lmdb.MapUsage, error)
+	MapUsage() (dedupe.MapUsage, error)
 }
 
 // WatchMap registers webhookd_store_map_used_bytes, _size_bytes and

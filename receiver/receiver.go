@@ -76,10 +76,9 @@ type Delivery struct {
 	// RejectedBy is RejectedByCore or RejectedByWebhookd when Status is a
 	// 4xx, as sent in RejectedByHeader; empty otherwise.
 	RejectedBy string
-	// Failed names what could not be reached when Outcome is
-	// OutcomeUnavailable: DependencyCore, DependencyStore or
-	// DependencyProviderAPI; empty for anything else (shutdown, a batch out
-	// of time), and for any other outcome.
+	// Failed names the Dependency* that could not be reached when Outcome
+	// is OutcomeUnavailable; empty otherwise, and for a shutdown or a batch
+	// out of time.
 	Failed string
 	// Items is how many events the request carried, on the line of a
 	// request split into items (OutcomeBatch); each item has its own
@@ -553,8 +552,7 @@ func (h *handler) logDelivery(d *delivery) {
 	if d.Status >= 500 {
 		level = slog.LevelWarn
 	}
-	// The request's context carries the delivery's span, if traced, for
-	// the trace_id a tracing log handler adds.
+	// Its span, if traced, gives the line a trace_id (tracing.LogHandler).
 	ctx := d.ctx()
 	if !h.Logger.Enabled(ctx, level) {
 		return

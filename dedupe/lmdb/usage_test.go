@@ -22,7 +22,7 @@ func TestMapUsage(t *testing.T) {
 
 	body := make([]byte, 8<<10)
 	for i := range 200 {
-		l, _, err := s.ClaimRequest(context.Background(), fmt.Sprintf("stripe:evt_%d", i), "fp", dedupe.NewRequest("application/json", "t", body, true))
+		l, _, err := s.Claim(context.Background(), fmt.Sprintf("stripe:evt_%d", i), "fp", dedupe.NewRequest("application/json", "t", body, true))
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(context.Background(), l, dedupe.Response{Status: 200}))
 	}
