@@ -53,12 +53,8 @@ func runSinkServer(ctx context.Context, addr string, h http.Handler, stderr io.W
 		ready <- ln.Addr().String()
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := serveUntilDone(ctx, srv, ln); err != nil {
 		return err
-	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
