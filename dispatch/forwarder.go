@@ -348,7 +348,7 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	if err != nil {
 		return Result{Outcome: Unavailable, Err: f.redactErr(err), Duration: time.Since(start)}
 	}
-	setHeaders(rreq.Header, req)
+	req.SetHeaders(rreq.Header)
 	f.sign(rreq.Header, req)
 
 	resp, err := f.client.Do(rreq)
@@ -367,29 +367,6 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	res.Outcome = Classify(res.Status, err)
 	res.Duration = time.Since(start)
 	return res
-}
-
-// setHeaders sets the forward's headers on h, which holds none of them yet.
-// The names are written in canonical form, so they go into the map as they
-// are (what h.Set would do after canonicalising them), and every value
-// slice is cut from one array: one allocation for all of them instead of
-// one per header on every forward.
-func setHeaders(h http.Header, req Request) {
-	ct := req.ContentType
-	if ct == "" {
-		ct = defaultContentType
-	}
-	vals := [...]string{ct, userAgent, req.IdempotencyKey, req.Provider, req.EventKey, req.EventType}
-	names := [...]string{"Content-Type", "User-Agent", "Idempotency-Key", "Webhook-Provider", "Webhook-Event-Id", "Webhook-Event-Type"}
-	backing := vals[:]
-	for i, name := range names {
-		// Empty values are left out rather than sent blank: a blank
-		// Idempotency-Key is worse than none to a core service that
-		// dedupes.
-		if backing[i] != "" {
-			h[name] = backing[i : i+1 : i+1]
-		}
-	}
 }
 
 // readBody keeps the first MaxResponseBytes of body, discards a bounded

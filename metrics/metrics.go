@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -200,13 +201,10 @@ func outcomeList() string {
 	return strings.Join(names, ", ")
 }
 
+// providerNames returns the configured providers' names, sorted, so that
+// series are created in the same order on every start.
 func (m *Metrics) providerNames() []string {
-	names := make([]string, 0, len(m.providers))
-	for p := range m.providers {
-		names = append(names, p)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(m.providers))
 }
 
 // provider bounds the provider label.

@@ -317,14 +317,7 @@ func (h *handler) forward(d *delivery) {
 			return
 		}
 	}
-	res := h.Forwarder.Forward(callCtx, dispatch.Request{
-		Provider:       d.Provider,
-		IdempotencyKey: d.Key,
-		EventKey:       d.ev.Key,
-		EventType:      d.ev.Type,
-		ContentType:    d.r.Header.Get("Content-Type"),
-		Body:           d.body,
-	})
+	res := h.Forwarder.Forward(callCtx, dispatch.NewRequest(d.Key, d.ev.Type, d.r.Header.Get("Content-Type"), d.body))
 	d.Dispatch = &res
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch {

@@ -81,15 +81,7 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (out Result, err er
 		return Result{Record: rec}, err
 	}
 	storeCtx := context.WithoutCancel(ctx)
-	provider, eventKey, _ := dedupe.SplitKey(key)
-	res := rd.Forwarder.Forward(ctx, dispatch.Request{
-		Provider:       provider,
-		IdempotencyKey: key,
-		EventKey:       eventKey,
-		EventType:      rec.Request.EventType,
-		ContentType:    rec.Request.ContentType,
-		Body:           rec.Request.Body,
-	})
+	res := rd.Forwarder.Forward(ctx, dispatch.NewRequest(key, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
 	out = Result{Dispatch: res}
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {

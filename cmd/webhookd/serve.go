@@ -28,13 +28,8 @@ configuration is the WEBHOOKD_* variables that webhookd help lists.`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd serve", serveUsage, stderr)
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", rest)
-		return 2
+	if code, ok := parseFlagsOnly(fs, args, stderr, "configuration comes from WEBHOOKD_* variables; see webhookd help"); !ok {
+		return code
 	}
 	cfg, err := loadConfig()
 	if err == nil {
@@ -198,12 +193,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		ready <- ln.Addr().String()
 	}
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := serveUntilDone(ctx, srv, ln); err != nil {
 		return err
-	case <-ctx.Done():
 	}
 	// The admin listener drains beside the main one: its redrives are
 	// bounded by the dispatch timeout and get the deliveries' grace period
@@ -257,6 +248,20 @@ func startAdmin(cfg *config, log *slog.Logger, acfg admin.Config) (*http.Server,
 // drainMargin is how long deliveries get, once their forwards are cut off,
 // to release their keys and answer 503: store writes, no network.
 const drainMargin = 5 * time.Second
+
+// serveUntilDone serves srv on ln until it fails, with its error, or until
+// ctx is done, with nil and srv still serving: the caller then shuts it down
+// its own way (serve drains deliveries, the sink just stops).
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
 
 // shutdown stops accepting connections and waits for in-flight deliveries.
 // Each may keep forwarding for up to grace; then cancelBase cuts the rest
