@@ -43,7 +43,8 @@ const (
 // scans reading millions of rows a round, and three to four times the
 // Postgres CPU per batch (BENCHMARKS.md, "Postgres (group commit)";
 // TestPostgresWriterPlansUseIndexes). Off, the planner takes an index
-// wherever one serves, whatever the table's size then.
+// wherever one serves, whatever the table's size then. A DSN that sets
+// enable_seqscan itself keeps its value.
 const noSeqScan = "off"
 
 // Options configure a Store: the options every backend has
@@ -146,7 +147,12 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	}
 	cfg.MaxConns = opts.MaxConns
 	if _, set := cfg.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
-		cfg.ConnConfig.RuntimeParams["enable_seqscan"] = noSeqScan
+		// A SET, not a startup parameter: a pooler such as PgBouncer
+		// refuses startup parameters it does not know.
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `SET enable_seqscan = `+noSeqScan)
+			return err
+		}
 	}
 	if opts.Tracer != nil {
 		cfg.ConnConfig.Tracer = opts.Tracer
