@@ -34,6 +34,9 @@ type Spec struct {
 	key, typ template
 	// fingerprint lists the members hashed; nil hashes every member.
 	fingerprint []string
+	// compact hashes the members compacted, in the order listed, rather
+	// than in canonical form.
+	compact bool
 	batch       string
 	wrap        bool
 	ack         *providers.Acknowledgement
@@ -368,6 +371,16 @@ func (s *Spec) compileEvent(f *file) error {
 		}
 	}
 	s.fingerprint = ef.Fingerprint
+	switch ef.FingerprintForm {
+	case "", "canonical":
+	case "compact":
+		if len(ef.Fingerprint) == 0 {
+			return invalid("event.fingerprint_form", "compact hashes the members listed in fingerprint, which lists none")
+		}
+		s.compact = true
+	default:
+		return invalid("event.fingerprint_form", "unknown %q (canonical or compact)", ef.FingerprintForm)
+	}
 	s.batch = ef.Batch
 	switch {
 	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil):
