@@ -36,12 +36,12 @@ type Spec struct {
 	fingerprint []string
 	// compact hashes the members compacted, in the order listed, rather
 	// than in canonical form.
-	compact bool
-	batch       string
-	wrap        bool
-	ack         *providers.Acknowledgement
-	replay      []replayDef
-	examples    []example
+	compact  bool
+	batch    string
+	wrap     bool
+	ack      *providers.Acknowledgement
+	replay   []replayDef
+	examples []example
 	// sigParts are the names of the signature header's items the
 	// templates read, in the order their values are kept while scanning.
 	sigParts []string

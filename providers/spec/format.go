@@ -66,8 +66,8 @@ type eventField struct {
 	Fingerprint []string `yaml:"fingerprint"`
 	// FingerprintForm is canonical (the default) or compact.
 	FingerprintForm string `yaml:"fingerprint_form"`
-	Batch       string   `yaml:"batch"`
-	BatchBody   string   `yaml:"batch_body"`
+	Batch           string `yaml:"batch"`
+	BatchBody       string `yaml:"batch_body"`
 }
 
 type ackField struct {
