@@ -123,6 +123,6 @@ func TestBuildRegistryProviders(t *testing.T) {
 	require.NoError(t, err)
 	p, ok := reg.Lookup("midtrans")
 	require.True(t, ok)
-	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)),
+	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: []byte(`{}`)}),
 		"without WEBHOOKD_MIDTRANS_VERIFY_STATUS nothing is asked")
 }

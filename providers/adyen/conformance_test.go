@@ -53,7 +53,7 @@ func tamperItem(body []byte, i int) [][]byte {
 	if err != nil {
 		return nil
 	}
-	items, err := a.Split(nil, body)
+	items, err := a.Parse(providers.Delivery{Body: body})
 	if err != nil || i >= len(items) {
 		return nil
 	}

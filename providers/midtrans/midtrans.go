@@ -41,7 +41,6 @@ type Adapter struct {
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
-	_ providers.Signer    = (*Adapter)(nil)
 	_ providers.Confirmer = (*Adapter)(nil)
 )
 
@@ -135,3 +134,7 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 
 // Name returns "midtrans".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }

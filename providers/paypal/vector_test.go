@@ -1,6 +1,7 @@
 package paypal_test
 
 import (
+	"context"
 	"crypto/x509"
 	"encoding/pem"
 	"hash/crc32"
@@ -14,7 +15,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paypal"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // The offline verification vector of PayPal's Java SDK
@@ -72,19 +75,19 @@ func TestSDKVector(t *testing.T) {
 	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/test")
 	h.Set(paypal.HeaderAuthAlgo, "SHA256withRSA")
 
-	require.NoError(t, newAt(at, "WH-OTHER", vecWebhookID).Verify(h, body), "PayPal's signature verifies")
+	require.NoError(t, newAt(at, "WH-OTHER", vecWebhookID).Verify(context.Background(), providers.Delivery{Header: h, Body: body}), "PayPal's signature verifies")
 
 	tampered := append([]byte(nil), body...)
 	tampered[100] ^= 1
-	require.ErrorIs(t, newAt(at, vecWebhookID).Verify(h, tampered), paypal.ErrNoValidSignature, "a changed body byte")
-	require.ErrorIs(t, newAt(at, "96605875FF6516634").Verify(h, body), paypal.ErrNoValidSignature, "another webhook id")
-	require.ErrorIs(t, newAt(time.Now(), vecWebhookID).Verify(h, body), paypal.ErrTransmissionTime, "the transmission is years old")
+	require.ErrorIs(t, newAt(at, vecWebhookID).Verify(context.Background(), providers.Delivery{Header: h, Body: tampered}), paypal.ErrNoValidSignature, "a changed body byte")
+	require.ErrorIs(t, newAt(at, "96605875FF6516634").Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrNoValidSignature, "another webhook id")
+	require.ErrorIs(t, newAt(time.Now(), vecWebhookID).Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrTransmissionTime, "the transmission is years old")
 	old, err := paypal.New([]string{vecWebhookID}, paypal.WithCertHosts([]string{u.Host}), paypal.WithRoots(roots), paypal.WithTolerance(100*365*24*time.Hour))
 	require.NoError(t, err)
-	require.ErrorIs(t, old.Verify(h, body), paypal.ErrCertExpired, "the certificate expired in 2019")
+	require.ErrorIs(t, old.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrCertExpired, "the certificate expired in 2019")
 
 	// The event of the vector.
-	ev, err := newAt(at, vecWebhookID).Parse(body)
+	ev, err := providertest.OneEvent(newAt(at, vecWebhookID).Parse(providers.Delivery{Body: body}))
 	require.NoError(t, err)
 	require.Equal(t, "WH-2MW4820926242972J-6SG447389E205703U", ev.Key)
 	require.Equal(t, "BILLING.PLAN.CREATED", ev.Type)
@@ -130,24 +133,24 @@ func TestSDKVectorCRCForgery(t *testing.T) {
 
 	// The forgery is a different, well-formed event...
 	a := newAt(sent.Add(time.Minute))
-	ev, err := a.Parse(forged)
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: forged}))
 	require.NoError(t, err)
 	require.Equal(t, "WH-9FRG0000000000000-0000000000000000X", ev.Key)
 	require.Equal(t, "PAYMENT.CAPTURE.COMPLETED", ev.Type)
 	// ...that PayPal's signature verifies on an adapter that has not seen
 	// the genuine transmission: the scheme's weakness, which the adapter
 	// cannot close alone (WithConfirmation does).
-	require.NoError(t, newAt(sent.Add(time.Minute)).Verify(h, forged), "CRC-32 is all that binds the body")
+	require.NoError(t, newAt(sent.Add(time.Minute)).Verify(context.Background(), providers.Delivery{Header: h, Body: forged}), "CRC-32 is all that binds the body")
 
 	// Seen the genuine body first: the forged one is refused, the genuine
 	// one (a retry of the same transmission) still verifies.
-	require.NoError(t, a.Verify(h, body))
-	require.ErrorIs(t, a.Verify(h, forged), paypal.ErrTransmissionReused)
-	require.NoError(t, a.Verify(h, body))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: forged}), paypal.ErrTransmissionReused)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 
 	// Out of the window, neither verifies, on any node.
 	late := newAt(sent.Add(paypal.DefaultTolerance + time.Second))
-	require.ErrorIs(t, late.Verify(h, forged), paypal.ErrTransmissionTime)
-	require.ErrorIs(t, late.Verify(h, body), paypal.ErrTransmissionTime)
-	require.NoError(t, newAt(sent.Add(paypal.DefaultTolerance)).Verify(h, forged), "the window's edge")
+	require.ErrorIs(t, late.Verify(context.Background(), providers.Delivery{Header: h, Body: forged}), paypal.ErrTransmissionTime)
+	require.ErrorIs(t, late.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrTransmissionTime)
+	require.NoError(t, newAt(sent.Add(paypal.DefaultTolerance)).Verify(context.Background(), providers.Delivery{Header: h, Body: forged}), "the window's edge")
 }

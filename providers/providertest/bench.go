@@ -15,8 +15,8 @@ import (
 
 // BenchmarkParse measures how p derives the event of every fixture in dir
 // (the *.json files, as Run reads them): one op parses each of them once,
-// through providers.ParseDelivery with header, so that an adapter keyed by
-// a header (a providers.HeaderParser) is measured too; header is nil for
+// through Parse with header, so that an adapter keyed by a header
+// (Standard Webhooks') is measured too; header is nil for
 // adapters that key on the body. The bytes per op are the fixtures' total
 // size. An adapter's benchmark is one call:
 //
@@ -40,7 +40,7 @@ func BenchmarkParse(b *testing.B, p providers.Provider, header http.Header, dir 
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, body := range bodies {
-			if _, err := providers.ParseDelivery(p, header, body); err != nil {
+			if _, err := p.Parse(providers.Delivery{Header: header, Body: body}); err != nil {
 				b.Fatal(err)
 			}
 		}

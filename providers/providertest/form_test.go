@@ -54,10 +54,12 @@ func (p *formToy) values(body []byte) (url.Values, error) {
 	return v, nil
 }
 
-func (p *formToy) Sign(body []byte) ([]byte, http.Header, error) {
+func (p *formToy) Ack() *providers.Acknowledgement { return nil }
+
+func (p *formToy) Sign(body []byte) (providers.Delivery, error) {
 	v, err := p.values(body)
 	if err != nil {
-		return nil, nil, err
+		return providers.Delivery{}, err
 	}
 	var pairs []string
 	for _, pair := range strings.Split(string(body), "&") {
@@ -66,11 +68,11 @@ func (p *formToy) Sign(body []byte) ([]byte, http.Header, error) {
 		}
 	}
 	out := strings.Join(append(pairs, "sig="+p.mac(v)), "&")
-	return []byte(out), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, nil
+	return providers.Delivery{Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Body: []byte(out)}, nil
 }
 
-func (p *formToy) Verify(_ http.Header, body []byte) error {
-	v, err := p.values(body)
+func (p *formToy) Verify(_ context.Context, d providers.Delivery) error {
+	v, err := p.values(d.Body)
 	if err != nil {
 		return err
 	}
@@ -80,19 +82,20 @@ func (p *formToy) Verify(_ http.Header, body []byte) error {
 	return nil
 }
 
-func (p *formToy) Parse(body []byte) (providers.Event, error) {
-	v, err := p.values(body)
+func (p *formToy) Parse(d providers.Delivery) ([]providers.Item, error) {
+	v, err := p.values(d.Body)
 	if err != nil || v.Get("id") == "" {
-		return providers.Event{}, providers.ErrMalformed
+		return nil, providers.ErrMalformed
 	}
-	return providers.Event{Key: v.Get("id"), Type: v.Get("kind"), Fingerprint: v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")}, nil
+	ev := providers.Event{Key: v.Get("id"), Type: v.Get("kind"), Fingerprint: v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")}
+	return []providers.Item{{Event: ev, Body: d.Body}}, nil
 }
 
 // confirmingFormToy is a formToy that says it confirms kind with its
 // provider, as Duitku's adapter confirms resultCode.
 type confirmingFormToy struct{ *formToy }
 
-func (confirmingFormToy) Confirm(context.Context, providers.Event, []byte) error { return nil }
+func (confirmingFormToy) Confirm(context.Context, providers.Item) error { return nil }
 
 // TestFormToy runs the kit in form mode on formToy with the flaw named by
 // PROVIDERTEST_FORM_FLAW. The flaws "kind-unsigned..." declare honestly

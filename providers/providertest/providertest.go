@@ -219,11 +219,10 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) []providers.Event {
 	c.set(c.get().Add(time.Hour)) // each fixture starts at a fresh time
 	p := k.adapter(t, k.Secret, c)
 	other := k.adapter(t, k.OtherSecret, c)
-	signer := p.(providers.Signer)
 
 	// A signed fixture verifies and parses into a usable event, the same
 	// event as the unsigned fixture: signing changes no part of the event.
-	body, h, err := signer.Sign(bytes.Clone(fixture))
+	body, h, err := sign(p, bytes.Clone(fixture))
 	require.NoError(t, err, "Sign")
 	require.NoError(t, verify(p, h, body), "a body signed by Sign must verify")
 	ev, err := events(p, h, body)
@@ -234,11 +233,11 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) []providers.Event {
 	if k.SignatureField == "" && k.TamperItem == nil {
 		require.Equal(t, fixture, body, "Sign must not change a body whose signature is in the headers")
 	}
-	if unsigned, err := p.Parse(fixture); err == nil {
-		require.Equal(t, ev, []providers.Event{unsigned}, "signing must not change the event")
+	if unsigned, err := events(p, nil, fixture); err == nil {
+		require.Equal(t, ev, unsigned, "signing must not change the event")
 	}
-	if _, ok := p.(providers.Batcher); ok {
-		require.NotNil(t, k.TamperItem, "a providers.Batcher needs Kit.TamperItem")
+	if p.Ack() != nil {
+		require.NotNil(t, k.TamperItem, "a batch provider needs Kit.TamperItem")
 		k.checkItems(t, p, h, body)
 	}
 
@@ -356,12 +355,12 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) []providers.Event {
 	if k.Form {
 		t.Run("form field given twice is refused", func(t *testing.T) { k.checkRepeatedFields(t, p, h, body) })
 	} else {
-		t.Run("member named twice, in another case, is refused", func(t *testing.T) { k.checkVariantMembers(t, p, signer, h, body) })
+		t.Run("member named twice, in another case, is refused", func(t *testing.T) { k.checkVariantMembers(t, p, h, body) })
 	}
 
 	t.Run("wrong secret is refused", func(t *testing.T) {
 		requireRefused(t, other, h, body, "signed with Secret, verified with OtherSecret")
-		otherBody, otherH, err := other.(providers.Signer).Sign(bytes.Clone(fixture))
+		otherBody, otherH, err := sign(other, bytes.Clone(fixture))
 		require.NoError(t, err)
 		require.NoError(t, verify(other, otherH, otherBody))
 		requireRefused(t, p, otherH, otherBody, "signed with OtherSecret, verified with Secret")
@@ -406,9 +405,9 @@ func (k Kit) check(t *testing.T, c *clock, fixture []byte) []providers.Event {
 }
 
 // events derives a verified delivery's events as the receiver does
-// (providers.SplitDelivery): one, or one per item of a batch.
+// (Provider.Parse): one, or one per item of a batch.
 func events(p providers.Provider, h http.Header, body []byte) ([]providers.Event, error) {
-	items, err := providers.SplitDelivery(p, h, body)
+	items, err := p.Parse(providers.Delivery{Header: h, Body: body})
 	if err != nil {
 		return nil, err
 	}
@@ -439,13 +438,13 @@ func fingerprintsOf(evs []providers.Event) []string {
 // forwarded body verifies and splits into that one item, and one tampered
 // item, whichever it is, fails the whole request.
 func (k Kit) checkItems(t *testing.T, p providers.Provider, h http.Header, body []byte) {
-	items, err := providers.SplitDelivery(p, h, body)
+	items, err := p.Parse(providers.Delivery{Header: h, Body: body})
 	require.NoError(t, err)
 	require.NotEmpty(t, items)
 	t.Run("every item verifies on its own", func(t *testing.T) {
 		for i, it := range items {
 			require.NoError(t, verify(p, h, it.Body), "item %d's forwarded body", i)
-			one, err := providers.SplitDelivery(p, h, it.Body)
+			one, err := p.Parse(providers.Delivery{Header: h, Body: it.Body})
 			require.NoError(t, err, "item %d's forwarded body", i)
 			require.Equal(t, []providers.Item{it}, one, "item %d's forwarded body is that item alone", i)
 		}
@@ -473,7 +472,7 @@ func (k Kit) checkRepeatedFields(t *testing.T, p providers.Provider, h http.Head
 			dup := []byte(string(body) + "&" + f.rawName + "=" + value)
 			err := verify(p, h, dup)
 			if err == nil {
-				_, err = providers.ParseDelivery(p, h, dup)
+				_, err = p.Parse(providers.Delivery{Header: h, Body: dup})
 			}
 			require.ErrorIs(t, err, providers.ErrMalformed, "%s given twice must be refused with 400", f.rawName)
 		}
@@ -484,12 +483,12 @@ func (k Kit) checkRepeatedFields(t *testing.T, p providers.Provider, h http.Head
 // the same name in another case: a Go core service decodes struct fields
 // case-insensitively, last one wins, so webhookd must not key an event by
 // one spelling while the core reads another.
-func (k Kit) checkVariantMembers(t *testing.T, p providers.Provider, signer providers.Signer, h http.Header, body []byte) {
+func (k Kit) checkVariantMembers(t *testing.T, p providers.Provider, h http.Header, body []byte) {
 	n := 0
 	for _, name := range topNames(t, body) {
 		for _, variant := range caseVariants(name) {
 			dup := insertFirst(body, variant, `"webhookd-conformance-variant"`)
-			dupBody, dupH, err := signer.Sign(bytes.Clone(dup))
+			dupBody, dupH, err := sign(p, bytes.Clone(dup))
 			if err != nil {
 				// Refusing to sign it is a refusal too; the signature
 				// of the original still covers a body-signed provider's
@@ -497,7 +496,7 @@ func (k Kit) checkVariantMembers(t *testing.T, p providers.Provider, signer prov
 				dupBody, dupH = dup, h
 			}
 			if verify(p, dupH, dupBody) == nil {
-				_, err := providers.SplitDelivery(p, dupH, dupBody)
+				_, err := p.Parse(providers.Delivery{Header: dupH, Body: dupBody})
 				require.ErrorIs(t, err, providers.ErrMalformed, "%q after %q must be refused", variant, name)
 			}
 			n++
@@ -513,7 +512,13 @@ func (k Kit) sameEvent(p providers.Provider, first http.Header, body []byte) ([]
 	if k.Resend != nil {
 		return k.Resend(p, first, body)
 	}
-	return p.(providers.Signer).Sign(body)
+	return sign(p, body)
+}
+
+// sign signs body with p's Sign.
+func sign(p providers.Provider, body []byte) ([]byte, http.Header, error) {
+	d, err := p.Sign(body)
+	return d.Body, d.Header, err
 }
 
 func (k Kit) adapter(t *testing.T, secret string, c *clock) providers.Provider {
@@ -521,8 +526,6 @@ func (k Kit) adapter(t *testing.T, secret string, c *clock) providers.Provider {
 	p, err := k.New(secret, c.get)
 	require.NoError(t, err, "Kit.New")
 	require.NotNil(t, p)
-	_, ok := p.(providers.Signer)
-	require.True(t, ok, "%T must implement providers.Signer", p)
 	return p
 }
 
@@ -538,11 +541,10 @@ func requireUsable(t *testing.T, provider string, ev providers.Event) {
 	require.NotEmpty(t, ev.Fingerprint, "fingerprint")
 }
 
-// verify authenticates a delivery as the receiver does: through
-// providers.VerifyDelivery, so that an adapter that needs the network is
-// verified with a context (and the network its Kit.New gave it).
+// verify authenticates a delivery as the receiver does, with a context, so
+// that an adapter that needs the network uses the one its Kit.New gave it.
 func verify(p providers.Provider, h http.Header, body []byte) error {
-	return providers.VerifyDelivery(context.Background(), p, h, body)
+	return p.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 }
 
 func requireRefused(t *testing.T, p providers.Provider, h http.Header, body []byte, msg string, args ...any) {
@@ -773,4 +775,16 @@ func Chain(fs ...func(body []byte) []byte) func(body []byte) []byte {
 		}
 		return body
 	}
+}
+
+// OneEvent returns the event of a delivery that carries exactly one, for
+// tests of single-event adapters: OneEvent(a.Parse(d)).
+func OneEvent(items []providers.Item, err error) (providers.Event, error) {
+	if err != nil {
+		return providers.Event{}, err
+	}
+	if len(items) != 1 {
+		return providers.Event{}, fmt.Errorf("%w: %d events, want 1", providers.ErrMalformed, len(items))
+	}
+	return items[0].Event, nil
 }

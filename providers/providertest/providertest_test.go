@@ -2,6 +2,7 @@ package providertest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -34,11 +35,13 @@ type toy struct {
 
 func (p *toy) Name() string { return "toy" }
 
-func (p *toy) Sign(body []byte) ([]byte, http.Header, error) {
+func (p *toy) Ack() *providers.Acknowledgement { return nil }
+
+func (p *toy) Sign(body []byte) (providers.Delivery, error) {
 	ts := strconv.FormatInt(p.now().Unix(), 10)
 	h := http.Header{}
 	h.Set("X-Toy-Signature", ts+"."+p.mac(ts, body))
-	return body, h, nil
+	return providers.Delivery{Header: h, Body: body}, nil
 }
 
 // mac is the signature over ts and body, as flawed as the toy is.
@@ -63,7 +66,8 @@ func (p *toy) mac(ts string, body []byte) string {
 	return signature.HMACSHA256Hex([]byte(key), []byte(ts+"."), body)
 }
 
-func (p *toy) Verify(h http.Header, body []byte) error {
+func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
+	h, body := d.Header, d.Body
 	unauthorized := providers.ErrUnauthorized
 	if p.flaw == "wrong-error-class" {
 		unauthorized = providers.ErrMalformed
@@ -86,7 +90,11 @@ func (p *toy) Verify(h http.Header, body []byte) error {
 	return nil
 }
 
-func (p *toy) Parse(body []byte) (providers.Event, error) {
+func (p *toy) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, p.event)
+}
+
+func (p *toy) event(body []byte) (providers.Event, error) {
 	var v struct {
 		ID      string `json:"id"`
 		Kind    string `json:"kind"`
