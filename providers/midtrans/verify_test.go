@@ -247,6 +247,9 @@ func TestNew(t *testing.T) {
 		{"ftp API URL", testKey, []midtrans.Option{midtrans.WithStatusCheck("ftp://api.midtrans.com")}, true},
 		{"API URL with a query", testKey, []midtrans.Option{midtrans.WithStatusCheck("https://api.midtrans.com/?x=1")}, true},
 		{"API URL with credentials", testKey, []midtrans.Option{midtrans.WithStatusCheck("https://u:hunter2@api.midtrans.com")}, true},
+		// The server key goes in every status call's Authorization header.
+		{"plain http API URL to a remote host", testKey, []midtrans.Option{midtrans.WithStatusCheck("http://api.midtrans.com")}, true},
+		{"plain http API URL to a loopback host", testKey, []midtrans.Option{midtrans.WithStatusCheck("http://127.0.0.1:8089")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
