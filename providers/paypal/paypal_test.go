@@ -19,6 +19,7 @@ import (
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/paypal/paypaltest"
 	"github.com/webhookd/webhookd/providers/providertest"
+	"github.com/webhookd/webhookd/replay"
 )
 
 const (
@@ -36,15 +37,12 @@ func readFixture(t testing.TB, name string) []byte {
 
 func fixtureNames(t testing.TB) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	loaded, err := replay.Load([]string{fixtures}, "")
 	require.NoError(t, err)
 	var names []string
-	for _, p := range paths {
-		if !strings.HasSuffix(p, providertest.HeadersSuffix) {
-			names = append(names, filepath.Base(p))
-		}
+	for _, f := range loaded {
+		names = append(names, filepath.Base(f.Path))
 	}
-	require.NotEmpty(t, names)
 	return names
 }
 
@@ -75,21 +73,21 @@ func TestConformance(t *testing.T) {
 	srv := paypaltest.NewServer(t)
 	var n atomic.Int64
 	providertest.Run(t, providertest.Kit{
-		New: func(id string, now func() time.Time) (providers.Provider, error) {
-			a, err := paypal.New([]string{id}, append(srv.Options(), paypal.WithClock(now))...)
-			return signing{Adapter: a, srv: srv, webhookID: id, now: now, n: &n}, err
+		New: func(ids []string, now func() time.Time) (providers.Provider, error) {
+			a, err := paypal.New(ids, append(srv.Options(), paypal.WithClock(now))...)
+			return signing{Adapter: a, srv: srv, webhookID: ids[0], now: now, n: &n}, err
 		},
-		Unreachable: func(id string, now func() time.Time) (providers.Provider, error) {
-			return paypal.New([]string{id}, append(srv.Options(), paypal.WithClock(now), paypal.WithClient(&http.Client{Transport: failing{}}))...)
+		Unreachable: func(ids []string, now func() time.Time) (providers.Provider, error) {
+			return paypal.New(ids, append(srv.Options(), paypal.WithClock(now), paypal.WithClient(&http.Client{Transport: failing{}}))...)
 		},
-		Secret:      webhookID,
-		OtherSecret: otherID,
-		Fixtures:    fixtures,
+		Secrets:  [2]string{webhookID, otherID},
+		Fixtures: fixtures,
 		// A retry or a resend is a new transmission of the same event;
 		// members in another order or one PayPal added since must not
 		// make it a different payload.
-		Retry:  providertest.Chain(providertest.Reordered, providertest.WithMember("added_later", `{"note":"a member PayPal added since"}`)),
-		Change: providertest.ChangeAmount("value"),
+		Retry:    providertest.Chain(providertest.Reordered, providertest.WithMember("added_later", `{"note":"a member PayPal added since"}`)),
+		Change:   providertest.ChangeAmount("value"),
+		Examples: []providertest.Example{sdkExample(t)},
 	})
 }
 
