@@ -29,10 +29,7 @@ type Adapter struct {
 }
 
 var (
-	_ providers.Provider     = (*Adapter)(nil)
-	_ providers.Batcher      = (*Adapter)(nil)
-	_ providers.Acknowledger = (*Adapter)(nil)
-	_ providers.Signer       = (*Adapter)(nil)
+	_ providers.Provider = (*Adapter)(nil)
 )
 
 // Option configures an Adapter.
@@ -79,7 +76,9 @@ func New(keys []string, opts ...Option) (*Adapter, error) {
 // Name returns "adyen".
 func (a *Adapter) Name() string { return Name }
 
-// Acknowledgement is Adyen's answer: 200 with the text body "[accepted]".
-func (a *Adapter) Acknowledgement() providers.Acknowledgement {
-	return providers.Acknowledgement{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(Accepted)}
-}
+// ack is Adyen's answer: 200 with the text body "[accepted]".
+var ack = providers.Acknowledgement{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(Accepted)}
+
+// Ack returns Adyen's answer once every item is settled: 200 with the text
+// body "[accepted]". The caller must not modify it.
+func (a *Adapter) Ack() *providers.Acknowledgement { return &ack }

@@ -47,7 +47,6 @@ type Adapter struct {
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
@@ -126,6 +125,10 @@ func CheckNotificationPath(path string) error {
 
 // Name returns "doku".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
 
 // clock returns the current time, falling back to time.Now for the zero
 // Adapter.

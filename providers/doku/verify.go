@@ -1,6 +1,7 @@
 package doku
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -53,7 +54,8 @@ var (
 // returns ErrNotSigned, ErrInvalidHeader, ErrWrongClient, ErrTooOld,
 // ErrTooNew or ErrNoValidSignature, all of which wrap
 // providers.ErrUnauthorized.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	var values [4]string
 	for i, name := range [...]string{HeaderClientID, HeaderRequestID, HeaderTimestamp, HeaderSignature} {
 		v, err := single(header, name)

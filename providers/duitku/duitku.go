@@ -48,7 +48,6 @@ type Adapter struct {
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
-	_ providers.Signer    = (*Adapter)(nil)
 	_ providers.Confirmer = (*Adapter)(nil)
 )
 
@@ -99,3 +98,7 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 
 // Name returns "duitku".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }

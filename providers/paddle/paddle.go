@@ -34,7 +34,6 @@ type Adapter struct {
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
@@ -76,6 +75,10 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 
 // Name returns "paddle".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
 
 // clock returns the current time, falling back to time.Now for the zero
 // Adapter.

@@ -83,9 +83,8 @@ type Adapter struct {
 }
 
 var (
-	_ providers.Provider        = (*Adapter)(nil)
-	_ providers.ContextVerifier = (*Adapter)(nil)
-	_ providers.Confirmer       = (*Adapter)(nil)
+	_ providers.Provider  = (*Adapter)(nil)
+	_ providers.Confirmer = (*Adapter)(nil)
 )
 
 // Option configures an Adapter.
@@ -197,6 +196,19 @@ func New(webhookIDs []string, opts ...Option) (*Adapter, error) {
 
 // Name returns "paypal".
 func (a *Adapter) Name() string { return Name }
+
+// ErrCannotSign is Sign's error: PayPal signs with a certificate's private
+// key that only PayPal holds.
+var ErrCannotSign = fmt.Errorf("%w: paypal: deliveries are signed with PayPal's own certificate", providers.ErrCannotSign)
+
+// Sign returns ErrCannotSign: see ErrCannotSign.
+func (a *Adapter) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, ErrCannotSign
+}
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
 
 // CheckCertHost returns an error unless h is a lower-case host name or IP,
 // optionally with a port: an item of WEBHOOKD_PAYPAL_CERT_HOSTS.

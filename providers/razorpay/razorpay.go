@@ -53,7 +53,6 @@ func WithMaxAge(maxAge time.Duration, now func() time.Time) Option {
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // New returns an Adapter that accepts deliveries signed with any of secrets
@@ -77,3 +76,7 @@ func New(secrets []string, opts ...Option) (*Adapter, error) {
 
 // Name returns "razorpay".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }

@@ -37,9 +37,7 @@ type Adapter struct {
 }
 
 var (
-	_ providers.Provider     = (*Adapter)(nil)
-	_ providers.HeaderParser = (*Adapter)(nil)
-	_ providers.Signer       = (*Adapter)(nil)
+	_ providers.Provider = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
@@ -80,6 +78,10 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 
 // Name returns "standard".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
 
 // clock returns the current time, falling back to time.Now for the zero
 // Adapter.

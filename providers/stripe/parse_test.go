@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -38,7 +39,7 @@ func TestParseFixtures(t *testing.T) {
 	seen := map[string]string{}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			ev, err := a.Parse(readFixture(t, tt.file))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: readFixture(t, tt.file)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -50,7 +51,7 @@ func TestParseFixtures(t *testing.T) {
 }
 
 func TestParseVector(t *testing.T) {
-	ev, err := newAdapter(t, vecNow).Parse([]byte(vecBody))
+	ev, err := providertest.OneEvent(newAdapter(t, vecNow).Parse(providers.Delivery{Body: []byte(vecBody)}))
 	require.NoError(t, err)
 	// The fingerprint encoding is pinned: changing it would give in-flight
 	// retries a different fingerprint (422) across a deploy. For this body
@@ -100,7 +101,7 @@ func TestParseErrors(t *testing.T) {
 	a := newAdapter(t, vecNow)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.ErrorIs(t, err, tt.wantErr)
 			require.ErrorIs(t, err, providers.ErrMalformed)
 			require.NotErrorIs(t, err, providers.ErrUnauthorized)
@@ -127,7 +128,7 @@ func TestParseAccepts(t *testing.T) {
 	a := newAdapter(t, vecNow)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -212,13 +213,13 @@ func TestFingerprint(t *testing.T) {
 		}, false},
 	}
 	a := newAdapter(t, vecNow)
-	want, err := a.Parse(orig)
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: orig}))
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			edited := tt.edit(t, bytes.Clone(orig))
 			require.NotEqual(t, orig, edited)
-			got, err := a.Parse(edited)
+			got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: edited}))
 			require.NoError(t, err)
 			if tt.wantSame {
 				require.Equal(t, want, got)
@@ -247,7 +248,7 @@ func TestFingerprintUnambiguous(t *testing.T) {
 	a := newAdapter(t, vecNow)
 	seen := map[string]string{}
 	for _, body := range bodies {
-		ev, err := a.Parse([]byte(body))
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(body)}))
 		require.NoError(t, err, body)
 		require.NotContains(t, seen, ev.Fingerprint, "%s collides with %s", body, seen[ev.Fingerprint])
 		seen[ev.Fingerprint] = body
@@ -294,7 +295,7 @@ func TestFingerprintUnchangedByRawjson(t *testing.T) {
 	}
 	a := newAdapter(t, vecNow)
 	for _, body := range bodies {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		require.NoError(t, err)
 		require.Equal(t, legacyFingerprint(t, body), ev.Fingerprint, "%s", body)
 	}
@@ -310,7 +311,7 @@ func TestParseAllocations(t *testing.T) {
 	a := newAdapter(t, vecNow)
 	body := readFixture(t, "charge_refunded.json")
 	allocs := testing.AllocsPerRun(100, func() {
-		if _, err := a.Parse(body); err != nil {
+		if _, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body})); err != nil {
 			t.Fatal(err)
 		}
 	})

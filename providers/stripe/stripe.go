@@ -33,7 +33,6 @@ type Adapter struct {
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
@@ -77,6 +76,10 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 
 // Name returns "stripe".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
 
 // clock returns the current time, falling back to time.Now for the zero
 // Adapter.

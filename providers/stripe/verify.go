@@ -1,10 +1,10 @@
 package stripe
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +53,8 @@ var (
 //
 // Timestamps in the future are accepted, as in stripe-go: see
 // signature.CheckTimestamp.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	values := header.Values(HeaderName)
 	switch {
 	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
