@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
@@ -37,7 +38,7 @@ func BenchmarkVerifyParse(b *testing.B) {
 	paths, err := filepath.Glob("../../fixtures/stripe/*.json")
 	require.NoError(b, err)
 	require.NotEmpty(b, paths)
-	var deliveries []spec.Delivery
+	var deliveries []providers.Delivery
 	size := 0
 	for _, p := range paths {
 		body, err := os.ReadFile(p)
@@ -54,10 +55,10 @@ func BenchmarkVerifyParse(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, d := range deliveries {
-				if err := adapter.Verify(d.Header, d.Body); err != nil {
+				if err := adapter.Verify(ctx, d); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := adapter.Parse(d.Body); err != nil {
+				if _, err := adapter.Parse(d); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -99,14 +100,12 @@ func TestStripeLikeAgrees(t *testing.T) {
 		require.NoError(t, err)
 		d, err := sp.Sign(body)
 		require.NoError(t, err)
-		require.NoError(t, adapter.Verify(d.Header, d.Body))
-		ev, err := adapter.Parse(d.Body)
+		require.NoError(t, adapter.Verify(context.Background(), d))
+		want, err := adapter.Parse(d)
 		require.NoError(t, err)
 		items, err := sp.Parse(d)
 		require.NoError(t, err)
-		require.Equal(t, ev.Key, items[0].Key)
-		require.Equal(t, ev.Type, items[0].Type)
-		require.Equal(t, ev.Fingerprint, items[0].Fingerprint)
+		require.Equal(t, want, items)
 		d.Header = http.Header{"Stripe-Signature": {d.Header.Get("Stripe-Signature") + "0"}}
 		require.Error(t, sp.Verify(context.Background(), d))
 	}

@@ -75,14 +75,14 @@ func conform(t *testing.T, s *Spec) {
 		require.NoError(t, rotation.Verify(ctx, d), "%s: the old secret of a rotation", name)
 		require.ErrorIs(t, other.Verify(ctx, d), providers.ErrUnauthorized, "%s: another secret", name)
 
-		unsigned := Delivery{Header: d.Header.Clone(), Query: d.Query, Body: d.Body}
+		unsigned := providers.Delivery{Header: d.Header.Clone(), Query: d.Query, Body: d.Body}
 		unsigned.Header.Del(s.sig.header)
 		require.ErrorIs(t, signer.Verify(ctx, unsigned), ErrNotSigned, name)
 		if s.sig.signed.has(bodyRef, "") {
 			changed := bytes.Clone(body)
 			i := bytes.IndexByte(changed, ':') + 1
 			changed = append(changed[:i:i], append([]byte(" "), changed[i:]...)...)
-			require.ErrorIs(t, signer.Verify(ctx, Delivery{Header: d.Header, Query: d.Query, Body: changed}), ErrNoValidSignature, name)
+			require.ErrorIs(t, signer.Verify(ctx, providers.Delivery{Header: d.Header, Query: d.Query, Body: changed}), ErrNoValidSignature, name)
 		}
 
 		items, err := signer.Parse(d)

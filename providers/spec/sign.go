@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
@@ -15,10 +16,10 @@ import (
 // tests send it. The headers and query values the signed text reads come
 // from the spec's replay templates, else from its first example; the
 // timestamp is always the clock's.
-func (p *Provider) Sign(body []byte) (Delivery, error) {
+func (p *Provider) Sign(body []byte) (providers.Delivery, error) {
 	s := p.s
 	ex := &s.examples[0]
-	d := Delivery{Header: http.Header{}, Body: body}
+	d := providers.Delivery{Header: http.Header{}, Body: body}
 	d.Header.Set("Content-Type", "application/json")
 	if ct := ex.header.Get("Content-Type"); ct != "" {
 		d.Header.Set("Content-Type", ct)
@@ -26,7 +27,7 @@ func (p *Provider) Sign(body []byte) (Delivery, error) {
 	var sc scan
 	if s.sig.assign != "" {
 		// The example's named items (a timestamp, overwritten below).
-		_ = p.scanHeader(Delivery{Header: ex.header}, &sc)
+		_ = p.scanHeader(providers.Delivery{Header: ex.header}, &sc)
 	}
 	for _, r := range s.required {
 		if r.kind == headerRef {
@@ -39,7 +40,7 @@ func (p *Provider) Sign(body []byte) (Delivery, error) {
 		}
 	}
 	if err := p.replayValues(&d); err != nil {
-		return Delivery{}, err
+		return providers.Delivery{}, err
 	}
 	if ts := s.ts; ts != nil {
 		now := p.clock()
@@ -58,7 +59,7 @@ func (p *Provider) Sign(body []byte) (Delivery, error) {
 	}
 	sig, err := p.signature(d, &sc)
 	if err != nil {
-		return Delivery{}, err
+		return providers.Delivery{}, err
 	}
 	var items []string
 	if s.sig.assign != "" {
@@ -79,7 +80,7 @@ func (p *Provider) Sign(body []byte) (Delivery, error) {
 
 // signature returns the prefixed, encoded signature of d under the first
 // secret (or the first token).
-func (p *Provider) signature(d Delivery, sc *scan) (string, error) {
+func (p *Provider) signature(d providers.Delivery, sc *scan) (string, error) {
 	if p.tokens != nil {
 		return p.s.sig.prefix + p.tokens[0], nil
 	}
@@ -106,7 +107,7 @@ func (p *Provider) signature(d Delivery, sc *scan) (string, error) {
 
 // replayValues sets the headers and query values of the spec's replay
 // templates, rendered over d's body.
-func (p *Provider) replayValues(d *Delivery) error {
+func (p *Provider) replayValues(d *providers.Delivery) error {
 	if len(p.s.replay) == 0 {
 		return nil
 	}
