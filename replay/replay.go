@@ -277,7 +277,7 @@ func send(ctx context.Context, client *http.Client, base string, s providers.Pro
 	res.Fixture = i
 	start := time.Now()
 	defer func() { res.Latency = time.Since(start) }()
-	body, header := f.Body, f.Header.Clone()
+	body, header, target := f.Body, f.Header.Clone(), base+"/webhooks/"+url.PathEscape(f.Provider)
 	if s != nil {
 		signed, err := s.Sign(f.Body)
 		if err != nil {
@@ -285,8 +285,12 @@ func send(ctx context.Context, client *http.Client, base string, s providers.Pro
 			return res
 		}
 		body, header = signed.Body, signed.Header
+		// A gateway may sign a query value (Mercado Pago's data.id).
+		if len(signed.Query) > 0 {
+			target += "?" + signed.Query.Encode()
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/webhooks/"+url.PathEscape(f.Provider), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		res.Err = err
 		return res
