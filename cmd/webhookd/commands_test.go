@@ -49,7 +49,7 @@ func stubReceiver(t *testing.T, status int, replayed bool) (*httptest.Server, *a
 }
 
 func TestReplayExitStatus(t *testing.T) {
-	fixtures := filepath.Join("testdata", "stripe")
+	fixtures := stripeFixtures
 	tests := []struct {
 		status   int
 		replayed bool
@@ -100,7 +100,7 @@ func TestReplayRefusesBeforeSending(t *testing.T) {
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
 	defer srv.Close()
-	fixtures := filepath.Join("testdata", "stripe")
+	fixtures := stripeFixtures
 
 	run1 := func(env map[string]string, args ...string) (string, int) {
 		clearEnv(t)

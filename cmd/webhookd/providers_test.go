@@ -201,7 +201,7 @@ func TestUnknownVariablesAreWarned(t *testing.T) {
 	}
 	for _, args := range [][]string{
 		{"serve"},
-		{"replay", "--url", "http://127.0.0.1:9", "testdata/stripe/customer_created.json"},
+		{"replay", "--url", "http://127.0.0.1:9", stripeFixtures + "/payment_intent_succeeded.json"},
 		{"keys", "list"},
 	} {
 		t.Run(args[0], func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -33,7 +34,7 @@ var (
 )
 
 // Option configures an Adapter.
-type Option func(*Adapter) error
+type Option = adapter.Option[Adapter]
 
 // WithBasicAuth requires every request to carry HTTP basic auth with the
 // user and password configured for the webhook in the Customer Area,
@@ -65,10 +66,8 @@ func New(keys []string, opts ...Option) (*Adapter, error) {
 		}
 		a.keys = append(a.keys, b)
 	}
-	for _, o := range opts {
-		if err := o(a); err != nil {
-			return nil, err
-		}
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -36,7 +36,7 @@ func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if err != nil {
 		return providers.Delivery{}, err
 	}
-	ts := a.clock().UTC().Format(TimestampLayout)
+	ts := a.clock.Now().UTC().Format(TimestampLayout)
 	h := make(http.Header, 4)
 	h.Set(HeaderClientID, a.clientID)
 	h.Set(HeaderRequestID, requestID)

@@ -111,7 +111,7 @@ func Component(clientID, requestID, timestamp, target string, body []byte) []byt
 
 // checkTimestamp refuses ts more than the tolerance before or after now.
 func (a *Adapter) checkTimestamp(ts time.Time) error {
-	now := a.clock()
+	now := a.clock.Now()
 	if err := signature.CheckTimestamp(ts, now, a.tolerance); err != nil {
 		if errors.Is(err, signature.ErrTooOld) {
 			return ErrTooOld

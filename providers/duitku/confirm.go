@@ -70,9 +70,10 @@ var callbackStatuses = map[string][]string{
 // callback unless Duitku reports the same transaction in the same state.
 // An empty apiURL means DefaultAPIURL.
 func WithStatusCheck(apiURL string) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		a.check = true
 		a.rawAPI = apiURL
+		return nil
 	}
 }
 
@@ -80,17 +81,21 @@ func WithStatusCheck(apiURL string) Option {
 // client of its own. Redirects are still not followed, whatever c says. A
 // nil c is ignored.
 func WithHTTPClient(c *http.Client) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		if c != nil {
 			a.client = c
 		}
+		return nil
 	}
 }
 
 // WithStatusTimeout bounds each status call (DefaultStatusTimeout
 // otherwise). New refuses a timeout that is not positive.
 func WithStatusTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.timeout = d }
+	return func(a *Adapter) error {
+		a.timeout = d
+		return nil
+	}
 }
 
 // ParseAPIURL checks a Duitku API base URL (statusapi.ParseAPIURL: https,

@@ -26,6 +26,6 @@ func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 		return providers.Delivery{}, errors.New("paddle: no secret configured")
 	}
 	h := make(http.Header, 1)
-	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), a.clock(), body))
+	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), a.clock.Now(), body))
 	return providers.Delivery{Header: h, Body: body}, nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -88,53 +89,77 @@ var (
 )
 
 // Option configures an Adapter.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithCertHosts replaces DefaultCertHosts: the hosts PAYPAL-CERT-URL may
 // name, each a host name or IP ("api.paypal.com"), which allows the
 // scheme's default port only, or host:port, which allows that port.
 func WithCertHosts(hosts []string) Option {
-	return func(a *Adapter) { a.certHosts = hosts }
+	return func(a *Adapter) error {
+		a.certHosts = hosts
+		return nil
+	}
 }
 
 // WithRoots sets the roots PayPal's certificate must chain to instead of the
 // system roots (WEBHOOKD_PAYPAL_CA_FILE; tests give a test CA).
 func WithRoots(roots *x509.CertPool) Option {
-	return func(a *Adapter) { a.roots = roots }
+	return func(a *Adapter) error {
+		a.roots = roots
+		return nil
+	}
 }
 
 // WithClient sets the HTTP client that fetches certificates (tests give
 // httptest's). Its redirect policy is replaced: no redirect is followed.
 func WithClient(c *http.Client) Option {
-	return func(a *Adapter) { a.client = c }
+	return func(a *Adapter) error {
+		a.client = c
+		return nil
+	}
 }
 
 // WithClock sets the clock certificates are checked against.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) { a.now = now }
+	return func(a *Adapter) error {
+		a.now = now
+		return nil
+	}
 }
 
 // WithFetchTimeout bounds one certificate fetch (DefaultFetchTimeout).
 func WithFetchTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.fetchTimeout = d }
+	return func(a *Adapter) error {
+		a.fetchTimeout = d
+		return nil
+	}
 }
 
 // WithCacheSize sets how many certificates are kept (DefaultCacheSize).
 func WithCacheSize(n int) Option {
-	return func(a *Adapter) { a.cache = newCertCache(n) }
+	return func(a *Adapter) error {
+		a.cache = newCertCache(n)
+		return nil
+	}
 }
 
 // WithTolerance sets how far PAYPAL-TRANSMISSION-TIME may be from now, in
 // either direction (DefaultTolerance); a transmission outside it is
 // refused with ErrTransmissionTime.
 func WithTolerance(d time.Duration) Option {
-	return func(a *Adapter) { a.tolerance = d }
+	return func(a *Adapter) error {
+		a.tolerance = d
+		return nil
+	}
 }
 
 // WithTransmissionCache sets how many verified transmissions are
 // remembered, each with the digest of its body (DefaultTransmissionCache).
 func WithTransmissionCache(n int) Option {
-	return func(a *Adapter) { a.seen = newTransmissions(n) }
+	return func(a *Adapter) error {
+		a.seen = newTransmissions(n)
+		return nil
+	}
 }
 
 // New returns an Adapter that accepts deliveries signed by PayPal for any of

@@ -148,9 +148,7 @@ func TestKitCatchesFormFlaws(t *testing.T) {
 	} {
 		t.Run(tt.flaw, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestFormToy$", "-test.v")
-			cmd.Env = append(os.Environ(), "PROVIDERTEST_FORM_FLAW="+tt.flaw)
-			out, err := cmd.CombinedOutput()
+			out, err := runKit("TestFormToy", "PROVIDERTEST_FORM_FLAW", tt.flaw)
 			var exit *exec.ExitError
 			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", tt.flaw, out)
 			require.Contains(t, string(out), "--- FAIL: TestFormToy/e1.json/"+tt.want)
@@ -165,9 +163,7 @@ func TestKitAcceptsConfirmedFields(t *testing.T) {
 	if _, child := os.LookupEnv("PROVIDERTEST_FORM_FLAW"); child {
 		t.Skip("child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFormToy$", "-test.v")
-	cmd.Env = append(os.Environ(), "PROVIDERTEST_FORM_FLAW=kind-unsigned-confirmed-confirmer")
-	out, err := cmd.CombinedOutput()
+	out, err := runKit("TestFormToy", "PROVIDERTEST_FORM_FLAW", "kind-unsigned-confirmed-confirmer")
 	require.NoError(t, err, "output:\n%s", out)
 	require.Contains(t, string(out), "--- PASS: TestFormToy/e1.json/UnsignedFieldsInert")
 }

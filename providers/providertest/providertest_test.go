@@ -229,15 +229,21 @@ func TestKitCatchesFlaws(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.flaw, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestToy$", "-test.v")
-			cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW="+tt.flaw)
-			out, err := cmd.CombinedOutput()
+			out, err := runKit("TestToy", "PROVIDERTEST_FLAW", tt.flaw)
 			var exit *exec.ExitError
 			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", tt.flaw, out)
 			require.Contains(t, string(out), tt.want)
 			require.True(t, bytes.Contains(out, []byte("--- FAIL: TestToy")), "output:\n%s", out)
 		})
 	}
+}
+
+// runKit runs test in a child process with env set to flaw, since a
+// failing kit fails the test that runs it, and returns its output.
+func runKit(test, env, flaw string) ([]byte, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+flaw)
+	return cmd.CombinedOutput()
 }
 
 // TestIgnoresURLPassesEverythingElse: the flaw the published example
@@ -247,9 +253,7 @@ func TestIgnoresURLPassesEverythingElse(t *testing.T) {
 	if _, child := os.LookupEnv("PROVIDERTEST_FLAW"); child {
 		t.Skip("child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestToy$", "-test.v")
-	cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW=ignores-url")
-	out, _ := cmd.CombinedOutput()
+	out, _ := runKit("TestToy", "PROVIDERTEST_FLAW", "ignores-url")
 	fails := regexp.MustCompile(`--- FAIL: (\S+)`).FindAllStringSubmatch(string(out), -1)
 	var names []string
 	for _, m := range fails {

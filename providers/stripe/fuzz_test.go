@@ -50,7 +50,8 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // whose fingerprint is the one Parse computed before it read bodies with
 // rawjson.
 func FuzzParse(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	paths, _ := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	paths = append(paths, docsExample)
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {

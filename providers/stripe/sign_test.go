@@ -36,8 +36,9 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	oldOnly := newAdapter(t, now, vecSecret)
 	var signer providers.Provider = a
 
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
 	require.NoError(t, err)
+	paths = append(paths, docsExample)
 	require.NotEmpty(t, paths)
 	for _, path := range append(paths, "") {
 		t.Run(filepath.Base(path), func(t *testing.T) {

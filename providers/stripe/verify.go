@@ -71,7 +71,7 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 		return err
 	}
 	// Recency first: a stale or replayed delivery costs no HMAC.
-	if err := signature.CheckTimestamp(sh.timestamp, a.clock(), a.tolerance); err != nil {
+	if err := signature.CheckTimestamp(sh.timestamp, a.clock.Now(), a.tolerance); err != nil {
 		if errors.Is(err, signature.ErrTooOld) {
 			return ErrTooOld
 		}
