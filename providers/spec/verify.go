@@ -118,6 +118,9 @@ func (p *Provider) scanItem(item string, sc *scan) error {
 		item = value
 	}
 	got, ok := strings.CutPrefix(item, sig.prefix)
+	if !ok && sig.prefixOptional {
+		got, ok = item, true
+	}
 	if ok && got != "" && sc.n < MaxSignatures {
 		sc.sigs[sc.n] = got
 		sc.n++

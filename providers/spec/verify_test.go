@@ -148,6 +148,8 @@ func TestSchemes(t *testing.T) {
 			http.Header{"X-Sig": {base64.URLEncoding.EncodeToString(mac(sha256.New, "k", body))}}, nil},
 		{"prefix, repeated header", `{header: X-Sig, repeated: true, prefix: "sha256=", algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}`, "",
 			http.Header{"X-Sig": {"sha256=00", "sha256=" + hex.EncodeToString(mac(sha256.New, "k", body))}}, nil},
+		{"optional prefix left out", `{header: X-Sig, prefix: "sha256=", prefix_optional: true, algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}`, "",
+			http.Header{"X-Sig": {hex.EncodeToString(mac(sha256.New, "k", body))}}, nil},
 		{"prefix, list", `{header: X-Sig, separator: ",", prefix: "sha256=", algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}`, "",
 			http.Header{"X-Sig": {"sha256=00, sha256=" + hex.EncodeToString(mac(sha256.New, "k", body))}}, nil},
 		{"standard webhooks layout", `{header: Webhook-Signature, separator: " ", assign: ",", name: v1, algorithm: hmac-sha256, encoding: base64, signed: "{{header.webhook-id}}.{{body}}"}`, "",
@@ -234,4 +236,25 @@ func TestZeroProvider(t *testing.T) {
 	require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{}), providers.ErrUnauthorized)
 	_, err := p.Parse(providers.Delivery{})
 	require.ErrorIs(t, err, providers.ErrMalformed)
+}
+
+// TestReplayHeaders: replay may set a header the signature does not cover
+// (a topic, for the event type), constant or from the body.
+func TestReplayHeaders(t *testing.T) {
+	s := compileYAML(t, `
+name: acme
+secrets: {variable: SECRETS}
+signature: {header: X-Sig, algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}
+event: {key: "{{json.id}}", type: "{{header.X-Topic}}"}
+replay: {headers: {X-Topic: orders/create, X-Id: "{{json.id}}"}}
+examples: [{secret: x, body: '{}', headers: {X-Sig: "00"}}]
+`)
+	p := newProvider(t, s, []string{"k"}, nil, time.Now())
+	d, err := p.Sign([]byte(`{"id":"o1"}`))
+	require.NoError(t, err)
+	require.Equal(t, "orders/create", d.Header.Get("X-Topic"))
+	require.Equal(t, "o1", d.Header.Get("X-Id"))
+	items, err := p.Parse(d)
+	require.NoError(t, err)
+	require.Equal(t, "orders/create", items[0].Type)
 }
