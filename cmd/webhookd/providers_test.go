@@ -144,7 +144,9 @@ func TestProviderTableIsConsistent(t *testing.T) {
 			require.False(t, seen[v.key], "%s is declared twice", v.key)
 			seen[v.key] = true
 			require.NotEmpty(t, v.desc, "%s has no help text", v.key)
-			require.NotErrorIs(t, setField(reflect.New(v.field.Type()).Elem(), "1"), errUnsupportedType, v.key)
+			if v.set == nil {
+				require.NotErrorIs(t, setField(reflect.New(v.field.Type()).Elem(), "1"), errUnsupportedType, v.key)
+			}
 			own = own || v.key == envName(e.Secret)
 		}
 		require.True(t, own, "%s: Secret %s is not one of its variables", e.Name, e.Secret)
@@ -212,7 +214,7 @@ func TestUnknownVariablesAreWarned(t *testing.T) {
 }
 
 func TestNearestVariable(t *testing.T) {
-	known := knownVariables()
+	known := knownVariables(providerTable())
 	tests := []struct{ typo, want string }{
 		{"WEBHOOKD_STRIPE_TOLRANCE", "WEBHOOKD_STRIPE_TOLERANCE"},
 		{"WEBHOOKD_STRIPE_SECRET", "WEBHOOKD_STRIPE_SECRETS"},

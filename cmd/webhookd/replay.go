@@ -108,9 +108,9 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 		if _, done := verifiers[f.Provider]; done {
 			continue
 		}
-		entry, known := providerEntry(f.Provider)
+		entry, known := cfg.entry(f.Provider)
 		if !known {
-			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, providerNames())
+			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, cfg.providerNames())
 		}
 		p, ok := reg.Lookup(f.Provider)
 		if !ok {

@@ -49,6 +49,7 @@ type Spec struct {
 
 type secretDef struct {
 	variable, noun, help, trimPrefix string
+	encoding                         string
 	decode                           func(string) ([]byte, error)
 }
 
@@ -160,8 +161,10 @@ func (s *Spec) compileSecrets(f *file) error {
 	if s.secret.help == "" {
 		s.secret.help = "comma-separated " + s.secret.noun + "s; enables /webhooks/" + s.name
 	}
+	s.secret.encoding = sf.Encoding
 	switch sf.Encoding {
 	case "", "raw":
+		s.secret.encoding = "raw"
 		s.secret.decode = func(v string) ([]byte, error) { return []byte(v), nil }
 	case "hex":
 		s.secret.decode = decodeHex
@@ -467,6 +470,9 @@ func (s *Spec) compileExamples(f *file) error {
 			if s.setting(k) < 0 {
 				return invalid(field+".settings", "%s is not declared in settings", k)
 			}
+		}
+		if ef.Now == "" && f.Timestamp != nil {
+			return invalid(field+".now", "required: the spec checks a timestamp, and the example's would expire")
 		}
 		if ef.Now != "" {
 			now, err := time.Parse(time.RFC3339Nano, ef.Now)

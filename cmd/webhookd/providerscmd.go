@@ -1,0 +1,97 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/webhookd/webhookd/providers/spec"
+)
+
+const providersUsage = `webhookd providers
+webhookd providers check PATH...
+
+Without arguments, lists every provider this binary serves (built in, and
+from WEBHOOKD_PROVIDER_SPECS) with its route, where it comes from, whether
+this configuration enables it, and its variables (with defaults).
+
+check loads each provider spec file (or every *.yaml in a folder) and
+verifies its own example deliveries (docs/provider-specs.md); it prints one
+line per spec and exits 0 only when every one passes.
+`
+
+// runProviders is `webhookd providers`.
+func runProviders(_ context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet("webhookd providers", providersUsage, stderr)
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err)
+	}
+	if len(rest) > 0 {
+		if rest[0] != "check" {
+			fs.Usage()
+			return 2
+		}
+		return checkSpecs(rest[1:], stdout, stderr)
+	}
+	cfg, err := loadConfig()
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return 2
+	}
+	cfg.warnUnknown(stderr)
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "PROVIDER\tROUTE\tFROM\tENABLED\tVARIABLES")
+	for _, p := range cfg.providers {
+		from := "Go"
+		if st, ok := p.settings.(*spec.Settings); ok {
+			from = st.Spec().File()
+		}
+		enabled := "no"
+		if a, err := p.settings.Build(); err == nil && a != nil {
+			enabled = "yes"
+		}
+		var vars []string
+		for _, v := range envVars(p.entry.Settings()) {
+			if v.def != "" {
+				vars = append(vars, v.key+"="+v.def)
+			} else {
+				vars = append(vars, v.key)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t/webhooks/%s\t%s\t%s\t%s\n", p.entry.Name, p.entry.Name, from, enabled, strings.Join(vars, " "))
+	}
+	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// checkSpecs is `webhookd providers check PATH...`: each path's specs are
+// loaded (their examples verified) and checked against the built-in
+// providers and the specs before them for a name or variable taken twice.
+func checkSpecs(paths []string, stdout, stderr io.Writer) int {
+	if len(paths) == 0 {
+		fmt.Fprintln(stderr, "webhookd providers check: name at least one spec file or folder")
+		return 2
+	}
+	table := providerTable()
+	code := 0
+	for _, path := range paths {
+		specs, err := spec.LoadPath(path)
+		if err == nil {
+			table, err = addSpecs(table, specs)
+		}
+		if err != nil {
+			fmt.Fprintf(stdout, "FAIL %v\n", err)
+			code = 1
+			continue
+		}
+		for _, s := range specs {
+			fmt.Fprintf(stdout, "ok   %s: %s, /webhooks/%s, %d example(s) verified\n", s.File(), s.Name(), s.Name(), s.Examples())
+		}
+	}
+	return code
+}
