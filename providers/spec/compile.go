@@ -34,11 +34,14 @@ type Spec struct {
 	key, typ template
 	// fingerprint lists the members hashed; nil hashes every member.
 	fingerprint []string
-	batch       string
-	wrap        bool
-	ack         *providers.Acknowledgement
-	replay      []replayDef
-	examples    []example
+	// compact hashes the members compacted, in the order listed, rather
+	// than in canonical form.
+	compact  bool
+	batch    string
+	wrap     bool
+	ack      *providers.Acknowledgement
+	replay   []replayDef
+	examples []example
 	// sigParts are the names of the signature header's items the
 	// templates read, in the order their values are kept while scanning.
 	sigParts []string
@@ -368,6 +371,16 @@ func (s *Spec) compileEvent(f *file) error {
 		}
 	}
 	s.fingerprint = ef.Fingerprint
+	switch ef.FingerprintForm {
+	case "", "canonical":
+	case "compact":
+		if len(ef.Fingerprint) == 0 {
+			return invalid("event.fingerprint_form", "compact hashes the members listed in fingerprint, which lists none")
+		}
+		s.compact = true
+	default:
+		return invalid("event.fingerprint_form", "unknown %q (canonical or compact)", ef.FingerprintForm)
+	}
 	s.batch = ef.Batch
 	switch {
 	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil):

@@ -64,8 +64,10 @@ type eventField struct {
 	Key         string   `yaml:"key"`
 	Type        string   `yaml:"type"`
 	Fingerprint []string `yaml:"fingerprint"`
-	Batch       string   `yaml:"batch"`
-	BatchBody   string   `yaml:"batch_body"`
+	// FingerprintForm is canonical (the default) or compact.
+	FingerprintForm string `yaml:"fingerprint_form"`
+	Batch           string `yaml:"batch"`
+	BatchBody       string `yaml:"batch_body"`
 }
 
 type ackField struct {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 
@@ -107,7 +108,7 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d Delivery) (providers.
 	if err != nil {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
 	}
-	fp, err := o.Fingerprint(p.s.fingerprint...)
+	fp, err := p.fingerprint(o)
 	if err != nil {
 		return providers.Event{}, p.fail(ErrNotJSON)
 	}
@@ -210,4 +211,46 @@ func lookup(o *rawjson.Object, path []string) (string, bool, error) {
 		return "", false, fmt.Errorf("not a string, number or boolean")
 	}
 	return string(m.Value), true, nil
+}
+
+// fingerprint hashes the spec's fingerprint members of o: in canonical
+// form (rawjson's Fingerprint), or compacted in the order listed, as
+// {"name":value,...} without the absent ones (the encoding of
+// providers/stripe, so that a spec can take over its stored fingerprints).
+func (p *Provider) fingerprint(o *rawjson.Object) (string, error) {
+	if !p.s.compact {
+		return o.Fingerprint(p.s.fingerprint...)
+	}
+	// Looked up first, so that the buffer grows once.
+	var found [16]rawjson.Member
+	members := found[:0]
+	size := 2
+	for _, name := range p.s.fingerprint {
+		m, ok, err := o.Get(name)
+		if err != nil {
+			return "", err
+		}
+		members = append(members, m) // the zero Member for an absent one
+		if ok {
+			size += len(name) + len(m.Value) + 4
+		}
+	}
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.Grow(size)
+		buf.WriteByte('{')
+		for i, name := range p.s.fingerprint {
+			if members[i].Value == nil {
+				continue
+			}
+			if buf.Len() > 1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('"')
+			buf.WriteString(name)
+			buf.WriteString(`":`)
+			members[i].AppendCompact(buf)
+		}
+		buf.WriteByte('}')
+		return nil
+	})
 }

@@ -83,9 +83,9 @@ func (p *Provider) signature(d Delivery, sc *scan) (string, error) {
 	if p.tokens != nil {
 		return p.s.sig.prefix + p.tokens[0], nil
 	}
-	buf, cut, ok := p.appendSigned(nil, d, sc)
-	if !ok {
-		return "", fmt.Errorf("%s: cannot sign: the first example lacks a part the signed text reads", p.s.name)
+	buf, cut, err := p.appendSigned(nil, d, sc)
+	if err != nil {
+		return "", fmt.Errorf("%s: cannot sign: the first example lacks a part the signed text reads: %w", p.s.name, err)
 	}
 	k := p.macs[0]
 	st := k.pool.Get().(*macState)

@@ -54,7 +54,11 @@ func (p *Provider) Verify(_ context.Context, d Delivery) error {
 		}
 		return p.fail(ErrNoValidSignature)
 	}
-	if !p.match(d, &sc) {
+	ok, err := p.match(d, &sc)
+	switch {
+	case err != nil:
+		return p.fail(err)
+	case !ok:
 		return p.fail(ErrNoValidSignature)
 	}
 	return nil
@@ -184,13 +188,13 @@ var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 // signed text under some key. Every key's MAC is compared with every
 // candidate: the cost is bounded by the number of secrets and
 // MaxSignatures, never by which one matched.
-func (p *Provider) match(d Delivery, sc *scan) bool {
+func (p *Provider) match(d Delivery, sc *scan) (bool, error) {
 	bp := scratch.Get().(*[]byte)
 	defer scratch.Put(bp)
-	buf, cut, ok := p.appendSigned((*bp)[:0], d, sc)
+	buf, cut, err := p.appendSigned((*bp)[:0], d, sc)
 	*bp = buf[:0]
-	if !ok {
-		return false
+	if err != nil {
+		return false, err
 	}
 	enc := p.s.sig.enc
 	var want [128]byte
@@ -209,17 +213,17 @@ func (p *Provider) match(d Delivery, sc *scan) bool {
 		k.pool.Put(st)
 		for _, got := range sc.sigs[:sc.n] {
 			if equalSig(want[:n], got, enc) {
-				return true
+				return true, nil
 			}
 		}
 	}
-	return false
+	return false, nil
 }
 
 // appendSigned appends the signed text's parts other than the body to
 // buf, and returns where the body goes in it (-1: the body is not
 // signed).
-func (p *Provider) appendSigned(buf []byte, d Delivery, sc *scan) (out []byte, cut int, ok bool) {
+func (p *Provider) appendSigned(buf []byte, d Delivery, sc *scan) (out []byte, cut int, err error) {
 	cut = -1
 	for i := range p.signed {
 		r := &p.signed[i]
@@ -231,7 +235,7 @@ func (p *Provider) appendSigned(buf []byte, d Delivery, sc *scan) (out []byte, c
 		default:
 			v, err := p.value(r, d, sc)
 			if err != nil {
-				return buf, 0, false
+				return buf, 0, err
 			}
 			if r.lower {
 				buf = appendLower(buf, v)
@@ -240,7 +244,7 @@ func (p *Provider) appendSigned(buf []byte, d Delivery, sc *scan) (out []byte, c
 			}
 		}
 	}
-	return buf, cut, true
+	return buf, cut, nil
 }
 
 // appendLower appends s with ASCII upper-case letters lowered.
