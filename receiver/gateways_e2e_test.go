@@ -33,20 +33,34 @@ type e2eGateway struct {
 	forge      func(header http.Header, query url.Values)
 	// batch is the member whose elements are each one event.
 	batch string
+	// change, for a gateway keyed by an event id in the body, returns the
+	// same event with what it says happened changed: 422, never forwarded.
+	change func([]byte) []byte
 }
 
 var e2eGateways = []e2eGateway{
-	{name: "square", bodySigned: true, settings: map[string]string{"NOTIFICATION_URL": "https://pay.example.com/webhooks/square"}},
-	{name: "checkout", bodySigned: true},
+	{name: "square", bodySigned: true, settings: map[string]string{"NOTIFICATION_URL": "https://pay.example.com/webhooks/square"}, change: moreMoney},
+	{name: "checkout", bodySigned: true, change: moreMoney},
 	{name: "shopify", bodySigned: true},
 	{name: "gocardless", bodySigned: true, batch: "events"},
-	{name: "mollie", bodySigned: true},
-	{name: "coinbase", bodySigned: true},
+	{name: "mollie", bodySigned: true, change: func(b []byte) []byte {
+		return bytes.Replace(b, []byte(`"entityId": "`), []byte(`"entityId": "x`), 1)
+	}},
+	{name: "coinbase", bodySigned: true, change: moreMoney},
 	{name: "lemonsqueezy", bodySigned: true},
-	{name: "airwallex", bodySigned: true},
+	{name: "airwallex", bodySigned: true, change: moreMoney},
 	{name: "mercadopago", forge: func(_ http.Header, q url.Values) { q.Set("data.id", q.Get("data.id")+"1") }},
 	{name: "paystack", bodySigned: true},
 	{name: "flutterwave", forge: func(h http.Header, _ url.Values) { h.Set("verif-hash", "not-the-secret-hash") }},
+}
+
+// moreMoney puts a 1 before the digits of the first amount, a number or a
+// string.
+func moreMoney(b []byte) []byte {
+	if bytes.Contains(b, []byte(`"amount": "`)) {
+		return bytes.Replace(b, []byte(`"amount": "`), []byte(`"amount": "1`), 1)
+	}
+	return bytes.Replace(b, []byte(`"amount": `), []byte(`"amount": 1`), 1)
 }
 
 // builtinSpec returns the built-in spec called name.
@@ -175,6 +189,18 @@ func TestGatewaysEndToEnd(t *testing.T) {
 					require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
 				}
 				require.EqualValues(t, len(events), h.down.calls.Load(), "a resend is not forwarded again")
+			})
+
+			t.Run("another body under a used event id is 422", func(t *testing.T) {
+				if g.change == nil {
+					t.Skip("the key is not an event id in the body: another body is another event")
+				}
+				before := h.down.calls.Load()
+				changed := g.change(first)
+				require.NotEqual(t, first, changed)
+				r := h.sendDelivery(g.name, signedDelivery(t, s, g.settings, newSecret, changed))
+				require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+				require.Equal(t, before, h.down.calls.Load())
 			})
 
 			t.Run("tampered or unsigned is 401, store untouched", func(t *testing.T) {
