@@ -1,6 +1,7 @@
 package receiver_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
 )
 
@@ -28,11 +30,12 @@ func TestDuitkuVerifyStatus(t *testing.T) {
 	dk, err := duitku.New(duitkuMerchant, []string{duitkuKey}, duitku.WithStatusCheck(api.URL), duitku.WithStatusTimeout(2*time.Second))
 	require.NoError(t, err)
 	h := newHarness(t, withProviders(dk))
-	failed, header, err := dk.Sign(fixture(t, "duitku", "credit_card_failed.json"))
+	signed, err := dk.Sign(fixture(t, "duitku", "credit_card_failed.json"))
+	failed, header := signed.Body, signed.Header
 	require.NoError(t, err)
 	forged := strings.Replace(string(failed), "resultCode=01", "resultCode=00", 1)
 	forged = strings.Replace(forged, "reference=DS1578224L3RB7YD2C6XGF", "reference=ATTACK", 1)
-	require.NoError(t, newDuitku(t, duitkuKey).Verify(nil, []byte(forged)), "the forgery verifies")
+	require.NoError(t, newDuitku(t, duitkuKey).Verify(context.Background(), providers.Delivery{Header: nil, Body: []byte(forged)}), "the forgery verifies")
 
 	t.Run("the forged success is 401, not forwarded, key released", func(t *testing.T) {
 		api.set(http.StatusOK, duitkuStatus("DS1578224L3RB7YD2C6XGF", "02"))

@@ -57,7 +57,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	sender := newDuitku(t, duitkuKey)
 
 	t.Run("form forwarded byte for byte with its Content-Type, retries replayed", func(t *testing.T) {
-		body, header, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		signed, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		for i := range 3 {
 			r := h.sendAs(duitku.Name, body, header)
@@ -74,7 +75,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the same callback with its fields in another order is a replay", func(t *testing.T) {
-		body, header, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		signed, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		pairs := strings.Split(string(body), "&")
 		pairs[0], pairs[len(pairs)-1] = pairs[len(pairs)-1], pairs[0]
@@ -86,7 +88,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 
 	t.Run("a field given twice is 400, nothing stored or forwarded", func(t *testing.T) {
 		before := h.down.calls.Load()
-		body, header, err := sender.Sign(fixture(t, "duitku", "qris_success.json"))
+		signed, err := sender.Sign(fixture(t, "duitku", "qris_success.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		for _, extra := range []string{"&amount=1", "&merchantOrderId=INV-2024-000999", "&resultCode=00"} {
 			r := h.sendAs(duitku.Name, append(bytes.Clone(body), extra...), header)
@@ -100,12 +103,14 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	t.Run("forged, foreign or not a form is refused", func(t *testing.T) {
 		before := h.down.calls.Load()
 		body := fixture(t, "duitku", "va_bca_success.json")
-		forged, header, err := newDuitku(t, "someone_elses_key").Sign(body)
+		signed, err := newDuitku(t, "someone_elses_key").Sign(body)
+		forged, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, h.sendAs(duitku.Name, forged, header).status)
 		other, err := duitku.New("DS99999", []string{duitkuKey})
 		require.NoError(t, err)
-		foreign, header, err := other.Sign([]byte(strings.Replace(string(body), "merchantCode=DS15782", "merchantCode=DS99999", 1)))
+		signed, err = other.Sign([]byte(strings.Replace(string(body), "merchantCode=DS15782", "merchantCode=DS99999", 1)))
+		foreign, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, h.sendAs(duitku.Name, foreign, header).status, "signed with our key for another merchant code")
 		require.Equal(t, http.StatusBadRequest, h.sendAs(duitku.Name, []byte("%zz"), header).status)
@@ -113,7 +118,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	})
 
 	t.Run("a callback signed with the old key is accepted", func(t *testing.T) {
-		body, header, err := newDuitku(t, duitkuKeyOld).Sign(fixture(t, "duitku", "credit_card_failed.json"))
+		signed, err := newDuitku(t, duitkuKeyOld).Sign(fixture(t, "duitku", "credit_card_failed.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		r := h.sendAs(duitku.Name, body, header)
 		require.Equal(t, http.StatusCreated, r.status, r.body)
@@ -192,26 +198,27 @@ func TestPaypalEndToEnd(t *testing.T) {
 	})
 }
 
-// requestBound verifies only with the request's own context: its plain
-// Verify refuses everything.
+// requestBound verifies only with the request's own context.
 type requestBound struct{}
 
-func (requestBound) Name() string                     { return "bound" }
-func (requestBound) Verify(http.Header, []byte) error { return providers.ErrUnauthorized }
-func (requestBound) Parse(b []byte) (providers.Event, error) {
-	return providers.Event{Key: "k1", Fingerprint: "f"}, nil
+func (requestBound) Name() string { return "bound" }
+func (requestBound) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return []providers.Item{{Event: providers.Event{Key: "k1", Fingerprint: "f"}, Body: d.Body}}, nil
 }
-func (requestBound) VerifyContext(ctx context.Context, _ http.Header, _ []byte) error {
+func (requestBound) Ack() *providers.Acknowledgement { return nil }
+func (requestBound) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, providers.ErrCannotSign
+}
+func (requestBound) Verify(ctx context.Context, _ providers.Delivery) error {
 	if ctx.Value(http.ServerContextKey) == nil {
 		return providers.ErrUnauthorized
 	}
 	return nil
 }
 
-// TestContextVerifierGetsTheRequestContext: the receiver verifies a
-// providers.ContextVerifier through VerifyContext, with the request's
-// context (so a fetch ends when the request does).
-func TestContextVerifierGetsTheRequestContext(t *testing.T) {
+// TestVerifyGetsTheRequestContext: the receiver verifies with the
+// request's context (so a fetch ends when the request does).
+func TestVerifyGetsTheRequestContext(t *testing.T) {
 	h := newHarness(t, withProviders(requestBound{}))
 	r := h.sendAs("bound", []byte(`{}`), http.Header{"Content-Type": {"application/json"}})
 	require.Equal(t, http.StatusCreated, r.status, r.body)

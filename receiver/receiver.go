@@ -105,7 +105,7 @@ type Config struct {
 	// 503 with Retry-After. DefaultStoreTimeout if zero.
 	StoreTimeout time.Duration
 	// BatchTimeout bounds the whole of a request split into items (a
-	// providers.Batcher's, docs/contract.md "Batches (Adyen)"), whose items
+	// batch provider's, docs/contract.md "Batches (Adyen)"), whose items
 	// are forwarded one after another, each within the forwarder's own
 	// budget: without it a batch of N items could take N dispatch budgets
 	// while the provider gives up after one and sends the request again.
@@ -210,25 +210,49 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
-	if err := providers.VerifyDelivery(r.Context(), p, r.Header, body); err != nil {
+	in := providers.Delivery{Header: r.Header, Body: body}
+	if r.URL.RawQuery != "" {
+		// Parsed only when present: most providers send none, and the
+		// map would cost every delivery an allocation.
+		in.Query = r.URL.Query()
+	}
+	if err := p.Verify(r.Context(), in); err != nil {
 		h.fail(d, err, nil)
 		return
 	}
-	if answersItems(p) {
-		h.receiveItems(d, p, body)
-		return
-	}
-	ev, err := providers.ParseDelivery(p, r.Header, body)
-	if err == nil {
-		err = checkEvent(ev)
-	}
+	items, err := parse(p, in)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
 	}
-	d.provider, d.body, d.ev = p, body, ev
-	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
+	d.provider = p
+	if ack := p.Ack(); ack != nil {
+		h.receiveItems(d, items, ack)
+		return
+	}
+	d.body, d.ev = items[0].Body, items[0].Event
+	d.Key, d.Type = d.Provider+":"+d.ev.Key, d.ev.Type
 	h.deliver(d)
+}
+
+// parse derives a verified delivery's items and checks that every one is
+// usable before any is claimed, as a bad signature stores nothing either.
+// A provider without an acknowledgement relays the core service's answer
+// to its one event, so its request must carry exactly one.
+func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error) {
+	items, err := p.Parse(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 || (len(items) > 1 && p.Ack() == nil) {
+		return nil, ErrBadEvent
+	}
+	for _, it := range items {
+		if err := checkEvent(it.Event); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
 }
 
 // deliver runs one verified event (d's provider, body and ev are set)
@@ -291,7 +315,7 @@ func (h *handler) forward(d *delivery) {
 		defer context.AfterFunc(d.budget, cancel)()
 	}
 	if c, ok := d.provider.(providers.Confirmer); ok {
-		if err := c.Confirm(callCtx, d.ev, d.body); err != nil {
+		if err := c.Confirm(callCtx, providers.Item{Event: d.ev, Body: d.body}); err != nil {
 			h.release(d)
 			h.fail(d, h.outOfTime(d, h.orShutdown(err)), nil)
 			return

@@ -23,7 +23,7 @@ func TestMidtransConfigErrors(t *testing.T) {
 		{map[string]string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"}, "WEBHOOKD_MIDTRANS_VERIFY_STATUS: needs WEBHOOKD_MIDTRANS_SERVER_KEY"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: "},
 		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "https://api.midtrans.com/?debug=1"}, "WEBHOOKD_MIDTRANS_API_URL: "},
-		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "http://api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: http://api.midtrans.com must use https"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "http://api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: midtrans: API URL must use https"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
 			"WEBHOOKD_MIDTRANS_API_URL: the server key is a sandbox key"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true",
@@ -123,6 +123,6 @@ func TestBuildRegistryProviders(t *testing.T) {
 	require.NoError(t, err)
 	p, ok := reg.Lookup("midtrans")
 	require.True(t, ok)
-	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)),
+	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: []byte(`{}`)}),
 		"without WEBHOOKD_MIDTRANS_VERIFY_STATUS nothing is asked")
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
 )
 
@@ -144,7 +145,7 @@ func TestUserSpecEndToEnd(t *testing.T) {
 		require.NoError(t, err)
 		return p
 	}
-	post := func(d spec.Delivery) *http.Response {
+	post := func(d providers.Delivery) *http.Response {
 		req, err := http.NewRequest(http.MethodPost, srv.url+"/webhooks/paddle-billing", bytes.NewReader(d.Body))
 		require.NoError(t, err)
 		for k, v := range d.Header {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Settings are Duitku's variables in webhookd (the command adds its
@@ -48,12 +49,9 @@ func (s *Settings) Check(env providers.Env) error {
 		return nil
 	case s.MerchantCode == "":
 		return fmt.Errorf("%s: needs %s and %s", env.Var("DUITKU_VERIFY_STATUS"), env.Var("DUITKU_MERCHANT_CODE"), env.Var("DUITKU_API_KEYS"))
-	case env.Lease <= env.DispatchTimeout+DefaultStatusTimeout+env.StoreCalls:
-		// The status call runs under the claim, before the forward.
-		return fmt.Errorf("%s: %s must be longer than %s (%s) plus the Duitku status check (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
-			env.Var("LEASE"), env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultStatusTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
 	}
-	return nil
+	// The status call runs under the claim, before the forward.
+	return statusapi.CheckLease(env, "Duitku status check", DefaultStatusTimeout)
 }
 
 // Warnings implements providers.Warner: with Duitku on and the status

@@ -56,7 +56,7 @@ func TestSettingsStatusCheck(t *testing.T) {
 		{"check on", on(duitku.Settings{VerifyStatus: true, APIURL: duitku.DefaultAPIURL}), env, ""},
 		{"sandbox", on(duitku.Settings{VerifyStatus: true, APIURL: duitku.SandboxAPIURL}), env, ""},
 		{"loopback http", on(duitku.Settings{VerifyStatus: true, APIURL: "http://127.0.0.1:9999"}), env, ""},
-		{"plain http", on(duitku.Settings{VerifyStatus: true, APIURL: "http://passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: duitku: API URL \"http://passport.duitku.com\" must use https"},
+		{"plain http", on(duitku.Settings{VerifyStatus: true, APIURL: "http://passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: duitku: API URL must use https"},
 		{"plain http while off", on(duitku.Settings{APIURL: "http://passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: "},
 		{"credentials", on(duitku.Settings{VerifyStatus: true, APIURL: "https://u:secret_key_1@passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: duitku: API URL must not have credentials"},
 		{"check without provider", duitku.Settings{VerifyStatus: true, APIURL: duitku.DefaultAPIURL}, env, "WEBHOOKD_DUITKU_VERIFY_STATUS: needs WEBHOOKD_DUITKU_MERCHANT_CODE"},

@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strings"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
@@ -82,7 +80,8 @@ const MaxStatusResponseBytes = 64 << 10
 //
 // Without WithStatusCheck, Confirm returns nil at once. Its errors wrap
 // providers.ErrMismatch or providers.ErrUnavailable.
-func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) error {
+func (a *Adapter) Confirm(ctx context.Context, it providers.Item) error {
+	body := it.Body
 	if a.statusAPI == nil {
 		return nil
 	}
@@ -141,36 +140,12 @@ func compareRefund(key, amount string, refunds []refundEntry) error {
 		if r.key != key {
 			continue
 		}
-		if amount == "" || r.amount == "" || sameDecimal(amount, r.amount) {
+		if amount == "" || r.amount == "" || statusapi.SameDecimal(amount, r.amount) {
 			return nil
 		}
 		return ErrRefundMismatch
 	}
 	return ErrRefundMismatch
-}
-
-var decimalRE = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?$`)
-
-// sameDecimal reports whether a and b are plain decimals (Midtrans sends
-// "60000.00", as a string or a number) of equal value, compared digit by
-// digit so that no float rounding can make two amounts equal: "60000.00",
-// "60000" and "060000.0" are the same, "60000.01" is not.
-func sameDecimal(a, b string) bool {
-	na, ok1 := normDecimal(a)
-	nb, ok2 := normDecimal(b)
-	return ok1 && ok2 && na == nb
-}
-
-func normDecimal(s string) (string, bool) {
-	m := decimalRE.FindStringSubmatch(s)
-	if m == nil {
-		return "", false
-	}
-	whole := strings.TrimLeft(m[1], "0")
-	if whole == "" {
-		whole = "0"
-	}
-	return whole + "." + strings.TrimRight(m[2], "0"), true
 }
 
 // statusReport is what Confirm reads from a GET status answer.

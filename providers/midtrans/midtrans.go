@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
@@ -41,21 +42,21 @@ type Adapter struct {
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
-	_ providers.Signer    = (*Adapter)(nil)
 	_ providers.Confirmer = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithStatusCheck enables Confirm: before a notification is forwarded, the
 // adapter asks the GET status API under apiURL (DefaultAPIURL, or the
 // sandbox API for a sandbox server key) and refuses the notification unless
 // Midtrans reports the same status. An empty apiURL means DefaultAPIURL.
 func WithStatusCheck(apiURL string) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		a.check = true
 		a.rawAPI = apiURL
+		return nil
 	}
 }
 
@@ -63,17 +64,21 @@ func WithStatusCheck(apiURL string) Option {
 // client of its own. Redirects are still not followed, whatever c says: the
 // request carries the server key. A nil c is ignored.
 func WithHTTPClient(c *http.Client) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		if c != nil {
 			a.client = c
 		}
+		return nil
 	}
 }
 
 // WithStatusTimeout bounds each GET status call (DefaultStatusTimeout
 // otherwise). New refuses a timeout that is not positive.
 func WithStatusTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.timeout = d }
+	return func(a *Adapter) error {
+		a.timeout = d
+		return nil
+	}
 }
 
 // New returns an Adapter that verifies notifications signed with serverKey.
@@ -81,9 +86,9 @@ func WithStatusTimeout(d time.Duration) Option {
 //
 // The key is used exactly as given. New refuses an empty key and one with
 // surrounding white space (almost always a copy-and-paste accident that would
-// fail every notification), a status API URL that is not an absolute http or
-// https URL without query, fragment or credentials, and a timeout that is
-// not positive.
+// fail every notification), a status API URL that ParseAPIURL refuses (plain
+// http to a host that is not loopback included: the server key would travel
+// in clear), and a timeout that is not positive.
 func New(serverKey string, opts ...Option) (*Adapter, error) {
 	switch {
 	case serverKey == "":
@@ -92,8 +97,8 @@ func New(serverKey string, opts ...Option) (*Adapter, error) {
 		return nil, errors.New("midtrans: server key has leading or trailing white space")
 	}
 	a := &Adapter{serverKey: serverKey, timeout: DefaultStatusTimeout}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	if a.timeout <= 0 {
 		return nil, fmt.Errorf("midtrans: status timeout must be positive, got %s", a.timeout)
@@ -116,22 +121,18 @@ func New(serverKey string, opts ...Option) (*Adapter, error) {
 	return a, nil
 }
 
-// ParseAPIURL checks a Midtrans API base URL: absolute http or https, with a
-// host, and without query, fragment or user information. A trailing slash is
-// dropped. The configuration uses it to report a bad URL before start-up.
+// ParseAPIURL checks a Midtrans API base URL (statusapi.ParseAPIURL: https,
+// or plain http for a loopback host only, without credentials, query or
+// fragment; a trailing slash dropped): every status call carries the server
+// key. The configuration uses it to report a bad URL before start-up; New
+// refuses what it refuses.
 func ParseAPIURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("midtrans: API URL %q is not an absolute http(s) URL", raw)
-	}
-	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		// Not quoted: the URL may carry a password.
-		return nil, errors.New("midtrans: API URL must not have credentials, a query or a fragment")
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	return u, nil
+	return statusapi.ParseAPIURL(Name, raw)
 }
 
 // Name returns "midtrans".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }

@@ -2,10 +2,10 @@ package midtrans
 
 import (
 	"fmt"
-	"net"
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Settings are Midtrans's variables in webhookd (the command adds its
@@ -37,11 +37,7 @@ func (s *Settings) Check(env providers.Env) error {
 	}
 	u, err := ParseAPIURL(s.APIURL)
 	if err != nil {
-		return v("MIDTRANS_API_URL", "must be an absolute http(s) URL without credentials, query or fragment")
-	}
-	// The status call carries the server key in its Authorization header.
-	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
-		return v("MIDTRANS_API_URL", "%s must use https (the server key is sent with every status call); plain http is allowed only for a loopback host", s.APIURL)
+		return v("MIDTRANS_API_URL", "%v", err)
 	}
 	if !s.VerifyStatus {
 		return nil
@@ -53,12 +49,9 @@ func (s *Settings) Check(env providers.Env) error {
 		// Sandbox transactions are unknown to the production API: every
 		// notification would be refused.
 		return v("MIDTRANS_API_URL", "the server key is a sandbox key (SB-...); set https://api.sandbox.midtrans.com")
-	case env.Lease <= env.DispatchTimeout+DefaultStatusTimeout+env.StoreCalls:
-		// The status call runs under the claim, before the forward.
-		return v("LEASE", "%s must be longer than %s (%s) plus the Midtrans status check (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
-			env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultStatusTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
 	}
-	return nil
+	// The status call runs under the claim, before the forward.
+	return statusapi.CheckLease(env, "Midtrans status check", DefaultStatusTimeout)
 }
 
 // Warnings implements providers.Warner: with Midtrans on and the status
@@ -83,12 +76,4 @@ func (s *Settings) Build() (providers.Provider, error) {
 		opts = append(opts, WithStatusCheck(s.APIURL))
 	}
 	return New(s.ServerKey, opts...)
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -13,6 +13,8 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // checkCertURL parses PAYPAL-CERT-URL and refuses it unless it is https, or
@@ -26,7 +28,7 @@ func (a *Adapter) checkCertURL(raw string) (*url.URL, error) {
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !isLoopback(host) {
+		if !statusapi.IsLoopback(host) {
 			return nil, fmt.Errorf("%w (plain http to a host that is not loopback)", ErrCertURL)
 		}
 	default:
@@ -46,14 +48,6 @@ func (a *Adapter) checkCertURL(raw string) (*url.URL, error) {
 		}
 	}
 	return nil, ErrCertURL
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // certificate returns the checked leaf certificate at u: from the cache

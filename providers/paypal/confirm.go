@@ -14,6 +14,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Confirm's errors. ErrEventMismatch wraps providers.ErrMismatch (the
@@ -67,15 +68,19 @@ var confirmedResourceFields = []string{"id", "status", "state", "amount", "custo
 // http only to a loopback host), has credentials, a query or a fragment,
 // and an empty id or secret.
 func WithConfirmation(apiURL, clientID, clientSecret string) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		a.api = &url.URL{Opaque: apiURL} // checked by New
 		a.clientID, a.clientSecret = clientID, clientSecret
+		return nil
 	}
 }
 
 // WithConfirmTimeout bounds each Confirm (DefaultConfirmTimeout).
 func WithConfirmTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.confirmTimeout = d }
+	return func(a *Adapter) error {
+		a.confirmTimeout = d
+		return nil
+	}
 }
 
 // checkConfirmation parses WithConfirmation's URL once options are applied.
@@ -97,20 +102,11 @@ func (a *Adapter) checkConfirmation() error {
 	return nil
 }
 
-// ParseAPIURL parses a PayPal API base URL: absolute https (or http to a
-// loopback host, for tests), with no user info, query or fragment. The
-// client secret is sent to it.
+// ParseAPIURL parses a PayPal API base URL (statusapi.ParseAPIURL: https,
+// or plain http to a loopback host for tests, without credentials, query or
+// fragment): the client secret is sent to it.
 func ParseAPIURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return nil, errors.New("paypal: API URL must be an absolute https URL without credentials, query or fragment")
-	}
-	if u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname())) {
-		return nil, errors.New("paypal: API URL must use https (the client secret is sent to it); plain http only to a loopback host")
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
-	return u, nil
+	return statusapi.ParseAPIURL(Name, raw)
 }
 
 // Confirm asks PayPal's API for the event of the verified delivery in body
@@ -126,7 +122,8 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 // makes a forged body under a captured signature harmless. Without
 // WithConfirmation, Confirm returns nil at once. Its errors wrap
 // providers.ErrMismatch or providers.ErrUnavailable.
-func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) error {
+func (a *Adapter) Confirm(ctx context.Context, it providers.Item) error {
+	body := it.Body
 	if a.api == nil {
 		return nil
 	}

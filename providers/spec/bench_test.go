@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
@@ -37,7 +39,7 @@ func BenchmarkVerifyParse(b *testing.B) {
 	paths, err := filepath.Glob("../../fixtures/stripe/*.json")
 	require.NoError(b, err)
 	require.NotEmpty(b, paths)
-	var deliveries []spec.Delivery
+	var deliveries []providers.Delivery
 	size := 0
 	for _, p := range paths {
 		body, err := os.ReadFile(p)
@@ -54,10 +56,10 @@ func BenchmarkVerifyParse(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			for _, d := range deliveries {
-				if err := adapter.Verify(d.Header, d.Body); err != nil {
+				if err := adapter.Verify(ctx, d); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := adapter.Parse(d.Body); err != nil {
+				if _, err := adapter.Parse(d); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -99,15 +101,50 @@ func TestStripeLikeAgrees(t *testing.T) {
 		require.NoError(t, err)
 		d, err := sp.Sign(body)
 		require.NoError(t, err)
-		require.NoError(t, adapter.Verify(d.Header, d.Body))
-		ev, err := adapter.Parse(d.Body)
+		require.NoError(t, adapter.Verify(context.Background(), d))
+		want, err := adapter.Parse(d)
 		require.NoError(t, err)
 		items, err := sp.Parse(d)
 		require.NoError(t, err)
-		require.Equal(t, ev.Key, items[0].Key)
-		require.Equal(t, ev.Type, items[0].Type)
-		require.Equal(t, ev.Fingerprint, items[0].Fingerprint)
+		require.Equal(t, want, items)
 		d.Header = http.Header{"Stripe-Signature": {d.Header.Get("Stripe-Signature") + "0"}}
 		require.Error(t, sp.Verify(context.Background(), d))
+	}
+}
+
+// TestPaddleBillingAgrees: the documented example spec (Paddle Billing)
+// and the hand-written providers/paddle accept each other's signatures on
+// every fixture of fixtures/paddle and derive the same events, fingerprints
+// included.
+func TestPaddleBillingAgrees(t *testing.T) {
+	data, err := os.ReadFile("testdata/paddle-billing.yaml")
+	require.NoError(t, err)
+	s, err := spec.Load("testdata/paddle-billing.yaml", data)
+	require.NoError(t, err)
+	now := time.Unix(1_700_000_000, 0)
+	clock := func() time.Time { return now }
+	const secret = "pdl_ntfset_agree"
+	sp, err := s.New([]string{secret}, nil, clock)
+	require.NoError(t, err)
+	adapter, err := paddle.New([]string{secret}, 5*time.Minute, paddle.WithClock(clock))
+	require.NoError(t, err)
+	paths, err := filepath.Glob("../../fixtures/paddle/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, paths)
+	ctx := context.Background()
+	for _, p := range paths {
+		body, err := os.ReadFile(p)
+		require.NoError(t, err)
+		for _, signer := range []providers.Provider{sp, adapter} {
+			d, err := signer.Sign(body)
+			require.NoError(t, err)
+			require.NoError(t, sp.Verify(ctx, d), p)
+			require.NoError(t, adapter.Verify(ctx, d), p)
+			want, err := adapter.Parse(d)
+			require.NoError(t, err)
+			got, err := sp.Parse(d)
+			require.NoError(t, err)
+			require.Equal(t, want, got, p)
+		}
 	}
 }

@@ -61,7 +61,7 @@ func FuzzVerifyParse(f *testing.F) {
 	f.Add("t=1700000000,v1=00,v1=", "", "", `{"events":[]}`)
 	f.Add(",,=,t==,v1", "x", "X", `{"events":[{"ID":"a","id":"b"}]}`)
 	f.Fuzz(func(t *testing.T, sig, id, q, body string) {
-		d := Delivery{
+		d := providers.Delivery{
 			Header: http.Header{"Acme-Signature": {sig}, "X-Acme-Id": {id}},
 			Query:  url.Values{"id": {q}},
 			Body:   []byte(body),

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/webhookd/webhookd/providers"
 )
 
 // builtinFS holds the built-in specs: every builtin/*.yaml.
@@ -126,7 +128,7 @@ func (s *Spec) checkExample(ex *example) error {
 	if err != nil {
 		return err
 	}
-	d := Delivery{Header: ex.header, Query: ex.query, Body: ex.body}
+	d := providers.Delivery{Header: ex.header, Query: ex.query, Body: ex.body}
 	if err := p.Verify(context.Background(), d); err != nil {
 		return fmt.Errorf("does not verify: %w", err)
 	}

@@ -42,7 +42,7 @@ const (
 // Parse derives a verified delivery's events: one, whose body is the
 // delivery's, or one per element of the batch member. Its errors wrap
 // providers.ErrMalformed.
-func (p *Provider) Parse(d Delivery) ([]Item, error) {
+func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 	if p.s == nil {
 		return nil, fmt.Errorf("%w: %v", providers.ErrMalformed, errNoSpec)
 	}
@@ -55,13 +55,13 @@ func (p *Provider) Parse(d Delivery) ([]Item, error) {
 		if err != nil {
 			return nil, err
 		}
-		return []Item{{Event: ev, Body: d.Body}}, nil
+		return []providers.Item{{Event: ev, Body: d.Body}}, nil
 	}
 	elems, ok, err := o.Elements(p.s.batch)
 	if err != nil || !ok {
 		return nil, p.fail(ErrBatch)
 	}
-	var items []Item
+	var items []providers.Item
 	for _, m := range elems {
 		if len(items) == MaxBatch {
 			return nil, p.fail(ErrBatch)
@@ -80,7 +80,7 @@ func (p *Provider) Parse(d Delivery) ([]Item, error) {
 			body = append(append(append(body, `{"`...), p.s.batch...), `":[`...)
 			body = append(append(body, m.Value...), "]}"...)
 		}
-		items = append(items, Item{Event: ev, Body: body})
+		items = append(items, providers.Item{Event: ev, Body: body})
 	}
 	if len(items) == 0 {
 		return nil, p.fail(ErrBatch)
@@ -89,7 +89,7 @@ func (p *Provider) Parse(d Delivery) ([]Item, error) {
 }
 
 // event derives one event from its object o, whose text is body.
-func (p *Provider) event(o *rawjson.Object, body []byte, d Delivery) (providers.Event, error) {
+func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (providers.Event, error) {
 	var sc *scan
 	if len(p.s.sigParts) > 0 && (p.s.key.has(signatureRef, "") || p.s.typ.has(signatureRef, "")) {
 		sc = new(scan)
@@ -119,7 +119,7 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d Delivery) (providers.
 // reference must have a value; otherwise a missing one makes the whole
 // result empty. Every value must be a token. Its errors name the
 // reference, never a value.
-func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d Delivery, sc *scan, strict bool) (string, error) {
+func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, strict bool) (string, error) {
 	if len(t.parts) == 0 {
 		return "", nil
 	}
@@ -150,7 +150,7 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d Deliver
 
 // refValue is one part's value for a delivery whose (element) object is o
 // and text body.
-func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d Delivery, sc *scan) (string, bool, error) {
+func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan) (string, bool, error) {
 	switch r.kind {
 	case literal:
 		return r.text, true, nil

@@ -30,24 +30,24 @@ func TestParse(t *testing.T) {
 	digest := func(s string) string { sum := sha256.Sum256([]byte(s)); return hex.EncodeToString(sum[:]) }
 	tests := []struct {
 		name, event, body string
-		want              []Item
+		want              []providers.Item
 		err               error
 	}{
 		{"id and type", `{key: "{{json.id}}", type: "{{json.type}}"}`, `{"id":"evt_1","type":"paid"}`,
-			[]Item{{Event: providers.Event{Key: "evt_1", Type: "paid"}}}, nil},
+			[]providers.Item{{Event: providers.Event{Key: "evt_1", Type: "paid"}}}, nil},
 		{"nested path, number", `{key: "{{json.event.id}}:{{json.n}}"}`, `{"event":{"id":"e1"},"n":12.50}`,
-			[]Item{{Event: providers.Event{Key: "e1:12.50"}}}, nil},
+			[]providers.Item{{Event: providers.Event{Key: "e1:12.50"}}}, nil},
 		{"boolean", `{key: "{{json.id}}:{{json.ok}}"}`, `{"id":"a","ok":false}`,
-			[]Item{{Event: providers.Event{Key: "a:false"}}}, nil},
+			[]providers.Item{{Event: providers.Event{Key: "a:false"}}}, nil},
 		{"fallback key: event name and digest", `{key: "{{json.event}}:{{digest}}", type: "{{json.event}}"}`, `{"event":"charge.success","data":{}}`,
-			[]Item{{Event: providers.Event{Key: "charge.success:" + digest(`{"event":"charge.success","data":{}}`), Type: "charge.success"}}}, nil},
+			[]providers.Item{{Event: providers.Event{Key: "charge.success:" + digest(`{"event":"charge.success","data":{}}`), Type: "charge.success"}}}, nil},
 		{"type absent is empty", `{key: "{{json.id}}", type: "{{json.meta.type}}"}`, `{"id":"a"}`,
-			[]Item{{Event: providers.Event{Key: "a"}}}, nil},
+			[]providers.Item{{Event: providers.Event{Key: "a"}}}, nil},
 		{"batch, wrapped", `{batch: events, key: "{{json.id}}", type: "{{json.kind}}"}`, `{"events":[{"id":"a","kind":"x"}, {"id":"b","kind":"y"}]}`,
-			[]Item{{Event: providers.Event{Key: "a", Type: "x"}, Body: []byte(`{"events":[{"id":"a","kind":"x"}]}`)},
+			[]providers.Item{{Event: providers.Event{Key: "a", Type: "x"}, Body: []byte(`{"events":[{"id":"a","kind":"x"}]}`)},
 				{Event: providers.Event{Key: "b", Type: "y"}, Body: []byte(`{"events":[{"id":"b","kind":"y"}]}`)}}, nil},
 		{"batch, elements", `{batch: events, batch_body: element, key: "{{json.id}}"}`, `{"events":[{"id":"a"}]}`,
-			[]Item{{Event: providers.Event{Key: "a"}, Body: []byte(`{"id":"a"}`)}}, nil},
+			[]providers.Item{{Event: providers.Event{Key: "a"}, Body: []byte(`{"id":"a"}`)}}, nil},
 		{"key missing", `{key: "{{json.id}}"}`, `{"ID2":"a"}`, nil, ErrNoEventKey},
 		{"key null", `{key: "{{json.id}}"}`, `{"id":null}`, nil, ErrNoEventKey},
 		{"key empty", `{key: "{{json.id}}"}`, `{"id":""}`, nil, ErrNoEventKey},
@@ -66,7 +66,7 @@ func TestParse(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := parseSpec(t, tt.event)
-			items, err := p.Parse(Delivery{Body: []byte(tt.body)})
+			items, err := p.Parse(providers.Delivery{Body: []byte(tt.body)})
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -99,7 +99,7 @@ func TestBatchAck(t *testing.T) {
 func TestFingerprint(t *testing.T) {
 	p := parseSpec(t, `{key: "{{json.id}}", fingerprint: [id, data]}`)
 	fp := func(body string) string {
-		items, err := p.Parse(Delivery{Body: []byte(body)})
+		items, err := p.Parse(providers.Delivery{Body: []byte(body)})
 		require.NoError(t, err)
 		return items[0].Fingerprint
 	}

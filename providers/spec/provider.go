@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Verify's errors. Each wraps providers.ErrUnauthorized and says which
@@ -89,7 +89,7 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		}
 		p.tolerance = tol
 	}
-	if err := secretlist.Check(s.name, s.secret.noun, secrets); err != nil {
+	if err := adapter.Check(s.name, s.secret.noun, secrets); err != nil {
 		return nil, err
 	}
 	for i, secret := range secrets {

@@ -115,7 +115,7 @@ func (st *Settings) Build() (providers.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return legacy(p), nil
+	return p, nil
 }
 
 // Spec returns the spec whose variables st holds.

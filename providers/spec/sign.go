@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
@@ -15,31 +16,48 @@ import (
 // tests send it. The headers and query values the signed text reads come
 // from the spec's replay templates, else from its first example; the
 // timestamp is always the clock's.
-func (p *Provider) Sign(body []byte) (Delivery, error) {
+func (p *Provider) Sign(body []byte) (providers.Delivery, error) {
+	ex := &p.s.examples[0]
+	return p.sign(providers.Delivery{Header: ex.header, Query: ex.query}, body, true)
+}
+
+// Resign returns another delivery of the event first is, as the gateway
+// sends it on a retry: body signed afresh at the Provider's clock, with
+// first's headers, query values and signature items other than the
+// timestamp. The conformance kit resends an event whose key is in a
+// signed header this way (Kit.Resend).
+func (p *Provider) Resign(first providers.Delivery, body []byte) (providers.Delivery, error) {
+	return p.sign(first, body, false)
+}
+
+// sign signs body with the parts the signed text reads taken from src
+// (and, with replay, the spec's replay templates).
+func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (providers.Delivery, error) {
 	s := p.s
-	ex := &s.examples[0]
-	d := Delivery{Header: http.Header{}, Body: body}
+	d := providers.Delivery{Header: http.Header{}, Body: body}
 	d.Header.Set("Content-Type", "application/json")
-	if ct := ex.header.Get("Content-Type"); ct != "" {
+	if ct := src.Header.Get("Content-Type"); ct != "" {
 		d.Header.Set("Content-Type", ct)
 	}
 	var sc scan
 	if s.sig.assign != "" {
-		// The example's named items (a timestamp, overwritten below).
-		_ = p.scanHeader(Delivery{Header: ex.header}, &sc)
+		// The source's named items (a timestamp, overwritten below).
+		_ = p.scanHeader(providers.Delivery{Header: src.Header}, &sc)
 	}
 	for _, r := range s.required {
 		if r.kind == headerRef {
-			d.Header[r.text] = append([]string(nil), ex.header[r.text]...)
+			d.Header[r.text] = append([]string(nil), src.Header[r.text]...)
 		} else {
 			if d.Query == nil {
 				d.Query = url.Values{}
 			}
-			d.Query[r.text] = append([]string(nil), ex.query[r.text]...)
+			d.Query[r.text] = append([]string(nil), src.Query[r.text]...)
 		}
 	}
-	if err := p.replayValues(&d); err != nil {
-		return Delivery{}, err
+	if replay {
+		if err := p.replayValues(&d); err != nil {
+			return providers.Delivery{}, err
+		}
 	}
 	if ts := s.ts; ts != nil {
 		now := p.clock()
@@ -58,7 +76,7 @@ func (p *Provider) Sign(body []byte) (Delivery, error) {
 	}
 	sig, err := p.signature(d, &sc)
 	if err != nil {
-		return Delivery{}, err
+		return providers.Delivery{}, err
 	}
 	var items []string
 	if s.sig.assign != "" {
@@ -79,7 +97,7 @@ func (p *Provider) Sign(body []byte) (Delivery, error) {
 
 // signature returns the prefixed, encoded signature of d under the first
 // secret (or the first token).
-func (p *Provider) signature(d Delivery, sc *scan) (string, error) {
+func (p *Provider) signature(d providers.Delivery, sc *scan) (string, error) {
 	if p.tokens != nil {
 		return p.s.sig.prefix + p.tokens[0], nil
 	}
@@ -106,7 +124,7 @@ func (p *Provider) signature(d Delivery, sc *scan) (string, error) {
 
 // replayValues sets the headers and query values of the spec's replay
 // templates, rendered over d's body.
-func (p *Provider) replayValues(d *Delivery) error {
+func (p *Provider) replayValues(d *providers.Delivery) error {
 	if len(p.s.replay) == 0 {
 		return nil
 	}

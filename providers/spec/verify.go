@@ -28,7 +28,7 @@ type scan struct {
 // any MAC, and some signature must be the MAC of the signed text under
 // some secret (or, for a token, equal some secret). Its errors wrap
 // providers.ErrUnauthorized.
-func (p *Provider) Verify(_ context.Context, d Delivery) error {
+func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 	if p.s == nil {
 		return fmt.Errorf("%w: %v", providers.ErrUnauthorized, errNoSpec)
 	}
@@ -65,7 +65,7 @@ func (p *Provider) Verify(_ context.Context, d Delivery) error {
 }
 
 // scanHeader reads the signature header's values into sc.
-func (p *Provider) scanHeader(d Delivery, sc *scan) error {
+func (p *Provider) scanHeader(d providers.Delivery, sc *scan) error {
 	sig := &p.s.sig
 	vals := d.Header[sig.header]
 	size := 0
@@ -127,7 +127,7 @@ func (p *Provider) scanItem(item string, sc *scan) error {
 
 // value returns the delivery's value for a header, query or signature
 // reference, or ErrMissingPart when it is missing, empty or repeated.
-func (p *Provider) value(r *part, d Delivery, sc *scan) (string, error) {
+func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error) {
 	var vals []string
 	switch r.kind {
 	case headerRef:
@@ -149,7 +149,7 @@ func (p *Provider) value(r *part, d Delivery, sc *scan) (string, error) {
 // maxTimestampDigits keeps a timestamp within int64 milliseconds.
 const maxTimestampDigits = 18
 
-func (p *Provider) checkTimestamp(d Delivery, sc *scan) error {
+func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	ts := p.s.ts
 	v, err := p.value(&ts.ref, d, sc)
 	if err != nil {
@@ -188,7 +188,7 @@ var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }
 // signed text under some key. Every key's MAC is compared with every
 // candidate: the cost is bounded by the number of secrets and
 // MaxSignatures, never by which one matched.
-func (p *Provider) match(d Delivery, sc *scan) (bool, error) {
+func (p *Provider) match(d providers.Delivery, sc *scan) (bool, error) {
 	bp := scratch.Get().(*[]byte)
 	defer scratch.Put(bp)
 	buf, cut, err := p.appendSigned((*bp)[:0], d, sc)
@@ -223,7 +223,7 @@ func (p *Provider) match(d Delivery, sc *scan) (bool, error) {
 // appendSigned appends the signed text's parts other than the body to
 // buf, and returns where the body goes in it (-1: the body is not
 // signed).
-func (p *Provider) appendSigned(buf []byte, d Delivery, sc *scan) (out []byte, cut int, err error) {
+func (p *Provider) appendSigned(buf []byte, d providers.Delivery, sc *scan) (out []byte, cut int, err error) {
 	cut = -1
 	for i := range p.signed {
 		r := &p.signed[i]

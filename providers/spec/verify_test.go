@@ -82,13 +82,13 @@ func TestVerify(t *testing.T) {
 	sig := func(key, ts, body string) string {
 		return hex.EncodeToString(mac(sha256.New, key, "https://example.com/hook|", ts, "|abc|", body))
 	}
-	delivery := func(header string) Delivery {
-		return Delivery{Header: http.Header{"Acme-Signature": {header}, "X-Acme-Id": {"abc"}}, Body: []byte(body)}
+	delivery := func(header string) providers.Delivery {
+		return providers.Delivery{Header: http.Header{"Acme-Signature": {header}, "X-Acme-Id": {"abc"}}, Body: []byte(body)}
 	}
 	good := "t=" + ts + ",v1=" + sig("sec_new", ts, body)
 	tests := []struct {
 		name string
-		d    Delivery
+		d    providers.Delivery
 		want error
 	}{
 		{"signed", delivery(good), nil},
@@ -97,16 +97,16 @@ func TestVerify(t *testing.T) {
 		{"two signatures, the second good", delivery("t=" + ts + ",v1=" + sig("other", ts, body) + ", v1=" + sig("sec_new", ts, body)), nil},
 		{"unknown items ignored", delivery("v0=zz,t=" + ts + ",junk,v1=" + sig("sec_new", ts, body)), nil},
 		{"other secret", delivery("t=" + ts + ",v1=" + sig("other", ts, body)), ErrNoValidSignature},
-		{"tampered body", func() Delivery { d := delivery(good); d.Body = []byte(body + " "); return d }(), ErrNoValidSignature},
+		{"tampered body", func() providers.Delivery { d := delivery(good); d.Body = []byte(body + " "); return d }(), ErrNoValidSignature},
 		{"no signature item", delivery("t=" + ts), ErrNoValidSignature},
-		{"no header", Delivery{Header: http.Header{"X-Acme-Id": {"abc"}}, Body: []byte(body)}, ErrNotSigned},
+		{"no header", providers.Delivery{Header: http.Header{"X-Acme-Id": {"abc"}}, Body: []byte(body)}, ErrNotSigned},
 		{"empty header", delivery(""), ErrNotSigned},
-		{"header twice", func() Delivery { d := delivery(good); d.Header.Add("Acme-Signature", good); return d }(), ErrInvalidHeader},
+		{"header twice", func() providers.Delivery { d := delivery(good); d.Header.Add("Acme-Signature", good); return d }(), ErrInvalidHeader},
 		{"timestamp twice", delivery("t=" + ts + ",t=" + ts + ",v1=" + sig("sec_new", ts, body)), ErrInvalidHeader},
 		{"header too long", delivery(good + ",v0=" + strings.Repeat("a", MaxHeaderBytes)), ErrInvalidHeader},
 		{"no timestamp", delivery("v1=" + sig("sec_new", ts, body)), ErrMissingPart},
-		{"signed header missing", func() Delivery { d := delivery(good); d.Header.Del("X-Acme-Id"); return d }(), ErrMissingPart},
-		{"signed header twice", func() Delivery { d := delivery(good); d.Header.Add("X-Acme-Id", "abc"); return d }(), ErrMissingPart},
+		{"signed header missing", func() providers.Delivery { d := delivery(good); d.Header.Del("X-Acme-Id"); return d }(), ErrMissingPart},
+		{"signed header twice", func() providers.Delivery { d := delivery(good); d.Header.Add("X-Acme-Id", "abc"); return d }(), ErrMissingPart},
 		{"timestamp not a number", delivery("t=+" + ts + ",v1=" + sig("sec_new", "+"+ts, body)), ErrInvalidTimestamp},
 		{"too old", delivery("t=" + strconv.FormatInt(now.Unix()-301, 10) + ",v1=" + sig("sec_new", strconv.FormatInt(now.Unix()-301, 10), body)), ErrTooOld},
 		{"too far ahead", delivery("t=" + strconv.FormatInt(now.Unix()+301, 10) + ",v1=" + sig("sec_new", strconv.FormatInt(now.Unix()+301, 10), body)), ErrTooNew},
@@ -180,7 +180,7 @@ func TestSchemes(t *testing.T) {
 			}
 			s := compileYAML(t, y)
 			p := newProvider(t, s, []string{other, secret}, nil, time.UnixMilli(1_700_000_000_000))
-			d := Delivery{Header: tt.header, Query: tt.query, Body: []byte(body)}
+			d := providers.Delivery{Header: tt.header, Query: tt.query, Body: []byte(body)}
 			require.NoError(t, p.Verify(context.Background(), d))
 			items, err := p.Parse(d)
 			require.NoError(t, err)
@@ -192,7 +192,7 @@ func TestSchemes(t *testing.T) {
 				require.ErrorIs(t, p.Verify(context.Background(), d), ErrNoValidSignature)
 			}
 			wrong := newProvider(t, s, []string{"6C"}, nil, time.UnixMilli(1_700_000_000_000))
-			require.ErrorIs(t, wrong.Verify(context.Background(), Delivery{Header: tt.header, Query: tt.query, Body: []byte(body)}), ErrNoValidSignature)
+			require.ErrorIs(t, wrong.Verify(context.Background(), providers.Delivery{Header: tt.header, Query: tt.query, Body: []byte(body)}), ErrNoValidSignature)
 
 			// What Sign makes, Verify accepts.
 			signer := newProvider(t, s, []string{secret}, nil, time.UnixMilli(1_700_000_000_000))
@@ -231,7 +231,7 @@ func TestNewRefusesSecrets(t *testing.T) {
 
 func TestZeroProvider(t *testing.T) {
 	var p Provider
-	require.ErrorIs(t, p.Verify(context.Background(), Delivery{}), providers.ErrUnauthorized)
-	_, err := p.Parse(Delivery{})
+	require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{}), providers.ErrUnauthorized)
+	_, err := p.Parse(providers.Delivery{})
 	require.ErrorIs(t, err, providers.ErrMalformed)
 }

@@ -1,13 +1,15 @@
-// Package secretlist checks the list of shared secrets (signing secrets, API
-// keys) an adapter is configured with, the same way for every adapter, so
-// that each refuses the same mistakes with the same words.
+// Package adapter is the skeleton every provider adapter shares: its list
+// of secrets, its clock and the shape of its options, so that each adapter
+// package holds only what its provider does differently.
 //
-// The mistakes it refuses: no secret at all, an empty secret and a secret
+// The secret list (signing secrets, API keys, tokens) is checked the same
+// way for every adapter, so that each refuses the same mistakes with the
+// same words. The mistakes it refuses: no secret at all, an empty secret and a secret
 // with surrounding white space, which is almost always a stray space after
 // a comma in the configuration and would otherwise fail every delivery
 // while looking right. It never trims or rewrites a secret: what it returns
 // is used exactly as given.
-package secretlist
+package adapter
 
 import (
 	"errors"

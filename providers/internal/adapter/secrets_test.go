@@ -1,4 +1,4 @@
-package secretlist_test
+package adapter_test
 
 import (
 	"encoding/base64"
@@ -7,7 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 func TestKeys(t *testing.T) {
@@ -28,14 +28,14 @@ func TestKeys(t *testing.T) {
 		{"first flaw wins", []string{"", " b"}, nil, "stripe: signing secret 1 of 2 is empty"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			keys, err := secretlist.Keys("stripe", "signing secret", tc.list)
+			keys, err := adapter.Keys("stripe", "signing secret", tc.list)
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
-				require.EqualError(t, secretlist.Check("stripe", "signing secret", tc.list), tc.err)
+				require.EqualError(t, adapter.Check("stripe", "signing secret", tc.list), tc.err)
 				return
 			}
 			require.NoError(t, err)
-			require.NoError(t, secretlist.Check("stripe", "signing secret", tc.list))
+			require.NoError(t, adapter.Check("stripe", "signing secret", tc.list))
 			require.Equal(t, tc.want, keys)
 		})
 	}
@@ -65,7 +65,7 @@ func TestDecode(t *testing.T) {
 		{"undecodable", []string{"a2V5", "!"}, nil, "standard: secret 2 of 2: not base64", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			keys, err := secretlist.Decode("standard", "secret", tc.list, decode)
+			keys, err := adapter.Decode("standard", "secret", tc.list, decode)
 			if tc.err != "" {
 				require.EqualError(t, err, tc.err)
 				if tc.decodeErr {
