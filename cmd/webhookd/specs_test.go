@@ -189,3 +189,20 @@ func TestTwentyOneBuiltIn(t *testing.T) {
 	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen",
 		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "square"}, names)
 }
+
+// TestHelpListsSpecVariables: help lists the variables of the specs of
+// WEBHOOKD_PROVIDER_SPECS, with defaults, and says when they do not load.
+func TestHelpListsSpecVariables(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_PROVIDER_SPECS", specExample)
+	var out bytes.Buffer
+	require.Zero(t, run(context.Background(), []string{"help"}, &out, &bytes.Buffer{}))
+	require.Regexp(t, `WEBHOOKD_PADDLE_BILLING_TOLERANCE\s+5m\s+how far a Paddle-Signature timestamp`, out.String())
+	require.Contains(t, out.String(), "WEBHOOKD_SQUARE_NOTIFICATION_URL")
+
+	t.Setenv("WEBHOOKD_PROVIDER_SPECS", filepath.Join(t.TempDir(), "absent.yaml"))
+	out.Reset()
+	require.Zero(t, run(context.Background(), []string{"help"}, &out, &bytes.Buffer{}))
+	require.Contains(t, out.String(), "(WEBHOOKD_PROVIDER_SPECS: stat ")
+	require.NotContains(t, out.String(), "WEBHOOKD_PADDLE_BILLING_TOLERANCE")
+}
