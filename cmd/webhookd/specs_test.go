@@ -206,3 +206,15 @@ func TestHelpListsSpecVariables(t *testing.T) {
 	require.Contains(t, out.String(), "(WEBHOOKD_PROVIDER_SPECS: stat ")
 	require.NotContains(t, out.String(), "WEBHOOKD_PADDLE_BILLING_TOLERANCE")
 }
+
+// TestProvidersCheckFolder: every file of a folder is reported, the bad
+// one failing the exit status.
+func TestProvidersCheckFolder(t *testing.T) {
+	bad := writeSpec(t, "algorithm: hmac-sha256", "algorithm: hmac-md5")
+	dir := filepath.Dir(bad)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "good.yaml"), []byte(readFile(t, specExample)), 0o600))
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"providers", "check", dir}, &out, &errb))
+	require.Equal(t, "FAIL "+bad+`: signature.algorithm: unknown "hmac-md5" (hmac-sha1, hmac-sha256, hmac-sha512 or token)`+"\n"+
+		"ok   "+filepath.Join(dir, "good.yaml")+": paddle-billing, /webhooks/paddle-billing, 1 example(s) verified\n", out.String())
+}

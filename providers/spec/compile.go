@@ -130,9 +130,17 @@ var (
 // ErrInvalid is wrapped by every error of a spec that does not load.
 var ErrInvalid = errors.New("invalid provider spec")
 
+// fieldError is a problem with one field of a spec: "field: problem",
+// which wraps ErrInvalid without saying so in its text (the line already
+// names the spec's file).
+type fieldError struct{ field, problem string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.problem }
+func (e *fieldError) Unwrap() error { return ErrInvalid }
+
 // invalid formats a problem with one field of the spec.
 func invalid(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+	return &fieldError{field: field, problem: fmt.Sprintf(format, args...)}
 }
 
 // compile checks f and builds its Spec. It does not run the examples.
