@@ -8,6 +8,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"net/http"
 	"net/url"
@@ -257,4 +258,38 @@ examples: [{secret: x, body: '{}', headers: {X-Sig: "00"}}]
 	items, err := p.Parse(d)
 	require.NoError(t, err)
 	require.Equal(t, "orders/create", items[0].Type)
+}
+
+// TestConcurrentUse: one Provider serves many requests at once (its MAC
+// states and scratch buffers are pooled); run with -race.
+func TestConcurrentUse(t *testing.T) {
+	s := compileYAML(t, acmeSpec)
+	now := time.Unix(1_700_000_000, 0)
+	p := newProvider(t, s, []string{"k1", "k2"}, nil, now)
+	var deliveries []providers.Delivery
+	for i := range 8 {
+		d, err := p.Sign([]byte(`{"id":"evt_` + strconv.Itoa(i) + `"}`))
+		require.NoError(t, err)
+		deliveries = append(deliveries, d)
+	}
+	errs := make(chan error, len(deliveries))
+	for i, d := range deliveries {
+		go func() {
+			for range 50 {
+				if err := p.Verify(context.Background(), d); err != nil {
+					errs <- err
+					return
+				}
+				items, err := p.Parse(d)
+				if err != nil || items[0].Key != "evt_"+strconv.Itoa(i) {
+					errs <- fmt.Errorf("parse %d: %v %v", i, items, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range deliveries {
+		require.NoError(t, <-errs)
+	}
 }
