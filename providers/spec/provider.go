@@ -133,11 +133,21 @@ func (p *Provider) bind(parts []part) []part {
 }
 
 // Name is the spec's name: the route segment and key prefix.
-func (p *Provider) Name() string { return p.s.name }
+func (p *Provider) Name() string {
+	if p.s == nil {
+		return ""
+	}
+	return p.s.name
+}
 
 // Ack is nil for a spec without a batch (the core service's answer is
 // relayed), else the answer its gateway expects.
-func (p *Provider) Ack() *providers.Acknowledgement { return p.s.ack }
+func (p *Provider) Ack() *providers.Acknowledgement {
+	if p.s == nil {
+		return nil
+	}
+	return p.s.ack
+}
 
 // Spec returns the spec p was built from.
 func (p *Provider) Spec() *Spec { return p.s }

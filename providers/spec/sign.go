@@ -17,6 +17,9 @@ import (
 // from the spec's replay templates, else from its first example; the
 // timestamp is always the clock's.
 func (p *Provider) Sign(body []byte) (providers.Delivery, error) {
+	if p.s == nil {
+		return providers.Delivery{}, errNoSpec
+	}
 	ex := &p.s.examples[0]
 	return p.sign(providers.Delivery{Header: ex.header, Query: ex.query}, body, true)
 }
@@ -27,6 +30,9 @@ func (p *Provider) Sign(body []byte) (providers.Delivery, error) {
 // timestamp. The conformance kit resends an event whose key is in a
 // signed header this way (Kit.Resend).
 func (p *Provider) Resign(first providers.Delivery, body []byte) (providers.Delivery, error) {
+	if p.s == nil {
+		return providers.Delivery{}, errNoSpec
+	}
 	return p.sign(first, body, false)
 }
 

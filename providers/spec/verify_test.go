@@ -237,6 +237,10 @@ func TestZeroProvider(t *testing.T) {
 	require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{}), providers.ErrUnauthorized)
 	_, err := p.Parse(providers.Delivery{})
 	require.ErrorIs(t, err, providers.ErrMalformed)
+	_, err = p.Sign([]byte(`{}`))
+	require.Error(t, err)
+	require.Nil(t, p.Ack())
+	require.Empty(t, p.Name())
 }
 
 // TestReplayHeaders: replay may set a header the signature does not cover
