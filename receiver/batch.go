@@ -25,9 +25,10 @@ import (
 //     as the request's time budget reaches (below).
 //   - The provider is answered its acknowledgement (Provider.Ack) once
 //     every item is COMPLETED or FAILED, forwarded now or replayed; else
-//     the answer of the most urgent item that is not, in this order: 503, 409, 422, then any other (a core
-//     service's 4xx under WEBHOOKD_FAILED_POLICY=retry, which released the
-//     key), the first in the request's order among equals.
+//     the answer of the most urgent item that is not, in this order: 503,
+//     409, 422, then any other (a core service's 4xx under
+//     WEBHOOKD_FAILED_POLICY=retry, which released the key), the first in
+//     the request's order among equals.
 //   - The request has one time budget, Config.BatchTimeout (serve sets the
 //     dispatch timeout, what one single-event request may take): when it
 //     runs out, the forward in flight is cut and its key released, and the

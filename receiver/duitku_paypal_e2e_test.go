@@ -223,3 +223,46 @@ func TestVerifyGetsTheRequestContext(t *testing.T) {
 	r := h.sendAs("bound", []byte(`{}`), http.Header{"Content-Type": {"application/json"}})
 	require.Equal(t, http.StatusCreated, r.status, r.body)
 }
+
+// queryKeyed keys each delivery on its URL query's id, as a gateway that
+// signs a query value would.
+type queryKeyed struct{ requestBound }
+
+func (queryKeyed) Name() string { return "query" }
+func (queryKeyed) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return []providers.Item{{Event: providers.Event{Key: d.Query.Get("id"), Fingerprint: "f"}, Body: d.Body}}, nil
+}
+
+// twoEvents answers every request with two items but no acknowledgement.
+type twoEvents struct{ requestBound }
+
+func (twoEvents) Name() string { return "two" }
+func (twoEvents) Parse(d providers.Delivery) ([]providers.Item, error) {
+	it := providers.Item{Event: providers.Event{Key: "k1", Fingerprint: "f"}, Body: d.Body}
+	other := it
+	other.Key = "k2"
+	return []providers.Item{it, other}, nil
+}
+
+// TestOnePath: the adapter is given the request's query; a provider
+// without an acknowledgement, whose answer is the core's, cannot carry
+// several events in one request: 400, nothing forwarded.
+func TestOnePath(t *testing.T) {
+	h := newHarness(t, withProviders(queryKeyed{}, twoEvents{}))
+	send := func(path string) reply {
+		req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/"+path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return reply{resp.StatusCode, resp.Header, string(b)}
+	}
+	require.Equal(t, http.StatusCreated, send("query?id=evt_q1").status)
+	require.Equal(t, http.StatusBadRequest, send("query").status, "no id in the query, no key")
+	r := send("two")
+	require.Equal(t, http.StatusBadRequest, r.status, r.body)
+	require.EqualValues(t, 1, h.down.calls.Load())
+	require.Zero(t, h.state("two:k1"))
+}

@@ -49,11 +49,6 @@ var fingerprintFields = []struct {
 	{"transaction", []string{"status", "original_request_id"}},
 }
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body (docs/contract.md, "Event
 // keys"): Key is order.invoice_number:service.id:transaction.status, Type is
 // service.id.transaction.status ("VIRTUAL_ACCOUNT.SUCCESS"), and Fingerprint

@@ -37,11 +37,6 @@ var fingerprintFields = []string{
 	"paymentCode", "productDetail", "publisherOrderId", "reference", "resultCode", "settlementDate", "spUserHash",
 }
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified form body (docs/contract.md,
 // "Event keys"): Key is merchantOrderId:reference:resultCode, Type is
 // resultCode ("00" success, "01" failed or pending, per Duitku). reference

@@ -59,11 +59,6 @@ type notification struct {
 	refundKey string
 }
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body: Key is
 // transaction_id:transaction_status, then :fraud_status when present, then
 // :refund_key when present (each status change of a transaction, and each

@@ -35,11 +35,6 @@ const MaxTokenBytes = 255
 // 422.
 var fingerprintFields = []string{"event_id", "event_type", "occurred_at", "data"}
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body: Key is event_id, Type is
 // event_type (empty when absent or null), and Fingerprint the canonical hex
 // SHA-256 of fingerprintFields. Its errors wrap providers.ErrMalformed.

@@ -35,11 +35,6 @@ const MaxFieldBytes = 255
 // flight across the deploy would get 422.
 var fingerprintFields = []string{"id", "event_version", "create_time", "resource_type", "resource_version", "event_type", "summary", "resource"}
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body (docs/contract.md, "Event
 // keys"): Key is the event's id (WH-...), Type its event_type. Its errors
 // wrap providers.ErrMalformed.

@@ -235,6 +235,11 @@ func (a *Adapter) Sign([]byte) (providers.Delivery, error) {
 // is relayed.
 func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
 
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
+}
+
 // CheckCertHost returns an error unless h is a lower-case host name or IP,
 // optionally with a port: an item of WEBHOOKD_PAYPAL_CERT_HOSTS.
 func CheckCertHost(h string) error {

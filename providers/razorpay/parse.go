@@ -43,11 +43,6 @@ const maxCreatedAtDigits = 20
 // flight across the deploy would get 422.
 var fingerprintFields = []string{"entity", "account_id", "event", "contains", "payload", "created_at"}
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body (docs/contract.md, "Event
 // keys"): Key is event:id:created_at, where id is that of the payload
 // entity that contains names first (payload.payment.entity.id for

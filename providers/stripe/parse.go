@@ -45,11 +45,6 @@ var fingerprintFields = [...]string{
 	"id", "object", "type", "api_version", "account", "created", "livemode", "data",
 }
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body: Key is the event's id
 // (evt_...), Type its type, and Fingerprint a hex SHA-256 of
 // fingerprintFields. Its errors wrap providers.ErrMalformed.

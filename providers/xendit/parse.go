@@ -31,11 +31,6 @@ var (
 // under the dedupe store's key limit.
 const MaxFieldBytes = 120
 
-// Parse derives the delivery's one event from its body (see event).
-func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
-	return providers.One(d, a.event)
-}
-
 // event derives the event from a verified body (docs/contract.md, "Event keys"):
 //
 //   - a body with event and data (the Payments API and refund envelopes):
