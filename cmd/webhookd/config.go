@@ -289,12 +289,13 @@ var usageTemplate = template.Must(template.New("usage").Parse(
 {{end}}`))
 
 // usageVariables writes the table of variables for `webhookd help`:
-// config's, then each provider's in table order. envconfig renders it, so
-// the names shown are the ones the envconfig package derives from the tags;
-// TestEnvVarsAreEnvconfigs holds loadVars to the same names.
-func usageVariables(tw *tabwriter.Writer) error {
+// config's, then each provider's of table in order. envconfig renders
+// tagged settings, so the names shown are the ones the envconfig package
+// derives from the tags (TestEnvVarsAreEnvconfigs holds loadVars to the
+// same names); a provider spec's variables are rendered from their values.
+func usageVariables(tw *tabwriter.Writer, table []providers.Entry) error {
 	specs := []any{&config{}}
-	for _, e := range providerTable() {
+	for _, e := range table {
 		specs = append(specs, e.Settings())
 	}
 	for _, spec := range specs {

@@ -98,7 +98,14 @@ func usage(w io.Writer) int {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nEnvironment variables (name, default, meaning):")
-	if err := usageVariables(tw); err != nil {
+	// The operator's own specs are listed too; one that does not load is
+	// said in one line, and help goes on with the built-in providers.
+	table, err := userSpecs(os.Getenv(envName("PROVIDER_SPECS")))
+	if err != nil {
+		fmt.Fprintf(w, "  (%v)\n", err)
+		table = providerTable()
+	}
+	if err := usageVariables(tw, table); err != nil {
 		fmt.Fprintln(w, err)
 		return 1
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -79,7 +82,12 @@ func checkSpecs(paths []string, stdout, stderr io.Writer) int {
 	}
 	table := providerTable()
 	code := 0
-	for _, path := range paths {
+	files, err := specFiles(paths)
+	if err != nil {
+		fmt.Fprintf(stdout, "FAIL %v\n", err)
+		return 1
+	}
+	for _, path := range files {
 		specs, err := spec.LoadPath(path)
 		if err == nil {
 			table, err = addSpecs(table, specs)
@@ -94,4 +102,35 @@ func checkSpecs(paths []string, stdout, stderr io.Writer) int {
 		}
 	}
 	return code
+}
+
+// specFiles lists paths with each directory replaced by its *.yaml and
+// *.yml files, so that check reports on every file of a folder, not only
+// up to the first that fails.
+func specFiles(paths []string) ([]string, error) {
+	var files []string
+	for _, p := range paths {
+		info, err := os.Stat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.IsDir() {
+			files = append(files, p)
+			continue
+		}
+		var found []string
+		for _, pattern := range []string{"*.yaml", "*.yml"} {
+			m, err := filepath.Glob(filepath.Join(p, pattern))
+			if err != nil {
+				return nil, err
+			}
+			found = append(found, m...)
+		}
+		if len(found) == 0 {
+			return nil, fmt.Errorf("%s: no *.yaml spec files in the directory", p)
+		}
+		sort.Strings(found)
+		files = append(files, found...)
+	}
+	return files, nil
 }

@@ -178,3 +178,43 @@ func TestUserSpecEndToEnd(t *testing.T) {
 	require.Equal(t, 1, core.count("paddle-billing:evt_spec_2"))
 	require.Equal(t, 2, core.total())
 }
+
+// TestTwentyOneBuiltIn: ten Go adapters and eleven embedded specs, each
+// listed by `webhookd providers` (TestProvidersListsEveryProvider).
+func TestTwentyOneBuiltIn(t *testing.T) {
+	var names []string
+	for _, e := range providerTable() {
+		names = append(names, e.Name)
+	}
+	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen",
+		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "square"}, names)
+}
+
+// TestHelpListsSpecVariables: help lists the variables of the specs of
+// WEBHOOKD_PROVIDER_SPECS, with defaults, and says when they do not load.
+func TestHelpListsSpecVariables(t *testing.T) {
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_PROVIDER_SPECS", specExample)
+	var out bytes.Buffer
+	require.Zero(t, run(context.Background(), []string{"help"}, &out, &bytes.Buffer{}))
+	require.Regexp(t, `WEBHOOKD_PADDLE_BILLING_TOLERANCE\s+5m\s+how far a Paddle-Signature timestamp`, out.String())
+	require.Contains(t, out.String(), "WEBHOOKD_SQUARE_NOTIFICATION_URL")
+
+	t.Setenv("WEBHOOKD_PROVIDER_SPECS", filepath.Join(t.TempDir(), "absent.yaml"))
+	out.Reset()
+	require.Zero(t, run(context.Background(), []string{"help"}, &out, &bytes.Buffer{}))
+	require.Contains(t, out.String(), "(WEBHOOKD_PROVIDER_SPECS: stat ")
+	require.NotContains(t, out.String(), "WEBHOOKD_PADDLE_BILLING_TOLERANCE")
+}
+
+// TestProvidersCheckFolder: every file of a folder is reported, the bad
+// one failing the exit status.
+func TestProvidersCheckFolder(t *testing.T) {
+	bad := writeSpec(t, "algorithm: hmac-sha256", "algorithm: hmac-md5")
+	dir := filepath.Dir(bad)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "good.yaml"), []byte(readFile(t, specExample)), 0o600))
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"providers", "check", dir}, &out, &errb))
+	require.Equal(t, "FAIL "+bad+`: signature.algorithm: unknown "hmac-md5" (hmac-sha1, hmac-sha256, hmac-sha512 or token)`+"\n"+
+		"ok   "+filepath.Join(dir, "good.yaml")+": paddle-billing, /webhooks/paddle-billing, 1 example(s) verified\n", out.String())
+}

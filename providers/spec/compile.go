@@ -63,7 +63,7 @@ type settingDef struct {
 
 type sigDef struct {
 	header                          string // canonical
-	repeated                        bool
+	repeated, prefixOptional        bool
 	separator, assign, name, prefix string
 	alg                             algorithm
 	enc                             encoding
@@ -130,9 +130,17 @@ var (
 // ErrInvalid is wrapped by every error of a spec that does not load.
 var ErrInvalid = errors.New("invalid provider spec")
 
+// fieldError is a problem with one field of a spec: "field: problem",
+// which wraps ErrInvalid without saying so in its text (the line already
+// names the spec's file).
+type fieldError struct{ field, problem string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.problem }
+func (e *fieldError) Unwrap() error { return ErrInvalid }
+
 // invalid formats a problem with one field of the spec.
 func invalid(field, format string, args ...any) error {
-	return fmt.Errorf("%w: %s: %s", ErrInvalid, field, fmt.Sprintf(format, args...))
+	return &fieldError{field: field, problem: fmt.Sprintf(format, args...)}
 }
 
 // compile checks f and builds its Spec. It does not run the examples.
@@ -220,7 +228,10 @@ func (s *Spec) compileSignature(f *file) error {
 		return invalid("signature.header", "%q is not a header name", sf.Header)
 	}
 	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header), repeated: sf.Repeated,
-		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix}
+		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional}
+	if sf.PrefixOptional && sf.Prefix == "" {
+		return invalid("signature.prefix_optional", "says the prefix may be left out, but there is no prefix")
+	}
 	i := slices.IndexFunc(algorithms, func(a algorithm) bool { return a.name == sf.Algorithm })
 	if i < 0 {
 		return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512 or token)", sf.Algorithm)
@@ -441,12 +452,12 @@ func (s *Spec) compileReplay(f *file) error {
 		}
 		slices.Sort(names)
 		for _, n := range names {
-			field, k, key := "replay.query."+n, queryRef, n
+			field, key := "replay.query."+n, n
 			if header {
-				field, k, key = "replay.headers."+n, headerRef, textproto.CanonicalMIMEHeaderKey(n)
+				field, key = "replay.headers."+n, textproto.CanonicalMIMEHeaderKey(n)
 			}
-			if !s.sig.signed.has(k, key) {
-				return invalid(field, "signature.signed does not read it")
+			if header && !headerRE.MatchString(n) {
+				return invalid(field, "%q is not a header name", n)
 			}
 			t, err := parseTemplate(m[n], jsonRef, digestRef)
 			if err != nil {

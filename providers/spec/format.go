@@ -48,9 +48,11 @@ type signatureField struct {
 	Assign    string `yaml:"assign"`
 	Name      string `yaml:"name"`
 	Prefix    string `yaml:"prefix"`
-	Algorithm string `yaml:"algorithm"`
-	Encoding  string `yaml:"encoding"`
-	Signed    string `yaml:"signed"`
+	// PrefixOptional accepts a signature without Prefix too.
+	PrefixOptional bool   `yaml:"prefix_optional"`
+	Algorithm      string `yaml:"algorithm"`
+	Encoding       string `yaml:"encoding"`
+	Signed         string `yaml:"signed"`
 }
 
 type timestampField struct {

@@ -101,3 +101,15 @@ func TestLoadPath(t *testing.T) {
 	_, err = LoadPath("testdata/absent.yaml")
 	require.Error(t, err)
 }
+
+// TestLoadErrorKinds: a field's problem wraps ErrInvalid, a failing
+// example ErrExample, so that callers can tell them apart.
+func TestLoadErrorKinds(t *testing.T) {
+	base := readSpec(t, docExample)
+	_, err := Load("a.yaml", []byte(strings.Replace(base, "encoding: hex", "encoding: hax", 1)))
+	require.ErrorIs(t, err, ErrInvalid)
+	require.Equal(t, `a.yaml: signature.encoding: unknown "hax" (hex, base64 or base64url)`, err.Error())
+	_, err = Load("a.yaml", []byte(strings.Replace(base, "now: 2024-03-20T10:07:40Z", "now: 2025-03-20T10:07:40Z", 1)))
+	require.ErrorIs(t, err, ErrExample)
+	require.ErrorIs(t, err, ErrTooOld)
+}

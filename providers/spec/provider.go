@@ -64,6 +64,9 @@ type Provider struct {
 	values    []string
 	tolerance time.Duration
 	clock     func() time.Time
+	// scratch holds the signed text's parts other than the body (a
+	// *[]byte), reused across deliveries.
+	scratch sync.Pool
 }
 
 // New builds a Provider of s with secrets (the first signs) and the

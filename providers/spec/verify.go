@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
@@ -118,6 +117,9 @@ func (p *Provider) scanItem(item string, sc *scan) error {
 		item = value
 	}
 	got, ok := strings.CutPrefix(item, sig.prefix)
+	if !ok && sig.prefixOptional {
+		got, ok = item, true
+	}
 	if ok && got != "" && sc.n < MaxSignatures {
 		sc.sigs[sc.n] = got
 		sc.n++
@@ -180,17 +182,16 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	return nil
 }
 
-// scratch holds the signed text's parts other than the body, reused
-// across deliveries.
-var scratch = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
-
 // match reports whether some candidate signature is the MAC of the
 // signed text under some key. Every key's MAC is compared with every
 // candidate: the cost is bounded by the number of secrets and
 // MaxSignatures, never by which one matched.
 func (p *Provider) match(d providers.Delivery, sc *scan) (bool, error) {
-	bp := scratch.Get().(*[]byte)
-	defer scratch.Put(bp)
+	bp, _ := p.scratch.Get().(*[]byte)
+	if bp == nil {
+		bp = new([]byte)
+	}
+	defer p.scratch.Put(bp)
 	buf, cut, err := p.appendSigned((*bp)[:0], d, sc)
 	*bp = buf[:0]
 	if err != nil {

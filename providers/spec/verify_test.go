@@ -8,6 +8,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/hex"
+	"fmt"
 	"hash"
 	"net/http"
 	"net/url"
@@ -148,6 +149,8 @@ func TestSchemes(t *testing.T) {
 			http.Header{"X-Sig": {base64.URLEncoding.EncodeToString(mac(sha256.New, "k", body))}}, nil},
 		{"prefix, repeated header", `{header: X-Sig, repeated: true, prefix: "sha256=", algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}`, "",
 			http.Header{"X-Sig": {"sha256=00", "sha256=" + hex.EncodeToString(mac(sha256.New, "k", body))}}, nil},
+		{"optional prefix left out", `{header: X-Sig, prefix: "sha256=", prefix_optional: true, algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}`, "",
+			http.Header{"X-Sig": {hex.EncodeToString(mac(sha256.New, "k", body))}}, nil},
 		{"prefix, list", `{header: X-Sig, separator: ",", prefix: "sha256=", algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}`, "",
 			http.Header{"X-Sig": {"sha256=00, sha256=" + hex.EncodeToString(mac(sha256.New, "k", body))}}, nil},
 		{"standard webhooks layout", `{header: Webhook-Signature, separator: " ", assign: ",", name: v1, algorithm: hmac-sha256, encoding: base64, signed: "{{header.webhook-id}}.{{body}}"}`, "",
@@ -234,4 +237,59 @@ func TestZeroProvider(t *testing.T) {
 	require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{}), providers.ErrUnauthorized)
 	_, err := p.Parse(providers.Delivery{})
 	require.ErrorIs(t, err, providers.ErrMalformed)
+}
+
+// TestReplayHeaders: replay may set a header the signature does not cover
+// (a topic, for the event type), constant or from the body.
+func TestReplayHeaders(t *testing.T) {
+	s := compileYAML(t, `
+name: acme
+secrets: {variable: SECRETS}
+signature: {header: X-Sig, algorithm: hmac-sha256, encoding: hex, signed: "{{body}}"}
+event: {key: "{{json.id}}", type: "{{header.X-Topic}}"}
+replay: {headers: {X-Topic: orders/create, X-Id: "{{json.id}}"}}
+examples: [{secret: x, body: '{}', headers: {X-Sig: "00"}}]
+`)
+	p := newProvider(t, s, []string{"k"}, nil, time.Now())
+	d, err := p.Sign([]byte(`{"id":"o1"}`))
+	require.NoError(t, err)
+	require.Equal(t, "orders/create", d.Header.Get("X-Topic"))
+	require.Equal(t, "o1", d.Header.Get("X-Id"))
+	items, err := p.Parse(d)
+	require.NoError(t, err)
+	require.Equal(t, "orders/create", items[0].Type)
+}
+
+// TestConcurrentUse: one Provider serves many requests at once (its MAC
+// states and scratch buffers are pooled); run with -race.
+func TestConcurrentUse(t *testing.T) {
+	s := compileYAML(t, acmeSpec)
+	now := time.Unix(1_700_000_000, 0)
+	p := newProvider(t, s, []string{"k1", "k2"}, nil, now)
+	var deliveries []providers.Delivery
+	for i := range 8 {
+		d, err := p.Sign([]byte(`{"id":"evt_` + strconv.Itoa(i) + `"}`))
+		require.NoError(t, err)
+		deliveries = append(deliveries, d)
+	}
+	errs := make(chan error, len(deliveries))
+	for i, d := range deliveries {
+		go func() {
+			for range 50 {
+				if err := p.Verify(context.Background(), d); err != nil {
+					errs <- err
+					return
+				}
+				items, err := p.Parse(d)
+				if err != nil || items[0].Key != "evt_"+strconv.Itoa(i) {
+					errs <- fmt.Errorf("parse %d: %v %v", i, items, err)
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range deliveries {
+		require.NoError(t, <-errs)
+	}
 }
