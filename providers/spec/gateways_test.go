@@ -143,7 +143,9 @@ func TestGatewayRotationHeaders(t *testing.T) {
 	require.ErrorIs(t, newP.Verify(ctx, d), providers.ErrUnauthorized)
 	unprefixed := strings.TrimPrefix(b.Header.Get("X-Mollie-Signature"), "sha256=")
 	d.Header["X-Mollie-Signature"] = []string{unprefixed}
-	require.ErrorIs(t, newP.Verify(ctx, d), providers.ErrUnauthorized, "Mollie sends the sha256= prefix")
+	require.NoError(t, newP.Verify(ctx, d), "the sha256= prefix is optional, as in mollie-api-php")
+	d.Header["X-Mollie-Signature"] = []string{"sha256=" + strings.Repeat("0", len(unprefixed))}
+	require.ErrorIs(t, newP.Verify(ctx, d), providers.ErrUnauthorized)
 }
 
 func TestAirwallexTolerance(t *testing.T) {
