@@ -46,3 +46,26 @@ func TestLocalPath(t *testing.T) {
 		})
 	}
 }
+
+// FuzzLocalPath: whatever the form sends, the redirect stays on this
+// listener: "/" or the input itself, never "//" or "/\" at its start, and
+// no control character or "\" anywhere.
+func FuzzLocalPath(f *testing.F) {
+	for _, s := range []string{"/", "/records", "//evil.com", "/\\evil.com", "/\t/evil.com", "/./\\x", "https://x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		got := localPath(in)
+		if got != "/" && got != in {
+			t.Fatalf("localPath(%q) = %q", in, got)
+		}
+		if len(got) > 1 && (got[1] == '/' || got[1] == '\\') {
+			t.Fatalf("localPath(%q) = %q leaves the listener", in, got)
+		}
+		for i := 0; i < len(got); i++ {
+			if c := got[i]; c < 0x20 || c == 0x7f || c == '\\' {
+				t.Fatalf("localPath(%q) = %q keeps %q", in, got, c)
+			}
+		}
+	})
+}

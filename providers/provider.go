@@ -2,9 +2,9 @@
 // explicit registry of the adapters a receiver serves.
 //
 // An adapter turns a raw delivery (headers, query and body bytes, exactly
-// as they arrived) into verified events. It must never re-serialise the body before
-// verifying it, and it must never touch the dedupe store: the receiver only
-// claims an event key after Verify has succeeded.
+// as they arrived) into verified events. It must never re-serialise the
+// body before verifying it, and it must never touch the dedupe store: the
+// receiver only claims an event key after Verify has succeeded.
 package providers
 
 import (
@@ -14,7 +14,7 @@ import (
 	"net/url"
 )
 
-// The receiver maps these two classes of adapter error to HTTP statuses.
+// The receiver maps these classes of adapter error to HTTP statuses.
 // Adapters define their own, more precise sentinel errors that wrap one of
 // them, so a caller can test either errors.Is(err, stripe.ErrTooOld) or
 // errors.Is(err, providers.ErrUnauthorized).

@@ -285,7 +285,7 @@ func TestMidtransVerifyStatus(t *testing.T) {
 	// A captured notification replayed with its status edited still carries
 	// a valid signature: Midtrans does not sign the status.
 	forged := bytes.Replace(accept, []byte(`"transaction_status": "capture"`), []byte(`"transaction_status": "settlement"`), 1)
-	require.NoError(t, newMidtrans(t).Verify(context.Background(), providers.Delivery{Header: nil, Body: forged}))
+	require.NoError(t, newMidtrans(t).Verify(context.Background(), providers.Delivery{Body: forged}))
 
 	t.Run("mismatch is 401, not forwarded, key released", func(t *testing.T) {
 		api.set(http.StatusOK, cardStatus("capture", "accept"))

@@ -24,6 +24,9 @@ import (
 	"github.com/webhookd/webhookd/replay"
 )
 
+// statusChecked are the providers whose status check is on by default.
+var statusChecked = map[string]bool{"midtrans": true, "duitku": true}
+
 // TestEveryProviderServesAndReplays proves, for each provider table entry,
 // the whole path a new provider must work on: its variables set from the
 // table (a list with spaces around its items, as operators write them),
@@ -65,6 +68,12 @@ func TestEveryProviderServesAndReplays(t *testing.T) {
 				t.Setenv(v.key, value)
 			}
 			require.NotZero(t, enabling, "%s: tag its enabling variable with example:\"...\"", e.Name)
+			if statusChecked[e.Name] {
+				// The fixtures are no transactions a status API knows
+				// (receiver's and the adapters' tests run the check
+				// against a stand-in): opted out, as an operator can.
+				t.Setenv("WEBHOOKD_"+strings.ToUpper(e.Name)+"_VERIFY_STATUS", "false")
+			}
 
 			cfg, err := loadConfig()
 			require.NoError(t, err)
@@ -248,7 +257,8 @@ func TestDocsCoverTheTable(t *testing.T) {
 	}
 	readme, contract, facts := read("README.md"), read("docs/contract.md"), strings.ToLower(read("docs/providers.md"))
 	for _, v := range allVars(&config{}) {
-		require.Contains(t, readme, "`"+v.key+"`", "README.md, Configuration")
+		name := "`" + v.key + "`"
+		require.True(t, strings.Contains(readme, name) || strings.Contains(contract, name), "%s: README.md or docs/contract.md, Configuration", v.key)
 	}
 	for _, e := range providerTable() {
 		require.Contains(t, contract, "`"+envName(e.Secret)+"`", e.Name)

@@ -108,6 +108,10 @@ func TestConfirm(t *testing.T) {
 		{name: "fraud status present, Midtrans reports none", wantErr: midtrans.ErrStatusMismatch, handle: reply(200, answer("capture", ""))},
 		{name: "another order's transaction", wantErr: midtrans.ErrStatusMismatch,
 			handle: reply(200, strings.Replace(answer("capture", "challenge"), "WH-ORDER-2042", "WH-ORDER-9999", 1))},
+		{name: "another gross_amount", wantErr: midtrans.ErrStatusMismatch,
+			handle: reply(200, strings.Replace(answer("capture", "challenge"), `"gross_amount":"1250000.00"`, `"gross_amount":"250000.00"`, 1))},
+		{name: "the same gross_amount spelled as a number", handle: reply(200, strings.Replace(answer("capture", "challenge"), `"gross_amount":"1250000.00"`, `"gross_amount":1250000`, 1))},
+		{name: "answer without gross_amount", handle: reply(200, strings.Replace(answer("capture", "challenge"), `"gross_amount":"1250000.00",`, ``, 1))},
 		{name: "answer without order_id", wantErr: midtrans.ErrStatusMismatch,
 			handle: reply(200, strings.Replace(answer("capture", "challenge"), `"order_id":"WH-ORDER-2042",`, ``, 1))},
 		{name: "answer for another transaction_id", wantErr: midtrans.ErrStatusMismatch,
@@ -179,7 +183,7 @@ func TestConfirmHang(t *testing.T) {
 	a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL), midtrans.WithStatusTimeout(100*time.Millisecond))
 	body := readFixture(t, "credit_card_capture_challenge.json")
 	start := time.Now()
-	err := a.Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: body})
+	err := a.Confirm(context.Background(), providers.Item{Body: body})
 	require.ErrorIs(t, err, midtrans.ErrStatusUnavailable)
 	require.ErrorIs(t, err, providers.ErrUnavailable)
 	require.Less(t, time.Since(start), 5*time.Second, "bounded by the status timeout")
@@ -190,7 +194,7 @@ func TestConfirmUnreachable(t *testing.T) {
 	url := api.URL
 	api.Close()
 	a := newAdapter(t, testKey, midtrans.WithStatusCheck(url))
-	err := a.Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: readFixture(t, "credit_card_capture_challenge.json")})
+	err := a.Confirm(context.Background(), providers.Item{Body: readFixture(t, "credit_card_capture_challenge.json")})
 	require.ErrorIs(t, err, midtrans.ErrStatusUnavailable)
 	require.NotContains(t, err.Error(), url)
 }
@@ -200,7 +204,7 @@ func TestConfirmCanceled(t *testing.T) {
 	a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := a.Confirm(ctx, providers.Item{Event: providers.Event{}, Body: readFixture(t, "credit_card_capture_challenge.json")})
+	err := a.Confirm(ctx, providers.Item{Body: readFixture(t, "credit_card_capture_challenge.json")})
 	require.ErrorIs(t, err, midtrans.ErrStatusUnavailable)
 }
 
@@ -208,7 +212,7 @@ func TestConfirmDisabled(t *testing.T) {
 	api := newStatusAPI(t, reply(500, ``))
 	a := newAdapter(t, testKey) // no WithStatusCheck
 	var c providers.Confirmer = a
-	require.NoError(t, c.Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: readFixture(t, "credit_card_capture_challenge.json")}))
+	require.NoError(t, c.Confirm(context.Background(), providers.Item{Body: readFixture(t, "credit_card_capture_challenge.json")}))
 	require.Zero(t, api.requests())
 }
 
@@ -228,7 +232,7 @@ func TestConfirmURL(t *testing.T) {
 			api := newStatusAPI(t, reply(200, `{"transaction_status":"settlement","order_id":"o-1"}`))
 			a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL+tt.base))
 			body := []byte(`{"order_id":"o-1","transaction_id":"` + tt.txID + `","transaction_status":"settlement"}`)
-			require.NoError(t, a.Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: body}))
+			require.NoError(t, a.Confirm(context.Background(), providers.Item{Body: body}))
 			require.Equal(t, []string{tt.wantPath}, api.paths)
 		})
 	}
@@ -237,7 +241,7 @@ func TestConfirmURL(t *testing.T) {
 		a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
 		for _, id := range []string{".", ".."} {
 			body := []byte(`{"order_id":"o-1","transaction_id":"` + id + `","transaction_status":"settlement"}`)
-			require.ErrorIs(t, a.Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: body}), midtrans.ErrUnknownTransaction)
+			require.ErrorIs(t, a.Confirm(context.Background(), providers.Item{Body: body}), midtrans.ErrUnknownTransaction)
 		}
 		require.Zero(t, api.requests())
 	})
@@ -252,7 +256,7 @@ func TestConfirmConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			if err := a.Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: body}); err != nil {
+			if err := a.Confirm(context.Background(), providers.Item{Body: body}); err != nil {
 				t.Error(err)
 			}
 		})

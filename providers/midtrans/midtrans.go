@@ -17,8 +17,12 @@ import (
 const Name = "midtrans"
 
 // DefaultAPIURL is Midtrans's production API, which Confirm asks by default.
-// The sandbox API is https://api.sandbox.midtrans.com.
+// The sandbox API is SandboxAPIURL.
 const DefaultAPIURL = "https://api.midtrans.com"
+
+// SandboxAPIURL is Midtrans's sandbox API, which knows the transactions of
+// sandbox server keys (SB-...).
+const SandboxAPIURL = "https://api.sandbox.midtrans.com"
 
 // DefaultStatusTimeout bounds one call of the GET status API, connection
 // included. Midtrans gives a notification 15 seconds before it counts as

@@ -284,3 +284,16 @@ func TestShiftedFieldsHashAlike(t *testing.T) {
 	require.Equal(t, docsSig, midtrans.SignatureKey("11112", "001", "00000.00", docsKey))
 	require.Equal(t, docsSig, midtrans.SignatureKey("111", "120", "0100000.00", docsKey))
 }
+
+// TestShapedFieldsStillShift: the shapes Verify checks do not give the
+// signed text one reading. Digits move from gross_amount into order_id with
+// every field well formed, so Verify accepts both; only the status check
+// (on by default), which compares order_id and gross_amount with what
+// Midtrans reports, tells them apart (TestConfirm, "another gross_amount").
+func TestShapedFieldsStillShift(t *testing.T) {
+	a := newAdapter(t, docsKey)
+	sig := midtrans.SignatureKey("A", "200", "1200200.00", docsKey)
+	require.Equal(t, sig, midtrans.SignatureKey("A2001", "200", "200.00", docsKey))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: note(q("A"), q("200"), q("1200200.00"), q(sig))}))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: note(q("A2001"), q("200"), q("200.00"), q(sig))}))
+}

@@ -78,7 +78,7 @@ func TestSettings(t *testing.T) {
 		require.NoError(t, err)
 		require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now().Add(-2*time.Minute), body), Body: body}), paypal.ErrTransmissionTime)
 		require.NoError(t, p.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), Body: body}))
-		require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Event: providers.Event{}, Body: body}))
+		require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Body: body}))
 		require.EqualValues(t, 1, api.lookups.Load())
 	})
 }

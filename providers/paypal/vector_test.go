@@ -63,8 +63,8 @@ func sdkVector(t *testing.T) (d providers.Delivery, at func(now time.Time, ids .
 	h.Set(paypal.HeaderTransmissionID, vecID)
 	h.Set(paypal.HeaderTransmissionTime, vecTime)
 	h.Set(paypal.HeaderTransmissionSig, vecSig)
-	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/test")
-	h.Set(paypal.HeaderAuthAlgo, "SHA256withRSA")
+	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77")
+	h.Set(paypal.HeaderAuthAlgo, paypal.AuthAlgo)
 	return providers.Delivery{Header: h, Body: body}, at, opts
 }
 

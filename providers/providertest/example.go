@@ -58,7 +58,7 @@ func (k Kit) example(t *testing.T, ex Example) {
 	if build == nil {
 		build = k.New
 	}
-	now := func() time.Time { return time.Now() }
+	now := time.Now
 	if !ex.Now.IsZero() {
 		now = func() time.Time { return ex.Now }
 	}
