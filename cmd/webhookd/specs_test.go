@@ -218,3 +218,19 @@ func TestProvidersCheckFolder(t *testing.T) {
 	require.Equal(t, "FAIL "+bad+`: signature.algorithm: unknown "hmac-md5" (hmac-sha1, hmac-sha256, hmac-sha512 or token)`+"\n"+
 		"ok   "+filepath.Join(dir, "good.yaml")+": paddle-billing, /webhooks/paddle-billing, 1 example(s) verified\n", out.String())
 }
+
+// TestProvidersCheckEveryClash: a clash does not hide the next file's, and
+// a built-in spec's own file checks as itself.
+func TestProvidersCheckEveryClash(t *testing.T) {
+	first := writeSpec(t, "name: paddle-billing", "name: stripe")
+	second := writeSpec(t, "name: paddle-billing", "name: square")
+	var out, errb bytes.Buffer
+	require.Equal(t, 1, run(context.Background(), []string{"providers", "check", first, second}, &out, &errb))
+	require.Equal(t, "FAIL "+first+`: name "stripe" is already another provider's`+"\n"+
+		"FAIL "+second+`: name "square" is already another provider's`+"\n", out.String())
+
+	builtin := "../../providers/spec/builtin"
+	out.Reset()
+	require.Zero(t, run(context.Background(), []string{"providers", "check", builtin}, &out, &errb), out.String())
+	require.Contains(t, out.String(), "ok   "+filepath.Join(builtin, "square.yaml")+": square, /webhooks/square, 1 example(s) verified (built in)\n")
+}

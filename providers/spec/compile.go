@@ -24,6 +24,8 @@ import (
 // built from it.
 type Spec struct {
 	name, docs, file string
+	// sum is the SHA-256 of the file's bytes (SameSource).
+	sum [32]byte
 	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
 	// "-" as "_".
 	env      string

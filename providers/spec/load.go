@@ -2,6 +2,7 @@ package spec
 
 import (
 	"context"
+	"crypto/sha256"
 	"embed"
 	"errors"
 	"fmt"
@@ -33,11 +34,17 @@ func Load(file string, data []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	s.file = file
+	s.sum = sha256.Sum256(data)
 	if err := s.CheckExamples(); err != nil {
 		return nil, fmt.Errorf("%s: %w", file, err)
 	}
 	return s, nil
 }
+
+// SameSource reports whether o was loaded from the same bytes as s, under
+// the same name: `webhookd providers check` on a built-in spec's own file
+// checks that provider, not a second one.
+func (s *Spec) SameSource(o *Spec) bool { return s.name == o.name && s.sum == o.sum }
 
 // Builtin returns the specs embedded in the binary, sorted by name.
 func Builtin() ([]*Spec, error) {
