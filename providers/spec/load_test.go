@@ -85,6 +85,33 @@ func TestLoadRefuses(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesUnboundKeyParts: a key part that one signed text admits
+// in several values would let one genuine request claim several keys.
+func TestLoadRefusesUnboundKeyParts(t *testing.T) {
+	base := readSpec(t, "builtin/mercadopago.yaml")
+	const signed = `signed: "id:{{query.data.id | lower}};request-id:{{header.x-request-id}};ts:{{signature.ts}};"`
+	tests := []struct {
+		name     string
+		old, new string
+		want     string
+	}{
+		{"keyed as sent, signed lowered", `key: "{{query.data.id | lower}}:`, `key: "{{query.data.id}}:`,
+			"event.key: query.data.id is lower-cased in signature.signed, so the key must lower it too"},
+		{"joined to the next value", signed, `signed: "id:{{query.data.id | lower}}{{header.x-request-id}};ts:{{signature.ts}};"`,
+			"event.key: query.data.id is joined to header.X-Request-Id in signature.signed"},
+		{"joined to the previous value", signed, `signed: "id:{{signature.ts}}{{query.data.id | lower}};request-id:{{header.x-request-id}};"`,
+			"event.key: query.data.id is joined to signature.ts in signature.signed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			require.Contains(t, base, tt.old)
+			_, err := Load("specs/mp.yaml", []byte(strings.Replace(base, tt.old, tt.new, 1)))
+			require.ErrorIs(t, err, ErrInvalid)
+			require.ErrorContains(t, err, tt.want)
+		})
+	}
+}
+
 func TestLoadRefusesEmptyAndSecondDocument(t *testing.T) {
 	_, err := Load("a.yaml", nil)
 	require.EqualError(t, err, "a.yaml: empty file")
