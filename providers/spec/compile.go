@@ -47,6 +47,10 @@ type Spec struct {
 	// sigParts are the names of the signature header's items the
 	// templates read, in the order their values are kept while scanning.
 	sigParts []string
+	// keyReadsParts is set when the key reads a header, query value or
+	// signature item: Parse then checks that the signed text has one
+	// reading (oneReading).
+	keyReadsParts bool
 	// required are the headers and query values the signed text or the
 	// timestamp reads: a delivery without exactly one of each is 401.
 	required []part
@@ -444,6 +448,7 @@ func (s *Spec) keySigned() error {
 			if err := s.keyPartBounded(p); err != nil {
 				return err
 			}
+			s.keyReadsParts = true
 		}
 	}
 	return nil

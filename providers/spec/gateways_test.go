@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +43,14 @@ func gatewayFixtures(t *testing.T, name string) map[string][]byte {
 		out[filepath.Base(p)] = body
 	}
 	return out
+}
+
+// gatewaySigned is a mercadopago delivery of a fixture, signed by p.
+func gatewaySigned(t *testing.T, p *Provider) providers.Delivery {
+	t.Helper()
+	d, err := p.Sign(gatewayFixtures(t, "mercadopago")["payment_updated.json"])
+	require.NoError(t, err)
+	return d
 }
 
 // clone copies d so that tampering leaves the original alone.
@@ -99,6 +108,32 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 		items, err := p.Parse(d)
 		require.NoError(t, err)
 		require.True(t, strings.HasPrefix(items[0].Key, "ord01jwh3k9b7e3h9l5p1s7v3y9c5:"), items[0].Key)
+	})
+	t.Run("mercadopago reads one manifest one way", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		p, err := s.New([]string{"mp_secret"}, nil, nil)
+		require.NoError(t, err)
+		src := providers.Delivery{Header: http.Header{}, Query: url.Values{}}
+		src.Header.Set("X-Request-Id", "c")
+		src.Header.Set("X-Signature", "ts=1742505638683")
+		// A value holding the manifest's own separator: the same manifest
+		// reads as id "a;request-id:b", request-id "c" and as id "a",
+		// request-id "b;request-id:c".
+		src.Query.Set("data.id", "a;request-id:b")
+		genuine, err := p.Resign(src, []byte(`{"action":"payment.updated","data":{"id":"1"}}`))
+		require.NoError(t, err)
+		moved := clone(genuine)
+		moved.Query.Set("data.id", "a")
+		moved.Header.Set("X-Request-Id", "b;request-id:c")
+		for _, d := range []providers.Delivery{genuine, moved} {
+			require.NoError(t, p.Verify(ctx, d), "one manifest, one signature")
+			_, err := p.Parse(d)
+			require.ErrorIs(t, err, ErrNoEventKey)
+			require.ErrorIs(t, err, providers.ErrMalformed)
+		}
+		ok, err := p.Parse(gatewaySigned(t, p))
+		require.NoError(t, err)
+		require.Len(t, ok, 1)
 	})
 	t.Run("coinbase keeps one event across attempts", func(t *testing.T) {
 		s := builtinSpec(t, "coinbase")

@@ -50,6 +50,11 @@ func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 	if err != nil {
 		return nil, p.fail(ErrNotJSON)
 	}
+	if p.s.keyReadsParts {
+		if err := p.oneReading(d); err != nil {
+			return nil, p.fail(err)
+		}
+	}
 	if p.s.batch == "" {
 		ev, err := p.event(o, d.Body, d)
 		if err != nil {
@@ -86,6 +91,44 @@ func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 		return nil, p.fail(ErrBatch)
 	}
 	return items, nil
+}
+
+// oneReading refuses a delivery whose signed text could be split into
+// its values another way: each value must hold no byte that starts the
+// text after it, so the first such byte ends it. Otherwise a genuine
+// "id:a;x;rid:b" (id "a;x") also verifies as id "a", rid "x;rid:b": one
+// signature, two keys (docs/contract.md, "Event keys").
+func (p *Provider) oneReading(d providers.Delivery) error {
+	var sc scan
+	if p.s.sig.assign != "" {
+		if p.scanHeader(d, &sc) != nil {
+			return fmt.Errorf("%w (signature header unreadable)", ErrNoEventKey)
+		}
+	}
+	for i := range p.signed {
+		r := &p.signed[i]
+		if r.kind == literal || r.kind == bodyRef {
+			continue
+		}
+		j := i + 1
+		for j < len(p.signed) && p.signed[j].kind != bodyRef && (p.signed[j].kind != literal || p.signed[j].text == "") {
+			j++
+		}
+		if j == len(p.signed) || p.signed[j].kind == bodyRef {
+			continue // ends the text, or meets the body: a JSON object ends itself
+		}
+		v, err := p.value(r, d, &sc)
+		if err != nil {
+			return fmt.Errorf("%w (%s is missing or repeated)", ErrNoEventKey, refName(r))
+		}
+		if r.lower {
+			v = string(appendLower(nil, v))
+		}
+		if strings.IndexByte(v, p.signed[j].text[0]) >= 0 {
+			return fmt.Errorf("%w (%s holds %q, which starts the signed text after it)", ErrNoEventKey, refName(r), p.signed[j].text[:1])
+		}
+	}
+	return nil
 }
 
 // event derives one event from its object o, whose text is body.
