@@ -156,3 +156,39 @@ func (t template) refs() []part {
 	}
 	return out
 }
+
+// keyPartBounded refuses a key part that the signed text does not pin
+// down: signed lower-cased but keyed as sent (ABC and abc sign alike, yet
+// would be two keys), or joined to another value with no text between
+// them (the signature of "ab"+"c" is also that of "a"+"bc").
+func (s *Spec) keyPartBounded(k part) error {
+	parts := s.sig.signed.parts
+	asSent := false
+	for i, q := range parts {
+		if q.kind != k.kind || q.text != k.text {
+			continue
+		}
+		asSent = asSent || !q.lower
+		for _, j := range []int{i - 1, i + 1} {
+			if n, ok := neighbour(parts, j, j-i); ok && n.kind != literal && n.kind != bodyRef {
+				return invalid("event.key", "%s.%s is joined to %s in signature.signed with no text between them, so its value is not fixed by the signature",
+					kindNames[k.kind], k.text, refName(&n))
+			}
+		}
+	}
+	if !asSent && !k.lower {
+		return invalid("event.key", "%s.%s is lower-cased in signature.signed, so the key must lower it too (| lower)", kindNames[k.kind], k.text)
+	}
+	return nil
+}
+
+// neighbour returns the part at i, stepping by step over settings (whose
+// value may be empty, so they separate nothing).
+func neighbour(parts []part, i, step int) (part, bool) {
+	for ; i >= 0 && i < len(parts); i += step {
+		if parts[i].kind != settingRef {
+			return parts[i], true
+		}
+	}
+	return part{}, false
+}
