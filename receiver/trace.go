@@ -33,10 +33,16 @@ func (h *handler) startTrace(d *delivery) {
 		return
 	}
 	ctx := d.r.Context()
+	attrs := []attribute.KeyValue{attribute.String("http.route", "/webhooks/{provider}")}
+	// The path segment is anyone's text until it names a provider: an
+	// unknown one is left out, as a header value is.
+	if _, ok := h.Providers.Lookup(d.Provider); ok {
+		attrs = append(attrs, attribute.String("webhookd.provider", d.Provider))
+	}
 	opts := []trace.SpanStartOption{
 		trace.WithNewRoot(),
 		trace.WithSpanKind(trace.SpanKindServer),
-		trace.WithAttributes(attribute.String("webhookd.provider", d.Provider), attribute.String("http.route", "/webhooks/{provider}")),
+		trace.WithAttributes(attrs...),
 	}
 	incoming := propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(d.r.Header))
 	if remote := trace.SpanContextFromContext(incoming); remote.IsValid() {

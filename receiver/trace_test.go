@@ -174,6 +174,23 @@ func TestDeliveryTrace(t *testing.T) {
 	require.Equal(t, "replayed", attrs(f.exp.GetSpans()[2])["webhookd.outcome"])
 }
 
+// TestUnknownProviderTrace: the path of an unknown provider is the
+// caller's text, and stays out of the span's attributes.
+func TestUnknownProviderTrace(t *testing.T) {
+	f := newTracedFixture(t, nil)
+	junk := strings.Repeat("x", 64) + "-not-a-provider"
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/"+junk, strings.NewReader("{}"))
+	w := httptest.NewRecorder()
+	f.recv.ServeHTTP(w, req)
+	require.Equal(t, http.StatusNotFound, w.Code)
+	spans := f.exp.GetSpans()
+	require.Len(t, spans, 1)
+	for _, kv := range spans[0].Attributes {
+		require.NotContains(t, kv.Value.Emit(), junk, kv.Key)
+	}
+	require.Equal(t, "not_found", attrs(spans[0])["webhookd.outcome"])
+}
+
 // TestRedriveTrace: a redrive is a trace too, and the core service gets
 // its traceparent.
 func TestRedriveTrace(t *testing.T) {
