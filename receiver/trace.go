@@ -46,7 +46,9 @@ func (h *handler) startTrace(d *delivery) {
 	}
 	incoming := propagation.TraceContext{}.Extract(ctx, propagation.HeaderCarrier(d.r.Header))
 	if remote := trace.SpanContextFromContext(incoming); remote.IsValid() {
-		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: remote}))
+		// The link keeps the ids that lead to the proxy's trace, not the
+		// caller's tracestate, which is free text like any header value.
+		opts = append(opts, trace.WithLinks(trace.Link{SpanContext: remote.WithTraceState(trace.TraceState{})}))
 	}
 	ctx, d.span = h.Tracer.Start(ctx, "delivery", opts...)
 	d.r = d.r.WithContext(ctx)

@@ -122,7 +122,7 @@ func attrs(s tracetest.SpanStub) map[string]string {
 func TestDeliveryTrace(t *testing.T) {
 	f := newTracedFixture(t, nil)
 	incoming := "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
-	require.Equal(t, http.StatusOK, f.deliver(t, "evt_traced_1", http.Header{"Traceparent": {incoming}}))
+	require.Equal(t, http.StatusOK, f.deliver(t, "evt_traced_1", http.Header{"Traceparent": {incoming}, "Tracestate": {"acme=caller-text"}}))
 
 	spans := f.exp.GetSpans()
 	names := []string{}
@@ -135,6 +135,7 @@ func TestDeliveryTrace(t *testing.T) {
 	require.NotEqual(t, "0af7651916cd43dd8448eb211c80319c", root.SpanContext.TraceID().String(), "the caller does not pick the trace")
 	require.Len(t, root.Links, 1)
 	require.Equal(t, "0af7651916cd43dd8448eb211c80319c", root.Links[0].SpanContext.TraceID().String())
+	require.Zero(t, root.Links[0].SpanContext.TraceState().Len(), "the caller's tracestate is not exported")
 	for _, s := range spans[:len(spans)-1] {
 		require.Equal(t, root.SpanContext.TraceID(), s.SpanContext.TraceID(), s.Name)
 		require.Equal(t, root.SpanContext.SpanID(), s.Parent.SpanID(), s.Name)
