@@ -404,6 +404,10 @@ func (s *Spec) compileEvent(f *file) error {
 		return invalid("event", "batch_body and ack are for batches only (batch)")
 	case strings.Contains(ef.Batch, "."):
 		return invalid("event.batch", "must be a top-level member, not a path")
+	case ef.Batch != "" && !s.key.has(jsonRef, "") && !s.key.has(digestRef, ""):
+		// Every element would share one key: the first forwarded, the
+		// others answered 422 on every retry, never forwarded.
+		return invalid("event.key", "reads nothing of a batch's element (json.* or digest), so every element would have the same key")
 	}
 	switch ef.BatchBody {
 	case "", "wrap":

@@ -112,6 +112,25 @@ func TestLoadRefusesUnboundKeyParts(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesBatchKeyOfTheRequest: a batch's key that reads nothing
+// of the element gives every element one key, and all but the first
+// would be 422 on every retry.
+func TestLoadRefusesBatchKeyOfTheRequest(t *testing.T) {
+	base := readSpec(t, "builtin/gocardless.yaml")
+	_, err := Load("specs/gc.yaml", []byte(base))
+	require.NoError(t, err)
+	settingKey := strings.Replace(base, `key: "{{json.id}}"`, `key: "{{setting.ID}}"`, 1)
+	settingKey = strings.Replace(settingKey, "signature:\n", "settings: [{variable: ID, default: x, help: h}]\nsignature:\n", 1)
+	headerKey := strings.Replace(base, `key: "{{json.id}}"`, `key: "{{header.Webhook-Id}}"`, 1)
+	headerKey = strings.Replace(headerKey, `signed: "{{body}}"`, `signed: "{{header.Webhook-Id}}:{{body}}"`, 1)
+	headerKey = strings.Replace(headerKey, "    headers:\n", "    headers:\n      Webhook-Id: WH1\n", 1)
+	for name, y := range map[string]string{"setting": settingKey, "header": headerKey} {
+		_, err := Load("specs/gc.yaml", []byte(y))
+		require.ErrorIs(t, err, ErrInvalid, name)
+		require.ErrorContains(t, err, "event.key: reads nothing of a batch's element", name)
+	}
+}
+
 func TestLoadRefusesEmptyAndSecondDocument(t *testing.T) {
 	_, err := Load("a.yaml", nil)
 	require.EqualError(t, err, "a.yaml: empty file")
