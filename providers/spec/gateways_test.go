@@ -3,6 +3,7 @@ package spec
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"os"
@@ -134,6 +135,45 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 		ok, err := p.Parse(gatewaySigned(t, p))
 		require.NoError(t, err)
 		require.Len(t, ok, 1)
+	})
+	t.Run("mercadopago query and header variants", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		p, err := s.New([]string{"mp_secret"}, nil, nil)
+		require.NoError(t, err)
+		d := gatewaySigned(t, p)
+		want, err := p.Parse(d)
+		require.NoError(t, err)
+		id, rid := d.Query.Get("data.id"), d.Header.Get("X-Request-Id")
+		tests := []struct {
+			name  string
+			query string
+			rids  []string
+			err   error // nil: verifies, same key
+		}{
+			{"as sent", "data.id=" + id, []string{rid}, nil},
+			{"name percent-encoded", "data%2Eid=" + id, []string{rid}, nil},
+			{"value percent-encoded", "data.id=%" + fmt.Sprintf("%X", id[0]) + id[1:], []string{rid}, nil},
+			{"another case is another name", "data.id=" + id + "&data.ID=999", []string{rid}, nil},
+			{"data.id twice, same value", "data.id=" + id + "&data.id=" + id, []string{rid}, ErrMissingPart},
+			{"data.id twice, two spellings", "data.id=" + id + "&data%2Eid=999", []string{rid}, ErrMissingPart},
+			{"semicolon pair dropped", "data.id=" + id + ";x=1", []string{rid}, ErrMissingPart},
+			{"x-request-id twice", "data.id=" + id, []string{rid, rid}, ErrMissingPart},
+		}
+		for _, tt := range tests {
+			c := clone(d)
+			q, _ := url.ParseQuery(tt.query) // as net/http's URL.Query
+			c.Query = q
+			c.Header["X-Request-Id"] = tt.rids
+			err := p.Verify(ctx, c)
+			if tt.err != nil {
+				require.ErrorIs(t, err, tt.err, tt.name)
+				continue
+			}
+			require.NoError(t, err, tt.name)
+			got, err := p.Parse(c)
+			require.NoError(t, err, tt.name)
+			require.Equal(t, want[0].Key, got[0].Key, tt.name)
+		}
 	})
 	t.Run("coinbase keeps one event across attempts", func(t *testing.T) {
 		s := builtinSpec(t, "coinbase")
