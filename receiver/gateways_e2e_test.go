@@ -16,6 +16,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
+	"github.com/webhookd/webhookd/receiver"
 )
 
 // End-to-end tests for the eleven gateways served by built-in provider
@@ -250,4 +251,30 @@ func TestGatewaysEndToEnd(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestGoCardlessBatchEdges: one genuine request whose batch repeats an
+// element forwards it once; an empty batch or one longer than
+// spec.MaxBatch is 400 and stores nothing.
+func TestGoCardlessBatchEdges(t *testing.T) {
+	s := builtinSpec(t, "gocardless")
+	const secret = "gc-edges-secret"
+	h := newHarness(t, withProviders(buildGateway(t, s, nil, secret)), func(h *harness) {
+		h.config = func(c *receiver.Config) { c.MaxBodyBytes = 1 << 20 }
+	})
+	ev := `{"id":"EV_EDGE_1","resource_type":"payments","action":"confirmed","links":{"payment":"PM1"}}`
+
+	r := h.sendDelivery("gocardless", signedDelivery(t, s, nil, secret, []byte(`{"events":[`+ev+`,`+ev+`]}`)))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.EqualValues(t, 1, h.down.calls.Load(), "the repeat is replayed, not forwarded")
+	require.Equal(t, dedupe.Completed, h.state("gocardless:EV_EDGE_1"))
+
+	recs := len(h.records())
+	huge := `{"events":[` + strings.Repeat(`{"id":"E2"},`, spec.MaxBatch) + `{"id":"E3"}]}`
+	for name, body := range map[string]string{"empty": `{"events":[]}`, "longer than MaxBatch": huge} {
+		r := h.sendDelivery("gocardless", signedDelivery(t, s, nil, secret, []byte(body)))
+		require.Equal(t, http.StatusBadRequest, r.status, name)
+	}
+	require.EqualValues(t, 1, h.down.calls.Load())
+	require.Len(t, h.records(), recs)
 }
