@@ -367,8 +367,9 @@ func (s *Spec) compileEvent(f *file) error {
 	if s.key, err = parseTemplate(ef.Key, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
 		return invalid("event.key", "%v", err)
 	}
-	if len(s.key.refs()) == 0 {
-		return invalid("event.key", "required, with at least one reference (\"{{json.id}}\")")
+	if !slices.ContainsFunc(s.key.refs(), func(p part) bool { return p.kind != settingRef }) {
+		// Settings alone give every delivery one key.
+		return invalid("event.key", "required, with at least one reference to the delivery (\"{{json.id}}\")")
 	}
 	if err := s.bindRefs("event.key", &s.key, false); err != nil {
 		return err

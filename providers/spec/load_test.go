@@ -112,10 +112,10 @@ func TestLoadRefusesUnboundKeyParts(t *testing.T) {
 	}
 }
 
-// TestLoadRefusesBatchKeyOfTheRequest: a batch's key that reads nothing
-// of the element gives every element one key, and all but the first
-// would be 422 on every retry.
-func TestLoadRefusesBatchKeyOfTheRequest(t *testing.T) {
+// TestLoadRefusesKeyOfNoDelivery: a key of settings alone gives every
+// delivery one key, and a batch key that reads nothing of the element
+// every element: all but the first would be 422 on every retry.
+func TestLoadRefusesKeyOfNoDelivery(t *testing.T) {
 	base := readSpec(t, "builtin/gocardless.yaml")
 	_, err := Load("specs/gc.yaml", []byte(base))
 	require.NoError(t, err)
@@ -124,11 +124,15 @@ func TestLoadRefusesBatchKeyOfTheRequest(t *testing.T) {
 	headerKey := strings.Replace(base, `key: "{{json.id}}"`, `key: "{{header.Webhook-Id}}"`, 1)
 	headerKey = strings.Replace(headerKey, `signed: "{{body}}"`, `signed: "{{header.Webhook-Id}}:{{body}}"`, 1)
 	headerKey = strings.Replace(headerKey, "    headers:\n", "    headers:\n      Webhook-Id: WH1\n", 1)
-	for name, y := range map[string]string{"setting": settingKey, "header": headerKey} {
-		_, err := Load("specs/gc.yaml", []byte(y))
-		require.ErrorIs(t, err, ErrInvalid, name)
-		require.ErrorContains(t, err, "event.key: reads nothing of a batch's element", name)
-	}
+	single := strings.Replace(settingKey, "  batch: events\n", "", 1)
+	_, err = Load("specs/gc.yaml", []byte(single))
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "event.key: required, with at least one reference to the delivery")
+	_, err = Load("specs/gc.yaml", []byte(settingKey))
+	require.ErrorIs(t, err, ErrInvalid)
+	_, err = Load("specs/gc.yaml", []byte(headerKey))
+	require.ErrorIs(t, err, ErrInvalid)
+	require.ErrorContains(t, err, "event.key: reads nothing of a batch's element")
 }
 
 func TestLoadRefusesEmptyAndSecondDocument(t *testing.T) {
