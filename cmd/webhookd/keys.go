@@ -108,7 +108,7 @@ func openKeysStoreWith(ctx context.Context, cfg *config, stderr io.Writer) (dedu
 
 func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys list", keysUsage, stderr)
-	provider := fs.String("provider", "", "only this provider's keys (stripe, midtrans, xendit)")
+	provider := fs.String("provider", "", "only this provider's keys ("+providerNames()+")")
 	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, COMPLETED or FAILED")
 	limit := fs.Int("limit", 0, "at most N keys (0: all)")
 	asJSON := fs.Bool("json", false, "one JSON object per line (JSON Lines) instead of a table")

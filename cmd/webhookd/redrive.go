@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
-	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/redrive"
 )
 
@@ -64,12 +63,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	cfg.warnUnknown(stderr)
-	fwd, err := dispatch.New(dispatch.Options{
-		URL:            cfg.DownstreamURL,
-		Timeout:        cfg.DispatchTimeout,
-		Retries:        cfg.DispatchRetries,
-		SigningSecrets: cfg.DownstreamSecrets,
-	})
+	fwd, err := newForwarder(cfg, nil)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2
