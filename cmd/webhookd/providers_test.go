@@ -176,7 +176,7 @@ func TestHelpListsEveryTableVariable(t *testing.T) {
 }
 
 // TestLoadConfigLeavesTheEnvironment: reading the configuration must not
-// unset or change variables (it used to unset the empty ones), so a child
+// unset or change variables (not even the empty ones), so a child
 // process or a later read sees what the operator set.
 func TestLoadConfigLeavesTheEnvironment(t *testing.T) {
 	clearEnv(t)

@@ -18,8 +18,7 @@ import (
 // durable Claim of a new key, then a durable Complete. Each sub-benchmark
 // runs b.N webhooks spread over a number of concurrent callers, with group
 // commit (mode=group), with group commit and every op in its own nested
-// transaction (mode=nested, how the writer ran every batch before it
-// learned to skip them, writer.go) and with one transaction per write
+// transaction (mode=nested, the design writer.go explains it avoids) and with one transaction per write
 // (mode=perop, MaxBatch 1), so all three figures come out of one run:
 //
 //	go test ./dedupe/lmdb -run '^$' -bench ClaimComplete -count 5

@@ -56,8 +56,8 @@ type Options struct {
 	OnCommit func(batch int, d time.Duration)
 
 	// nestEveryOp runs every op of a batch in its own nested transaction,
-	// as the writer did before it learned to skip them (writer.go): the
-	// benchmarks' baseline.
+	// the design writer.go explains it avoids: the benchmarks' baseline
+	// (BenchmarkClaimComplete's mode=nested).
 	nestEveryOp bool
 }
 
@@ -590,8 +590,9 @@ func (s *Store) get(txn *mdb.Txn, key string) (_ dedupe.Record, err error) {
 	defer recoverCorrupt(&err, func() string { return fmt.Sprintf("key %q", key) })
 	// The value is read in place, not copied out of the map first:
 	// decodeRecord copies what it keeps, and nothing writes in between
-	// (BENCHMARKS.md, "This pass's cuts": 199 of the 1,579 bytes the
-	// store allocated per webhook). A length damaged on disk is caught as before: beyond what lmdb-go can
+	// (a copy would be 199 of the 1,380 bytes the store allocates per
+	// webhook, BenchmarkClaimComplete -benchmem). A length damaged on disk
+	// is still caught: beyond what lmdb-go can
 	// slice it panics (recoverCorrupt), and within it the record's own
 	// field lengths leave bytes over, which decodeRecord refuses, without
 	// reading them.

@@ -15,7 +15,7 @@ package lmdb
 // (txn.Sub): LMDB's nested transaction allocates and merges its own dirty
 // page lists for every op (BenchmarkClaimComplete's mode=nested against
 // mode=group: a fifth more CPU per webhook at 64 callers, BENCHMARKS.md,
-// "This pass's cuts"). Nearly every op that fails
+// "The LMDB writer: group commit"). Nearly every op that fails
 // refuses before it writes anything (a duplicate, a lost lease), and such
 // a failure needs no rollback: the writer knows by counting the writes
 // (Store.changes) around the op. Only when an op fails after writing, or
