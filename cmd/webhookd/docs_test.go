@@ -93,3 +93,17 @@ func TestProviderPages(t *testing.T) {
 		require.Contains(t, string(readme), "("+filepath.ToSlash(page)+")", "README.md links %s", page)
 	}
 }
+
+// TestReadmeTestCommandIsCIs: the test command the README gives a newcomer
+// is the one CI runs, so that "the tests pass here" means what CI means.
+func TestReadmeTestCommandIsCIs(t *testing.T) {
+	readme, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
+	require.NoError(t, err)
+	ci, err := os.ReadFile(filepath.Join("..", "..", ".ci", "run"))
+	require.NoError(t, err)
+	_, after, ok := strings.Cut(string(ci), "# The README's test command.\n")
+	require.True(t, ok, ".ci/run marks the README's test command")
+	command, _, _ := strings.Cut(after, "\n")
+	require.NotEmpty(t, command)
+	require.Contains(t, string(readme), "```sh\n"+command+"\n```", "README.md gives .ci/run's test command as its own block")
+}
