@@ -406,17 +406,26 @@ func TestProcCPUMatchesRusage(t *testing.T) {
 	require.Equal(t, 10*time.Millisecond, clockTick(), "USER_HZ is 100 on Linux")
 	before, err := procCPU(os.Getpid())
 	require.NoError(t, err)
-	start := time.Now()
-	x := 0
-	for time.Since(start) < 300*time.Millisecond {
-		x++
+	// Spin until getrusage counts 300 ms of this process's CPU, not for
+	// 300 ms of wall time: on a loaded machine a wall-time loop may get a
+	// fifth of a core.
+	selfBefore, err := selfCPU()
+	require.NoError(t, err)
+	deadline := time.Now().Add(30 * time.Second)
+	for x := 0; ; x++ {
+		if x%100000 == 0 {
+			now, err := selfCPU()
+			require.NoError(t, err)
+			if now-selfBefore >= 300*time.Millisecond || time.Now().After(deadline) {
+				break
+			}
+		}
 	}
-	_ = x
 	after, err := procCPU(os.Getpid())
 	require.NoError(t, err)
 	self, err := selfCPU()
 	require.NoError(t, err)
-	require.Greater(t, after-before, 100*time.Millisecond, "a busy loop of 300 ms wall time")
+	require.Greater(t, after-before, 100*time.Millisecond, "a busy loop of 300 ms of CPU")
 	require.InDelta(t, float64(self), float64(after), float64(50*time.Millisecond), "/proc and getrusage")
 	busy, err := machineBusy()
 	require.NoError(t, err)
