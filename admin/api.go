@@ -7,121 +7,10 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/redrive"
 )
-
-// recordJSON is a record as the API shows it (docs/contract.md, admin
-// routes). The list leaves out the request and response.
-type recordJSON struct {
-	Key        string        `json:"key"`
-	Provider   string        `json:"provider"`
-	EventKey   string        `json:"event_key"`
-	Type       string        `json:"type"`
-	State      string        `json:"state"`
-	Status     int           `json:"status"`
-	Attempts   uint32        `json:"attempts"`
-	Stored     bool          `json:"stored"`
-	CreatedAt  string        `json:"created_at"`
-	UpdatedAt  string        `json:"updated_at"`
-	ExpiresAt  string        `json:"expires_at"`
-	LeaseUntil string        `json:"lease_until,omitempty"`
-	Request    *requestJSON  `json:"request,omitempty"`
-	Response   *responseJSON `json:"response,omitempty"`
-}
-
-// requestJSON is the stored request: the body as text when it is UTF-8,
-// else base64; absent when it was not kept (stored false, with its size).
-type requestJSON struct {
-	Headers    map[string]string `json:"headers"`
-	Stored     bool              `json:"stored"`
-	Size       int               `json:"size"`
-	Body       *string           `json:"body,omitempty"`
-	BodyBase64 []byte            `json:"body_base64,omitempty"`
-}
-
-type responseJSON struct {
-	Status      int     `json:"status"`
-	ContentType string  `json:"content_type,omitempty"`
-	Body        *string `json:"body,omitempty"`
-	BodyBase64  []byte  `json:"body_base64,omitempty"`
-}
-
-func rfc3339(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-// bodyFields splits a body into its text or base64 field.
-func bodyFields(b []byte) (*string, []byte) {
-	if b == nil {
-		return nil, nil
-	}
-	if utf8.Valid(b) {
-		s := string(b)
-		return &s, nil
-	}
-	return nil, b
-}
-
-// forwardedHeaders are the headers a forward of rec carries (besides the
-// signature, made afresh by each forward): what webhookd sent and what a
-// redrive sends again.
-func forwardedHeaders(rec *dedupe.Record) map[string]string {
-	provider, event, _ := strings.Cut(rec.Key, ":")
-	h := map[string]string{
-		"Idempotency-Key":  rec.Key,
-		"Webhook-Provider": provider,
-		"Webhook-Event-Id": event,
-	}
-	if rec.Request == nil {
-		return h
-	}
-	ct := rec.Request.ContentType
-	if ct == "" {
-		ct = "application/json"
-	}
-	h["Content-Type"] = ct
-	if rec.Request.EventType != "" {
-		h["Webhook-Event-Type"] = rec.Request.EventType
-	}
-	return h
-}
-
-func newRecordJSON(rec *dedupe.Record, full bool) recordJSON {
-	provider, event, _ := strings.Cut(rec.Key, ":")
-	v := recordJSON{
-		Key: rec.Key, Provider: provider, EventKey: event, State: rec.State.String(),
-		Status: rec.Response.Status, Attempts: rec.Attempts, Stored: rec.Request.Stored(),
-		CreatedAt: rfc3339(rec.CreatedAt), UpdatedAt: rfc3339(rec.UpdatedAt), ExpiresAt: rfc3339(rec.ExpiresAt),
-	}
-	if rec.Request != nil {
-		v.Type = rec.Request.EventType
-	}
-	if rec.State == dedupe.InFlight {
-		v.LeaseUntil = rfc3339(rec.LeaseUntil)
-	}
-	if !full {
-		return v
-	}
-	v.Request = &requestJSON{Headers: forwardedHeaders(rec), Stored: v.Stored}
-	if rec.Request != nil {
-		v.Request.Size = rec.Request.Size
-		if v.Stored {
-			v.Request.Body, v.Request.BodyBase64 = bodyFields(rec.Request.Body)
-		}
-	}
-	if rec.State != dedupe.InFlight || rec.Response.Status != 0 {
-		v.Response = &responseJSON{Status: rec.Response.Status, ContentType: rec.Response.ContentType}
-		v.Response.Body, v.Response.BodyBase64 = bodyFields(rec.Response.Body)
-	}
-	return v
-}
 
 // listOptions parses the listing's query (API and console alike).
 func listOptions(r *http.Request) (dedupe.RecentOptions, error) {
@@ -159,11 +48,11 @@ func (h *handler) apiList(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	out := struct {
-		Records []recordJSON `json:"records"`
+		Records []RecordView `json:"records"`
 		Next    string       `json:"next"`
-	}{Records: make([]recordJSON, 0, len(recs)), Next: next}
+	}{Records: make([]RecordView, 0, len(recs)), Next: next}
 	for i := range recs {
-		out.Records = append(out.Records, newRecordJSON(&recs[i], false))
+		out.Records = append(out.Records, NewRecordView(&recs[i], false))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -174,7 +63,7 @@ func (h *handler) apiGet(w http.ResponseWriter, r *http.Request) {
 		h.writeStoreError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, newRecordJSON(&rec, true))
+	writeJSON(w, http.StatusOK, NewRecordView(&rec, true))
 }
 
 func (h *handler) apiDelete(w http.ResponseWriter, r *http.Request) {
@@ -195,12 +84,12 @@ func (h *handler) apiRedrive(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "30")
 		writeJSON(w, http.StatusServiceUnavailable, struct {
 			Error  string     `json:"error"`
-			Record recordJSON `json:"record"`
-		}{err.Error(), newRecordJSON(&res.Record, true)})
+			Record RecordView `json:"record"`
+		}{err.Error(), NewRecordView(&res.Record, true)})
 	case err != nil:
 		h.writeStoreError(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, newRecordJSON(&res.Record, true))
+		writeJSON(w, http.StatusOK, NewRecordView(&res.Record, true))
 	}
 }
 

@@ -91,10 +91,20 @@ func (h *handler) signOut(w http.ResponseWriter, r *http.Request) {
 }
 
 // localPath keeps a sign-in's return path on this listener: an absolute or
-// scheme-relative URL would make the form an open redirect.
+// scheme-relative URL would make the form an open redirect. Only a single
+// leading "/" followed by neither "/" nor "\" is kept, and nothing with a
+// control character or a "\" anywhere: browsers drop tabs and newlines from
+// a Location ("/\t/evil.com" is "//evil.com") and read "\" as "/", and
+// http.Redirect cleans the path ("/./\evil.com" becomes "/\evil.com").
+// Anything else is "/".
 func localPath(p string) string {
-	if !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") || strings.HasPrefix(p, "/\\") {
+	if len(p) < 1 || p[0] != '/' || len(p) > 1 && (p[1] == '/' || p[1] == '\\') {
 		return "/"
+	}
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < 0x20 || c == 0x7f || c == '\\' {
+			return "/"
+		}
 	}
 	return p
 }

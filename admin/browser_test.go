@@ -93,8 +93,9 @@ func TestConsoleInBrowser(t *testing.T) {
 	deliver("evt_5DisputeOpened", "charge.dispute.created", 422)
 	deliver("evt_6PaymentIntent", "payment_intent.succeeded", 200)
 	// An xendit record, as a second provider's delivery would leave it.
-	l, _, err := store.ClaimRequest(context.Background(), "xendit:invoice.paid:inv_7f3a", "fp",
+	l, _, err := store.Claim(context.Background(), "xendit:invoice.paid:inv_7f3a", "fp",
 		dedupe.NewRequest("application/json", "invoice.paid", []byte(`{"event":"invoice.paid","data":{"id":"inv_7f3a","amount":99000}}`), true))
+
 	require.NoError(t, err)
 	require.NoError(t, store.Complete(context.Background(), l, dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}))
 

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -128,7 +127,7 @@ func stamp(t time.Time) string {
 }
 
 func (h *handler) newRow(rec *dedupe.Record) row {
-	provider, event, _ := strings.Cut(rec.Key, ":")
+	provider, event, _ := dedupe.SplitKey(rec.Key)
 	r := row{
 		Key: rec.Key, Path: recordPath(rec.Key), Provider: provider, EventKey: event,
 		State: rec.State.String(), StateClass: stateClass(rec.State), Stored: rec.Request.Stored(),
@@ -219,7 +218,7 @@ type header struct{ Name, Value string }
 type recordPage struct {
 	page
 	Row
-	Rec            recordJSON
+	Rec            RecordView
 	Headers        []header
 	RequestBody    string
 	RequestNote    string
@@ -242,7 +241,7 @@ func (h *handler) consoleRecord(w http.ResponseWriter, r *http.Request) {
 		h.render(w, statusOf(err), h.pages.record, recordPage{page: data})
 		return
 	}
-	full := newRecordJSON(&rec, true)
+	full := NewRecordView(&rec, true)
 	data := recordPage{page: h.basePage(r, rec.Key), Row: h.newRow(&rec), Rec: full,
 		ContentType: rec.Response.ContentType, Expires: stamp(rec.ExpiresAt)}
 	if rec.State == dedupe.InFlight {

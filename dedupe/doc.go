@@ -22,9 +22,16 @@
 //	                     │  └─Claim after the lease has passed (takeover)
 //	                     └──Release──▶ absent
 //
+//	COMPLETED or FAILED ──Redrive──▶ the same record, under a redrive lease
+//	    ──Complete or Fail──▶ the redrive's answer
+//	    ──Release, or the lease passing──▶ the record as it was
+//
 // A lease carries an owner token. Complete, Fail and Release succeed only for
 // the token that currently owns the key, so an attempt whose lease was taken
-// over cannot overwrite the new owner's record (ErrLeaseLost).
+// over cannot overwrite the new owner's record (ErrLeaseLost). A redrive
+// never changes a finished record before its answer is recorded, so a crash
+// in the middle of one loses nothing: the provider's retries keep being
+// replayed the answer the record had.
 //
 // Nothing lives forever: every record has an expiry, and a background
 // pruner deletes what has expired in bounded batches.

@@ -40,7 +40,8 @@ func ParseState(s string) (State, error) {
 
 // MaxStoredBody caps the downstream answer body kept with a COMPLETED or
 // FAILED record; a longer body is cut, and replays return the cut body. The
-// dispatcher reads no more than this, so first answer and replays agree.
+// dispatcher reads no more than this (dispatch.MaxResponseBytes is defined
+// as it), so first answer and replays agree.
 const MaxStoredBody = 64 << 10
 
 // Response is the downstream answer recorded with a finished event.
@@ -52,11 +53,16 @@ type Response struct {
 
 // Record is the stored state of one key.
 type Record struct {
-	Key         string
-	State       State
-	Token       uint64    // owner of the current lease (IN_FLIGHT only)
-	LeaseUntil  time.Time // IN_FLIGHT only
-	Attempts    uint32    // claims so far, takeovers included
+	Key   string
+	State State
+	// Token owns the current lease: an IN_FLIGHT record's claim, or a
+	// redrive of a COMPLETED or FAILED record, which keeps its state and
+	// answer while the redrive runs (Store.Redrive). Zero: no lease.
+	Token      uint64
+	LeaseUntil time.Time // when Token's lease passes; zero without one
+	// Attempts counts the forwards: claims (takeovers included) and the
+	// redrives whose answer was recorded.
+	Attempts    uint32
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
 	ExpiresAt   time.Time // when the pruner may delete the record
@@ -67,6 +73,11 @@ type Record struct {
 	// claim kept none (a record written before requests were kept, or by
 	// a claim without one).
 	Request *Request
+}
+
+// Leased reports whether a lease (a claim's or a redrive's) holds r at now.
+func (r *Record) Leased(now time.Time) bool {
+	return r.Token != 0 && now.Before(r.LeaseUntil)
 }
 
 // Lease is what a successful Claim hands to its caller: the right to finish
@@ -102,6 +113,11 @@ type Request struct {
 	// when the body was not kept: WEBHOOKD_STORE_REQUESTS=false, or a body
 	// over MaxStoredRequest.
 	Size int
+	// Unread means the whole body is stored but this read left it out
+	// (Body is nil): listings (List, Recent) and a claim's replay answer
+	// with no request body, so they read none, whatever its size. Get and
+	// Redrive read it.
+	Unread bool
 }
 
 // NewRequest returns the Request to keep for a verified delivery: with its
@@ -116,8 +132,8 @@ func NewRequest(contentType, eventType string, body []byte, keepBody bool) *Requ
 	return r
 }
 
-// Stored reports whether r holds the whole body, so that it can be
-// forwarded again.
+// Stored reports whether the whole body is stored with the record, so that
+// it can be forwarded again (Get reads it into Body).
 func (r *Request) Stored() bool {
-	return r != nil && len(r.Body) == r.Size
+	return r != nil && (r.Unread || len(r.Body) == r.Size)
 }

@@ -10,27 +10,27 @@ import (
 	"time"
 )
 
-// Claimer is what the receiver's pipeline needs of a store: the four
-// transitions of one delivery.
+// Claimer is what the receiver's pipeline needs of a store: a claim and
+// the three ways it ends (Complete, Fail, Release).
 type Claimer interface {
-	// Claim tries to take key for one delivery attempt. Its outcomes:
+	// Claim tries to take key for one delivery attempt, keeping req (the
+	// verified request; may be nil) with the record it writes, in the same
+	// transition: no extra commit or round trip. Its outcomes:
 	//
 	//   - (lease, nil, nil): the caller owns the key until lease.Until and
 	//     must Complete, Fail or Release it.
 	//   - (Lease{}, rec, nil): the key is COMPLETED or FAILED; rec holds the
-	//     stored response to replay.
+	//     stored response to replay (and no request body: a replay does not
+	//     answer with it, see Request.Unread).
 	//   - (Lease{}, rec, ErrInFlight): another attempt holds the key until
 	//     rec.LeaseUntil.
 	//   - ErrFingerprintMismatch (with rec), ErrInvalidKey, ErrUnavailable,
 	//     ErrClosed.
 	//
 	// A key that is absent, or IN_FLIGHT with a passed lease, is claimed
-	// atomically: of concurrent claims exactly one wins (Decide).
-	Claim(ctx context.Context, key, fingerprint string) (Lease, *Record, error)
-	// ClaimRequest is Claim that also keeps req with the record it writes,
-	// in the same transition (no extra commit or round trip); req may be
-	// nil. A takeover replaces the request kept before.
-	ClaimRequest(ctx context.Context, key, fingerprint string, req *Request) (Lease, *Record, error)
+	// atomically: of concurrent claims exactly one wins (Decide). A
+	// takeover replaces the request kept before.
+	Claim(ctx context.Context, key, fingerprint string, req *Request) (Lease, *Record, error)
 	// Complete records a delivered event with the downstream's response
 	// (its body cut to MaxStoredBody), or fails with ErrLeaseLost when l no
 	// longer owns the key.
@@ -38,8 +38,11 @@ type Claimer interface {
 	// Fail records an event the downstream rejected permanently, so that
 	// later deliveries replay the rejection; ErrLeaseLost as Complete.
 	Fail(ctx context.Context, l Lease, resp Response) error
-	// Release deletes the caller's IN_FLIGHT record so that the next
-	// delivery of the event is forwarded afresh; ErrLeaseLost as Complete.
+	// Release gives the caller's lease up without an answer: an IN_FLIGHT
+	// record is deleted, so that the next delivery of the event is
+	// forwarded afresh; a redriven COMPLETED or FAILED record is left
+	// exactly as it was before the redrive (attempts, updated and expiry
+	// times included). ErrLeaseLost as Complete.
 	Release(ctx context.Context, l Lease) error
 }
 
@@ -57,20 +60,29 @@ type Store interface {
 	Delete(ctx context.Context, key string) error
 	// ForceDelete removes key whatever its state.
 	ForceDelete(ctx context.Context, key string) error
-	// List returns records in bytewise key order.
+	// List returns records in bytewise key order. Like Recent, it reads
+	// no stored body: Response.Body is nil, and Request.Body too
+	// (Request.Unread says whether it is stored); Get reads them.
 	List(ctx context.Context, o ListOptions) ([]Record, error)
 	// Recent returns records newest first (by CreatedAt, then by key,
 	// descending) and the cursor of the next page, "" after the last. It
 	// walks an index by creation time, so a page costs the records it
-	// reads, not the size of the store.
+	// reads, not the size of the store, and it reads no stored body (see
+	// List), so neither does its memory grow with the stored requests.
 	Recent(ctx context.Context, o RecentOptions) ([]Record, string, error)
-	// Redrive claims key again for forwarding its stored request once
-	// more: a FAILED or COMPLETED record, or an IN_FLIGHT one whose lease
-	// has passed, becomes IN_FLIGHT under a fresh lease, keeping its
-	// fingerprint, request and answer, with one more attempt. The caller
-	// finishes the lease as after Claim. It answers ErrNotFound,
-	// ErrInFlight (with the record) while a lease runs and ErrNoRequest
-	// when no whole body is stored (CheckRedrive), changing nothing then.
+	// Redrive leases key for forwarding its stored request once more.
+	// A FAILED or COMPLETED record keeps everything it holds (state,
+	// answer, attempts, updated and expiry times) under the redrive's
+	// lease until the new answer is recorded: deliveries meanwhile replay
+	// that answer, and a redrive whose lease passes without an answer (the
+	// process killed, the core hung) has changed nothing. An IN_FLIGHT
+	// record whose lease has passed (a claim abandoned by a crash) is
+	// taken over as a claim would, with one more attempt. The caller
+	// finishes the lease as after Claim: Complete or Fail record the new
+	// answer (with one more attempt), Release gives it up. It answers
+	// ErrNotFound, ErrInFlight (with the record) while a lease runs and
+	// ErrNoRequest when no whole body is stored (CheckRedrive), changing
+	// nothing then.
 	Redrive(ctx context.Context, key string) (Lease, Record, error)
 	// Stats counts records by state.
 	Stats(ctx context.Context) (map[State]int, error)
@@ -163,7 +175,7 @@ func DecodeCursor(s string) (Cursor, error) {
 // decides with it.
 func CheckRedrive(rec *Record, now time.Time) error {
 	switch {
-	case rec.State == InFlight && now.Before(rec.LeaseUntil):
+	case rec.Leased(now):
 		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
 	case rec.State != InFlight && rec.State != Failed && rec.State != Completed:
 		return fmt.Errorf("%w: key %q has state %v", ErrCorrupt, rec.Key, rec.State)
@@ -171,6 +183,15 @@ func CheckRedrive(rec *Record, now time.Time) error {
 		return ErrNoRequest
 	}
 	return nil
+}
+
+// SplitKey splits a store key, the Idempotency-Key value
+// "provider:event-key", into the provider's name and the event key, at the
+// first ':' (an event key may hold more: xendit:invoice.paid:inv_1). ok is
+// false when either part is empty.
+func SplitKey(key string) (provider, eventKey string, ok bool) {
+	provider, eventKey, found := strings.Cut(key, ":")
+	return provider, eventKey, found && provider != "" && eventKey != ""
 }
 
 // MaxKeyLen is the longest store key any backend accepts: the LMDB

@@ -15,13 +15,15 @@ import (
 
 	"github.com/hashicorp/go-retryablehttp"
 
+	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/webhookverify"
 )
 
 // MaxResponseBytes is how much of the core service's response body a Result
-// carries; the rest is discarded. The dedupe store keeps at most this much to
-// replay to the provider, so reading more would only cost memory.
-const MaxResponseBytes = 64 << 10
+// carries; the rest is discarded. It is what the dedupe store keeps to
+// replay to the provider, so that the first answer and its replays agree,
+// and reading more would only cost memory.
+const MaxResponseBytes = dedupe.MaxStoredBody
 
 // Defaults for the wait between attempts, used when Options leaves them zero.
 // They are short because the whole budget (WEBHOOKD_DISPATCH_TIMEOUT) is

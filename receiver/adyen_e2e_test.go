@@ -178,7 +178,7 @@ func TestAdyenBatchAnswers(t *testing.T) {
 	items, err := a.Split(nil, batch)
 	require.NoError(t, err)
 	claim := func(h *harness, i int, fp string) {
-		_, _, err := h.store.Claim(t.Context(), adyenBatch[i], fp)
+		_, _, err := h.store.Claim(t.Context(), adyenBatch[i], fp, nil)
 		require.NoError(t, err)
 	}
 
@@ -224,7 +224,7 @@ func TestAdyenBatchAnswers(t *testing.T) {
 
 	t.Run("503 outranks 409 and 422", func(t *testing.T) {
 		h := newHarness(t, withProviders(a))
-		l, _, err := h.store.Claim(t.Context(), adyenBatch[0], "another payload")
+		l, _, err := h.store.Claim(t.Context(), adyenBatch[0], "another payload", nil)
 		require.NoError(t, err)
 		require.NoError(t, h.store.Complete(t.Context(), l, dedupe.Response{Status: 200}))
 		claim(h, 1, items[1].Event.Fingerprint)
@@ -236,7 +236,7 @@ func TestAdyenBatchAnswers(t *testing.T) {
 
 	t.Run("409 outranks 422", func(t *testing.T) {
 		h := newHarness(t, withProviders(a))
-		l, _, err := h.store.Claim(t.Context(), adyenBatch[0], "another payload")
+		l, _, err := h.store.Claim(t.Context(), adyenBatch[0], "another payload", nil)
 		require.NoError(t, err)
 		require.NoError(t, h.store.Complete(t.Context(), l, dedupe.Response{Status: 200}))
 		claim(h, 2, items[2].Event.Fingerprint)
@@ -248,7 +248,7 @@ func TestAdyenBatchAnswers(t *testing.T) {
 
 	t.Run("a mismatch alone: 422 by webhookd", func(t *testing.T) {
 		h := newHarness(t, withProviders(a))
-		l, _, err := h.store.Claim(t.Context(), adyenBatch[1], "another payload")
+		l, _, err := h.store.Claim(t.Context(), adyenBatch[1], "another payload", nil)
 		require.NoError(t, err)
 		require.NoError(t, h.store.Complete(t.Context(), l, dedupe.Response{Status: 200}))
 		r := h.signed(a, batch)

@@ -102,10 +102,7 @@ func (stubProvider) Parse([]byte) (providers.Event, error) {
 // nopStore claims every key and records nothing.
 type nopStore struct{}
 
-func (nopStore) Claim(context.Context, string, string) (dedupe.Lease, *dedupe.Record, error) {
-	return dedupe.Lease{}, nil, nil
-}
-func (nopStore) ClaimRequest(context.Context, string, string, *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+func (nopStore) Claim(context.Context, string, string, *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	return dedupe.Lease{}, nil, nil
 }
 func (nopStore) Complete(context.Context, dedupe.Lease, dedupe.Response) error { return nil }

@@ -249,11 +249,7 @@ type memStore struct {
 
 func newMemStore() *memStore { return &memStore{recs: map[string]*dedupe.Record{}} }
 
-func (s *memStore) ClaimRequest(ctx context.Context, key, fp string, _ *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
-	return s.Claim(ctx, key, fp)
-}
-
-func (s *memStore) Claim(_ context.Context, key, fp string) (dedupe.Lease, *dedupe.Record, error) {
+func (s *memStore) Claim(_ context.Context, key, fp string, _ *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if r, ok := s.recs[key]; ok {

@@ -1,9 +1,14 @@
 package receiver_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -64,4 +69,98 @@ func TestDuitkuVerifyStatus(t *testing.T) {
 		require.NotContains(t, r.body, api.URL)
 		require.EqualValues(t, 1, h.down.calls.Load())
 	})
+}
+
+// duitkuOrders is a stand-in for Duitku's status API that knows some
+// orders: it answers each request for the merchantOrderId it names, 400
+// for an unknown one (as Duitku does), and counts its calls.
+type duitkuOrders struct {
+	*httptest.Server
+	calls atomic.Int64
+}
+
+func newDuitkuOrders(t *testing.T, orders map[string]string) *duitkuOrders {
+	d := &duitkuOrders{}
+	d.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		d.calls.Add(1)
+		var req struct{ MerchantOrderID string }
+		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+			http.Error(w, "bad request", http.StatusBadRequest)
+			return
+		}
+		answer, ok := orders[req.MerchantOrderID]
+		if !ok {
+			http.Error(w, `{"Message":"Transaction not found"}`, http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, answer)
+	}))
+	t.Cleanup(d.Close)
+	return d
+}
+
+// duitkuCallback is a callback form for order of amount, signed under key.
+func duitkuCallback(order, amount, reference, code, key string) []byte {
+	sig := duitku.Signature(duitkuMerchant, amount, order, key)
+	return []byte("merchantCode=" + duitkuMerchant + "&amount=" + amount + "&merchantOrderId=" + order +
+		"&reference=" + reference + "&resultCode=" + code + "&signature=" + sig)
+}
+
+// TestDuitkuShiftedDigits is the second reviewer's attack end to end: the
+// signature joins amount and merchantOrderId without a separator, so a
+// genuine success for order 12345 of 10000 also verifies as order 2345 of
+// 100001 and as order 012345 of 1000. With the status check (on by
+// default) each shifted reading is refused, because Duitku's API reports
+// another amount for the order it names, or no such order; the genuine
+// callback is forwarded once, and its retries make no call.
+func TestDuitkuShiftedDigits(t *testing.T) {
+	api := newDuitkuOrders(t, map[string]string{
+		"12345": `{"merchantOrderId":"12345","reference":"DS15782REF1","amount":"10000","statusCode":"00","statusMessage":"SUCCESS"}`,
+		"2345":  `{"merchantOrderId":"2345","reference":"DS15782REF2","amount":"5000","statusCode":"01","statusMessage":"PENDING"}`,
+	})
+	dk, err := duitku.New(duitkuMerchant, []string{duitkuKey}, duitku.WithStatusCheck(api.URL), duitku.WithStatusTimeout(2*time.Second))
+	require.NoError(t, err)
+	h := newHarness(t, withProviders(dk))
+	header := http.Header{"Content-Type": {duitku.ContentType}}
+
+	genuine := duitkuCallback("12345", "10000", "DS15782REF1", "00", duitkuKey)
+	shifted := [][]byte{
+		duitkuCallback("2345", "100001", "DS15782REF2", "00", duitkuKey),
+		duitkuCallback("012345", "1000", "DS15782REF1", "00", duitkuKey),
+	}
+	for _, s := range shifted {
+		require.Equal(t, string(genuine[bytes.Index(genuine, []byte("&signature=")):]), string(s[bytes.Index(s, []byte("&signature=")):]),
+			"each shifted reading carries the genuine signature")
+		require.NoError(t, dk.Verify(header, s), "and verifies")
+	}
+
+	t.Run("opted out, each reading is a new event", func(t *testing.T) {
+		h := newHarness(t, withProviders(newDuitku(t, duitkuKey)))
+		for _, b := range append([][]byte{genuine}, shifted...) {
+			require.Equal(t, http.StatusCreated, h.sendAs(duitku.Name, b, header).status)
+		}
+		require.EqualValues(t, 3, h.down.calls.Load())
+	})
+
+	r := h.sendAs(duitku.Name, genuine, header)
+	require.Equal(t, http.StatusCreated, r.status)
+	require.EqualValues(t, 1, h.down.calls.Load())
+	require.EqualValues(t, 1, api.calls.Load())
+
+	for _, s := range shifted {
+		r := h.sendAs(duitku.Name, s, header)
+		require.Contains(t, []int{http.StatusUnauthorized, http.StatusServiceUnavailable}, r.status, "%s", s)
+		require.EqualValues(t, 1, h.down.calls.Load(), "%s is not forwarded", s)
+	}
+	require.Len(t, h.records(), 1, "only the genuine event is recorded")
+
+	// Duitku's retries of the genuine callback are replays: no status call.
+	calls := api.calls.Load()
+	for range 3 {
+		r := h.sendAs(duitku.Name, genuine, header)
+		require.Equal(t, http.StatusCreated, r.status)
+	}
+	require.EqualValues(t, 1, h.down.calls.Load())
+	require.Equal(t, calls, api.calls.Load(), "a replayed duplicate makes no status call")
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -175,9 +176,14 @@ func TestPaypalEndToEnd(t *testing.T) {
 		require.Zero(t, h.state("paypal:WH-0NEW0000000000000-4RH63195UV8822031"))
 	})
 
-	t.Run("certificate server down is 503 with Retry-After, then the retry is forwarded", func(t *testing.T) {
+	t.Run("certificate server down is 503 with Retry-After, not fetched again for 30s, then the retry is forwarded", func(t *testing.T) {
 		fresh := paypaltest.NewServer(t) // a new adapter and certificate URL: nothing cached
-		h := newHarness(t, withProviders(newPaypal(t, fresh)))
+		var mu sync.Mutex
+		now := time.Now()
+		clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+		ad, err := paypal.New([]string{paypalWebhook}, append(fresh.Options(), paypal.WithClock(clock))...)
+		require.NoError(t, err)
+		h := newHarness(t, withProviders(ad))
 		body := fixture(t, "paypal", names[1])
 		fresh.Down.Store(true)
 		r := h.paypalSend(fresh, paypaltest.Good, "tx-down", body)
@@ -187,8 +193,15 @@ func TestPaypalEndToEnd(t *testing.T) {
 		require.Zero(t, h.state("paypal:WH-1AB29874QX5563120-8TT47721MN3390442"), "no key claimed")
 		fresh.Down.Store(false)
 		r = h.paypalSend(fresh, paypaltest.Good, "tx-retry", body)
+		require.Equal(t, http.StatusServiceUnavailable, r.status, "within 30s of the failure: %s", r.body)
+		require.EqualValues(t, 1, fresh.Fetches.Load())
+		mu.Lock()
+		now = now.Add(paypal.FailedFetchPause)
+		mu.Unlock()
+		r = h.paypalSend(fresh, paypaltest.Good, "tx-retry-2", body)
 		require.Equal(t, http.StatusCreated, r.status, r.body)
 		require.EqualValues(t, 1, h.down.calls.Load())
+		require.EqualValues(t, 2, fresh.Fetches.Load())
 	})
 }
 

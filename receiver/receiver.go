@@ -254,7 +254,7 @@ func (h *handler) deliver(d *delivery) {
 	// and the console: its headers and size always, its body when
 	// StoreRequests is set.
 	req := dedupe.NewRequest(r.Header.Get("Content-Type"), ev.Type, body, h.StoreRequests)
-	lease, rec, err := h.Store.ClaimRequest(d.storeCtx, d.Key, ev.Fingerprint, req)
+	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint, req)
 	switch {
 	case err != nil:
 		h.fail(d, err, rec)

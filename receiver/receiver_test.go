@@ -396,7 +396,7 @@ func TestRestartReplaysWithoutDownstream(t *testing.T) {
 func TestCrashedClaimIsReclaimedAfterLease(t *testing.T) {
 	h := newHarness(t)
 	// A process claims the event and dies before finishing.
-	_, _, err := h.store.Claim(context.Background(), "stripe:evt_crash", fingerprint(t, event("evt_crash", 1)))
+	_, _, err := h.store.Claim(context.Background(), "stripe:evt_crash", fingerprint(t, event("evt_crash", 1)), nil)
 	require.NoError(t, err)
 	h.stop()
 	h.start()

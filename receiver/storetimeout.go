@@ -24,17 +24,9 @@ type boundedStore struct {
 	timeout time.Duration
 }
 
-func (b boundedStore) Claim(ctx context.Context, key, fingerprint string) (lease dedupe.Lease, rec *dedupe.Record, err error) {
+func (b boundedStore) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (lease dedupe.Lease, rec *dedupe.Record, err error) {
 	err = b.call(ctx, "claim", func(ctx context.Context) error {
-		lease, rec, err = b.Store.Claim(ctx, key, fingerprint)
-		return err
-	})
-	return lease, rec, err
-}
-
-func (b boundedStore) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (lease dedupe.Lease, rec *dedupe.Record, err error) {
-	err = b.call(ctx, "claim", func(ctx context.Context) error {
-		lease, rec, err = b.Store.ClaimRequest(ctx, key, fingerprint, req)
+		lease, rec, err = b.Store.Claim(ctx, key, fingerprint, req)
 		return err
 	})
 	return lease, rec, err

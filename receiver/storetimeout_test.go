@@ -30,18 +30,11 @@ func wait(ctx context.Context, stuck *atomic.Bool) error {
 	return ctx.Err()
 }
 
-func (s *stuckStore) Claim(ctx context.Context, key, fp string) (dedupe.Lease, *dedupe.Record, error) {
+func (s *stuckStore) Claim(ctx context.Context, key, fp string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := wait(ctx, &s.claims); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
-	return s.Store.Claim(ctx, key, fp)
-}
-
-func (s *stuckStore) ClaimRequest(ctx context.Context, key, fp string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
-	if err := wait(ctx, &s.claims); err != nil {
-		return dedupe.Lease{}, nil, err
-	}
-	return s.Store.ClaimRequest(ctx, key, fp, req)
+	return s.Store.Claim(ctx, key, fp, req)
 }
 
 func (s *stuckStore) Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error {

@@ -2,21 +2,22 @@
 // one implementation behind the admin API's POST
 // /api/records/{key}/redrive and `webhookd keys redrive`.
 //
-// A redrive is a fresh claim of the record (dedupe.Store.Redrive: never
-// while a lease runs, never without the whole body; a COMPLETED event is
-// redriven too, on the operator's word, and the core service dedupes it by
-// its Idempotency-Key), then a forward with the same Idempotency-Key, body and headers as
-// the first time (the signature, when WEBHOOKD_DOWNSTREAM_SECRET is set, is
-// made afresh, as for every retry), then the new answer is recorded with
-// one more attempt. It must never leave a record worse off than it found
-// it: when the core service cannot be reached, the record goes back to the
-// answer it had.
+// A redrive is a lease on the record (dedupe.Store.Redrive: never while a
+// lease runs, never without the whole body; a COMPLETED event is redriven
+// too, on the operator's word, and the core service dedupes it by its
+// Idempotency-Key), then a forward with the same Idempotency-Key, body and
+// headers as the first time (the signature, when WEBHOOKD_DOWNSTREAM_SECRET
+// is set, is made afresh, as for every retry), then the new answer is
+// recorded with one more attempt. It must never leave a record worse off
+// than it found it: the lease changes nothing in a finished record, so when
+// the core service cannot be reached, or the process dies mid-forward, the
+// record is exactly as it was and the provider's retries are replayed its
+// answer.
 package redrive
 
 import (
 	"context"
 	"errors"
-	"strings"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
@@ -65,7 +66,7 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
 		return Result{Record: rec}, err
 	}
 	storeCtx := context.WithoutCancel(ctx)
-	provider, eventKey, _ := strings.Cut(key, ":")
+	provider, eventKey, _ := dedupe.SplitKey(key)
 	res := rd.Forwarder.Forward(ctx, dispatch.Request{
 		Provider:       provider,
 		IdempotencyKey: key,
@@ -82,21 +83,11 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
 	case dispatch.Rejected:
 		err = rd.Store.Fail(storeCtx, lease, resp)
 	default:
-		// Back to what it was: a COMPLETED or FAILED record keeps its
-		// answer (and the provider's retries keep being answered with
-		// it); a claim that was abandoned mid-forward is released, as the
-		// receiver releases one the core did not answer, so the
-		// provider's next retry is forwarded afresh. The claim hides the
-		// state it had, but not its answer: only a delivery, which the
-		// core answered 2xx, is COMPLETED.
-		switch {
-		case rec.Response.Status == 0:
-			err = rd.Store.Release(storeCtx, lease)
-		case dispatch.Classify(rec.Response.Status, nil) == dispatch.Delivered:
-			err = rd.Store.Complete(storeCtx, lease, rec.Response)
-		default:
-			err = rd.Store.Fail(storeCtx, lease, rec.Response)
-		}
+		// A COMPLETED or FAILED record is left as it was; a claim that was
+		// abandoned mid-forward is deleted, as the receiver releases one
+		// the core did not answer, so the provider's next retry is
+		// forwarded afresh.
+		err = rd.Store.Release(storeCtx, lease)
 		if err == nil {
 			err = ErrNotDelivered
 		} else {

@@ -24,7 +24,7 @@ func seedCompleted(t *testing.T, dir string, n int) {
 	defer s.Close()
 	ctx := context.Background()
 	for i := 0; i < n; i++ {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%03d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%03d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: []byte("ok")}))
 	}

@@ -108,7 +108,7 @@ func TestCheckBesideAnOpenStore(t *testing.T) {
 	after, err := os.ReadFile(filepath.Join(dir, "data.mdb"))
 	require.NoError(t, err)
 	require.Equal(t, before, after, "check writes nothing")
-	_, _, err = s.Claim(context.Background(), "stripe:evt_after", "fp")
+	_, _, err = s.Claim(context.Background(), "stripe:evt_after", "fp", nil)
 	require.NoError(t, err, "the store is still writable")
 }
 

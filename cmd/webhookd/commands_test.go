@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
@@ -160,14 +161,14 @@ func seedStore(t *testing.T, dir string, n int) {
 	require.NoError(t, err)
 	defer s.Close()
 	for i := range n {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}))
 	}
-	l, _, err := s.Claim(ctx, "xendit:invoice.paid:inv_1", "fp")
+	l, _, err := s.Claim(ctx, "xendit:invoice.paid:inv_1", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 400, Body: []byte("bad \x1b[31m\xff")}))
-	_, _, err = s.Claim(ctx, "stripe:evt_inflight", "fp")
+	_, _, err = s.Claim(ctx, "stripe:evt_inflight", "fp", nil)
 	require.NoError(t, err)
 }
 
@@ -191,11 +192,12 @@ func TestKeysListPagesAndFilters(t *testing.T) {
 	require.Len(t, lines, n+2)
 	var prev string
 	for _, l := range lines {
-		var v recordView
+		var v admin.RecordView
 		require.NoError(t, json.Unmarshal([]byte(l), &v))
 		require.Greater(t, v.Key, prev, "in key order, no repeats across pages")
 		prev = v.Key
-		require.Nil(t, v.Body, "list shows sizes, not bodies")
+		require.Nil(t, v.Response, "a listing shows no bodies")
+		require.Nil(t, v.Request)
 	}
 
 	out, _, code = keysCmd(t, dir, "list", "--limit", fmt.Sprint(keysPage+1))
@@ -211,10 +213,10 @@ func TestKeysListPagesAndFilters(t *testing.T) {
 
 	out, _, code = keysCmd(t, dir, "list", "--state", "IN_FLIGHT", "--json")
 	require.Zero(t, code)
-	var v recordView
+	var v admin.RecordView
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
 	require.Equal(t, "stripe:evt_inflight", v.Key)
-	require.NotNil(t, v.LeaseUntil)
+	require.NotEmpty(t, v.LeaseUntil)
 	require.Zero(t, v.Status)
 
 	for _, bad := range [][]string{{"list", "--state", "DONE"}, {"list", "--limit", "-1"}, {"list", "--provider", "stripe:evt_1"}, {"list", "extra"}, {"frob"}, {}} {
@@ -237,10 +239,10 @@ func TestKeysGetAndDelete(t *testing.T) {
 
 	out, _, code = keysCmd(t, dir, "get", "--json", "xendit:invoice.paid:inv_1")
 	require.Zero(t, code)
-	var v recordView
+	var v admin.RecordView
 	require.NoError(t, json.Unmarshal([]byte(out), &v))
-	require.Nil(t, v.Body)
-	require.Equal(t, []byte("bad \x1b[31m\xff"), v.BodyBase64, "binary body as base64, not mangled")
+	require.Nil(t, v.Response.Body)
+	require.Equal(t, []byte("bad \x1b[31m\xff"), v.Response.BodyBase64, "binary body as base64, not mangled")
 
 	out, _, code = keysCmd(t, dir, "get", "stripe:evt_inflight")
 	require.Zero(t, code)

@@ -20,12 +20,12 @@ func TestMidtransConfigErrors(t *testing.T) {
 		want string // the error must start with this
 	}{
 		{map[string]string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "maybe"}, "WEBHOOKD_MIDTRANS_VERIFY_STATUS: cannot parse"},
-		{map[string]string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"}, "WEBHOOKD_MIDTRANS_VERIFY_STATUS: needs WEBHOOKD_MIDTRANS_SERVER_KEY"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: "},
 		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "https://api.midtrans.com/?debug=1"}, "WEBHOOKD_MIDTRANS_API_URL: "},
-		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "http://api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: http://api.midtrans.com must use https"},
-		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
-			"WEBHOOKD_MIDTRANS_API_URL: the server key is a sandbox key"},
+		{map[string]string{"WEBHOOKD_MIDTRANS_API_URL": "http://api.midtrans.com"}, "WEBHOOKD_MIDTRANS_API_URL: midtrans: API URL must use https"},
+		// The status check is on by default.
+		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_LEASE": "13s", "WEBHOOKD_STORE_TIMEOUT": "1s"},
+			"WEBHOOKD_LEASE: 13s must be longer than"},
 		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": key, "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true",
 			"WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com", "WEBHOOKD_LEASE": "13s",
 			"WEBHOOKD_STORE_TIMEOUT": "1s"},
@@ -54,6 +54,14 @@ func TestMidtransConfigErrors(t *testing.T) {
 func TestMidtransConfigAccepts(t *testing.T) {
 	tests := []map[string]string{
 		{},
+		// On by default, and no error while Midtrans itself is off.
+		{"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "false"},
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "false",
+			"WEBHOOKD_LEASE": "13s", "WEBHOOKD_STORE_TIMEOUT": "1s"},
+		// A sandbox key with the default API asks the sandbox API.
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x"},
+		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
 		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "Mid-server-live", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true"},
 		{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS": "1",
 			"WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com/"},
@@ -77,7 +85,7 @@ func TestMidtransConfigDefaults(t *testing.T) {
 	clearEnv(t)
 	c, err := loadConfig()
 	require.NoError(t, err)
-	require.False(t, providerSettings[*midtrans.Settings](t, c, "midtrans").VerifyStatus)
+	require.True(t, providerSettings[*midtrans.Settings](t, c, "midtrans").VerifyStatus, "on by default")
 	require.Equal(t, "https://api.midtrans.com", providerSettings[*midtrans.Settings](t, c, "midtrans").APIURL)
 
 	var out bytes.Buffer
@@ -94,7 +102,7 @@ func TestBuildRegistryProviders(t *testing.T) {
 	}{
 		{map[string]string{}, []string{}},
 		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a"}, []string{"stripe"}},
-		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x"}, []string{"midtrans"}},
+		{map[string]string{"WEBHOOKD_MIDTRANS_SERVER_KEY": "SB-Mid-server-x", "WEBHOOKD_MIDTRANS_API_URL": "https://api.sandbox.midtrans.com"}, []string{"midtrans"}},
 		{map[string]string{"WEBHOOKD_XENDIT_CALLBACK_TOKENS": "tok_a, tok_b"}, []string{"xendit"}},
 		{map[string]string{"WEBHOOKD_STRIPE_SECRETS": "whsec_a", "WEBHOOKD_MIDTRANS_SERVER_KEY": "Mid-server-x",
 			"WEBHOOKD_MIDTRANS_VERIFY_STATUS": "true", "WEBHOOKD_XENDIT_CALLBACK_TOKENS": "tok_a"},
@@ -112,9 +120,10 @@ func TestBuildRegistryProviders(t *testing.T) {
 		require.Equal(t, tt.want, reg.Names(), "%v", tt.env)
 	}
 
-	// The status check is on only when asked for.
+	// The status check is on unless turned off: off, nothing is asked.
 	clearEnv(t)
 	t.Setenv("WEBHOOKD_MIDTRANS_SERVER_KEY", "SB-Mid-server-x")
+	t.Setenv("WEBHOOKD_MIDTRANS_VERIFY_STATUS", "false")
 	t.Setenv("WEBHOOKD_XENDIT_CALLBACK_TOKENS", " tok_a , tok_b ")
 	c, err := loadConfig()
 	require.NoError(t, err)
@@ -124,5 +133,17 @@ func TestBuildRegistryProviders(t *testing.T) {
 	p, ok := reg.Lookup("midtrans")
 	require.True(t, ok)
 	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)),
-		"without WEBHOOKD_MIDTRANS_VERIFY_STATUS nothing is asked")
+		"with WEBHOOKD_MIDTRANS_VERIFY_STATUS=false nothing is asked")
+
+	// Left unset, a notification is confirmed (this one is not readable,
+	// so it is refused before any call).
+	clearEnv(t)
+	t.Setenv("WEBHOOKD_MIDTRANS_SERVER_KEY", "Mid-server-x")
+	c, err = loadConfig()
+	require.NoError(t, err)
+	reg, err = buildRegistry(c)
+	require.NoError(t, err)
+	p, ok = reg.Lookup("midtrans")
+	require.True(t, ok)
+	require.ErrorIs(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)), providers.ErrMismatch)
 }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/capture"
 )
 
@@ -251,7 +252,7 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	require.Len(t, lines, 2, "--limit 2:\n%s", stdout)
 	for _, l := range lines {
-		var v recordView
+		var v admin.RecordView
 		require.NoError(t, json.Unmarshal([]byte(l), &v), "one JSON object per line")
 		require.Equal(t, "stripe", v.Provider)
 		require.Equal(t, "COMPLETED", v.State)
@@ -264,17 +265,20 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 	key := "stripe:" + testFixtures["payment_intent_failed.json"]
 	stdout, stderr, code = execWebhookd(t, keysEnv, "keys", "get", key, "--json")
 	require.Zero(t, code, stderr)
-	var v recordView
+	var v admin.RecordView
 	require.NoError(t, json.Unmarshal([]byte(stdout), &v))
 	require.Equal(t, key, v.Key)
 	require.Equal(t, "COMPLETED", v.State)
 	require.EqualValues(t, 1, v.Attempts)
 	require.Equal(t, 201, v.Status)
-	require.Equal(t, "application/json", v.ContentType)
-	require.NotNil(t, v.Body)
-	require.Equal(t, `{"ok":true}`, *v.Body)
-	require.Nil(t, v.LeaseUntil)
-	require.WithinDuration(t, time.Now(), v.UpdatedAt, time.Minute)
+	require.Equal(t, "application/json", v.Response.ContentType)
+	require.NotNil(t, v.Response.Body)
+	require.Equal(t, `{"ok":true}`, *v.Response.Body)
+	require.Empty(t, v.LeaseUntil)
+	updated, err := time.Parse(time.RFC3339, v.UpdatedAt)
+	require.NoError(t, err, "RFC 3339, as the admin API")
+	require.WithinDuration(t, time.Now(), updated, time.Minute)
+	require.True(t, v.Request.Stored)
 
 	stdout, _, code = execWebhookd(t, keysEnv, "keys", "get", key)
 	require.Zero(t, code)

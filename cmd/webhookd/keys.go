@@ -14,6 +14,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 )
@@ -209,7 +210,7 @@ func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return keyError(stderr, "get", key, err)
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(newRecordView(&rec, true)); err != nil {
+		if err := json.NewEncoder(stdout).Encode(admin.NewRecordView(&rec, true)); err != nil {
 			fmt.Fprintf(stderr, "webhookd keys get: %v\n", err)
 			return 1
 		}
@@ -277,8 +278,7 @@ func keyArg(fs *flag.FlagSet, args []string, stderr io.Writer) (string, int) {
 		return "", 2
 	}
 	key := rest[0]
-	provider, event, ok := strings.Cut(key, ":")
-	if !ok || provider == "" || event == "" {
+	if _, _, ok := dedupe.SplitKey(key); !ok {
 		fmt.Fprintf(stderr, "webhookd keys: %q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)\n", key)
 		return "", 2
 	}
@@ -300,52 +300,6 @@ func keyError(stderr io.Writer, cmd, key string, err error) int {
 	return 1
 }
 
-// recordView is a record as `keys get --json` and `keys list --json` print
-// it. The lease token is left out: it is the store's business.
-type recordView struct {
-	Key         string     `json:"key"`
-	Provider    string     `json:"provider"`
-	EventKey    string     `json:"event_key"`
-	State       string     `json:"state"`
-	Attempts    uint32     `json:"attempts"`
-	LeaseUntil  *time.Time `json:"lease_until,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	UpdatedAt   time.Time  `json:"updated_at"`
-	ExpiresAt   time.Time  `json:"expires_at"`
-	Fingerprint string     `json:"fingerprint"`
-	Status      int        `json:"status,omitempty"`
-	ContentType string     `json:"content_type,omitempty"`
-	BodyBytes   int        `json:"body_bytes"`
-	// Body is the stored answer body when it is UTF-8 text, BodyBase64
-	// when it is not (get only; list shows only its size).
-	Body       *string `json:"body,omitempty"`
-	BodyBase64 []byte  `json:"body_base64,omitempty"`
-}
-
-func newRecordView(r *dedupe.Record, withBody bool) recordView {
-	provider, event, _ := strings.Cut(r.Key, ":")
-	v := recordView{
-		Key: r.Key, Provider: provider, EventKey: event, State: r.State.String(),
-		Attempts: r.Attempts, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC(),
-		Fingerprint: r.Fingerprint, BodyBytes: len(r.Response.Body),
-	}
-	if r.State == dedupe.InFlight {
-		t := r.LeaseUntil.UTC()
-		v.LeaseUntil = &t
-	} else {
-		v.Status, v.ContentType = r.Response.Status, r.Response.ContentType
-	}
-	if withBody && len(r.Response.Body) > 0 {
-		if utf8.Valid(r.Response.Body) {
-			b := string(r.Response.Body)
-			v.Body = &b
-		} else {
-			v.BodyBase64 = r.Response.Body
-		}
-	}
-	return v
-}
-
 // recordPrinter writes `keys list` rows, a table or JSON Lines.
 type recordPrinter struct {
 	asJSON bool
@@ -364,7 +318,7 @@ func (p *recordPrinter) row(r *dedupe.Record) {
 		return
 	}
 	if p.asJSON {
-		p.err = p.enc.Encode(newRecordView(r, false))
+		p.err = p.enc.Encode(admin.NewRecordView(r, false))
 		return
 	}
 	if !p.header {

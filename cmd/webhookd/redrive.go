@@ -50,7 +50,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return bad("--since must not be negative")
 	}
 	for _, k := range keys {
-		if p, e, ok := strings.Cut(k, ":"); !ok || p == "" || e == "" {
+		if _, _, ok := dedupe.SplitKey(k); !ok {
 			return bad("%q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)", k)
 		}
 	}

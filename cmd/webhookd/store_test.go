@@ -39,7 +39,7 @@ func TestKeysOnPostgres(t *testing.T) {
 	s, err := postgres.Open(ctx, dsn, postgres.Options{Schema: schema, Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
 	defer s.Close()
-	l, _, err := s.Claim(ctx, "stripe:evt_keys", "fp")
+	l, _, err := s.Claim(ctx, "stripe:evt_keys", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 201}))
 
@@ -76,10 +76,10 @@ func TestKeysDeleteTieredAfterSharedRowIsGone(t *testing.T) {
 	dirA, dirB := t.TempDir(), t.TempDir()
 	a, b := openNode(dirA), openNode(dirB)
 	defer a.Close()
-	l, _, err := a.Claim(ctx, key, "fp")
+	l, _, err := a.Claim(ctx, key, "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, a.Complete(ctx, l, dedupe.Response{Status: 201}))
-	_, rec, err := b.Claim(ctx, key, "fp") // b replays, and keeps a copy
+	_, rec, err := b.Claim(ctx, key, "fp", nil) // b replays, and keeps a copy
 	require.NoError(t, err)
 	require.NotNil(t, rec)
 	require.NoError(t, a.Delete(ctx, key)) // the shared row and a's copy
@@ -102,7 +102,7 @@ func TestKeysDeleteTieredAfterSharedRowIsGone(t *testing.T) {
 
 	b = openNode(dirB)
 	defer b.Close()
-	l, rec, err = b.Claim(ctx, key, "fp")
+	l, rec, err = b.Claim(ctx, key, "fp", nil)
 	require.NoError(t, err)
 	require.Nil(t, rec, "b forwards the event again instead of replaying")
 	require.NoError(t, b.Release(ctx, l))
@@ -166,7 +166,7 @@ func TestTieredCountsPrunesOnce(t *testing.T) {
 
 	// A finished record lives in both stores; pruning both counts it once.
 	ctx := context.Background()
-	l, _, err := s.Claim(ctx, "stripe:evt_prune_once", "fp")
+	l, _, err := s.Claim(ctx, "stripe:evt_prune_once", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	later.Store(true)

@@ -11,9 +11,13 @@ import (
 
 // TestProviderWarnings: each enabled provider whose event status its
 // signature does not cover, with the confirmation that closes the gap off,
-// gets one start-up warning naming the variable that turns it on.
+// gets one start-up warning naming the variable that turned it off; the
+// Duitku and Midtrans status checks are on by default.
 func TestProviderWarnings(t *testing.T) {
 	duitkuOn := []string{"WEBHOOKD_DUITKU_MERCHANT_CODE=DS15782", "WEBHOOKD_DUITKU_API_KEYS=duitku_secret_key"}
+	duitkuOff := []string{"WEBHOOKD_DUITKU_VERIFY_STATUS=false"}
+	midtransOn := []string{"WEBHOOKD_MIDTRANS_SERVER_KEY=SB-Mid-server-x", "WEBHOOKD_MIDTRANS_API_URL=https://api.sandbox.midtrans.com"}
+	midtransOff := []string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS=false"}
 	paypalOn := []string{"WEBHOOKD_PAYPAL_WEBHOOK_IDS=8PT597110X687430LKGECATA"}
 	shared := []string{"WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN=postgres://localhost/x"}
 	tiered := []string{"WEBHOOKD_STORE=tiered", "WEBHOOKD_POSTGRES_DSN=postgres://localhost/x"}
@@ -31,17 +35,18 @@ func TestProviderWarnings(t *testing.T) {
 		want    []string // the variable each warning names, in table order
 	}{
 		{"nothing enabled", nil, nil},
-		{"duitku without the status check", duitkuOn, []string{"WEBHOOKD_DUITKU_VERIFY_STATUS=true"}},
+		{"duitku, status check on by default", duitkuOn, nil},
+		{"duitku without the status check", join(duitkuOn, duitkuOff), []string{"WEBHOOKD_DUITKU_VERIFY_STATUS=false"}},
 		{"duitku with the status check", join(duitkuOn, []string{"WEBHOOKD_DUITKU_VERIFY_STATUS=true"}), nil},
-		{"midtrans without the status check", []string{"WEBHOOKD_MIDTRANS_SERVER_KEY=SB-Mid-server-x"}, []string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS=true"}},
-		{"midtrans with the status check", []string{"WEBHOOKD_MIDTRANS_SERVER_KEY=SB-Mid-server-x", "WEBHOOKD_MIDTRANS_VERIFY_STATUS=true",
-			"WEBHOOKD_MIDTRANS_API_URL=https://api.sandbox.midtrans.com"}, nil},
+		{"midtrans, status check on by default", midtransOn, nil},
+		{"midtrans without the status check", join(midtransOn, midtransOff), []string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS=false"}},
+		{"midtrans with the status check", join(midtransOn, []string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS=true"}), nil},
 		{"paypal on one node", paypalOn, nil},
 		{"paypal on a shared store", join(paypalOn, shared), []string{"WEBHOOKD_PAYPAL_CLIENT_ID"}},
 		{"paypal on a tiered store", join(paypalOn, tiered), []string{"WEBHOOKD_PAYPAL_CLIENT_ID"}},
 		{"paypal confirmed on a shared store", join(paypalOn, shared, paypalConfirmed), nil},
 		{"a shared store without paypal", shared, nil},
-		{"all three", join([]string{"WEBHOOKD_MIDTRANS_SERVER_KEY=SB-Mid-server-x"}, duitkuOn, paypalOn, shared),
+		{"all three", join(midtransOn, midtransOff, duitkuOn, duitkuOff, paypalOn, shared),
 			[]string{"WEBHOOKD_MIDTRANS_VERIFY_STATUS", "WEBHOOKD_DUITKU_VERIFY_STATUS", "WEBHOOKD_PAYPAL_CLIENT_ID"}},
 	}
 	for _, tt := range tests {
@@ -69,6 +74,7 @@ func TestServeLogsProviderWarnings(t *testing.T) {
 	t.Setenv("WEBHOOKD_ADMIN_ADDR", "")
 	t.Setenv("WEBHOOKD_DUITKU_MERCHANT_CODE", "DS15782")
 	t.Setenv("WEBHOOKD_DUITKU_API_KEYS", "duitku_k")
+	t.Setenv("WEBHOOKD_DUITKU_VERIFY_STATUS", "false")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // start, then stop at once
 	var stderr bytes.Buffer

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -36,30 +37,30 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 		run  func(t *testing.T, s dedupe.Store, clock *Clock)
 	}{
 		{"claim, in flight, mismatch", func(t *testing.T, s dedupe.Store, clock *Clock) {
-			l, rec, err := s.Claim(ctx, key, fp)
+			l, rec, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Nil(t, rec)
 			require.NotZero(t, l.Token)
 			require.Equal(t, clock.Now().Add(time.Minute), l.Until)
-			_, rec, err = s.Claim(ctx, key, fp)
+			_, rec, err = s.Claim(ctx, key, fp, nil)
 			require.ErrorIs(t, err, dedupe.ErrInFlight)
 			require.Equal(t, l.Until, rec.LeaseUntil)
-			_, _, err = s.Claim(ctx, key, "fp-b")
+			_, _, err = s.Claim(ctx, key, "fp-b", nil)
 			require.ErrorIs(t, err, dedupe.ErrFingerprintMismatch)
-			_, _, err = s.Claim(ctx, "", fp)
+			_, _, err = s.Claim(ctx, "", fp, nil)
 			require.ErrorIs(t, err, dedupe.ErrInvalidKey)
 		}},
 		{"complete then replay", func(t *testing.T, s dedupe.Store, clock *Clock) {
-			l, _, err := s.Claim(ctx, key, fp)
+			l, _, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Complete(ctx, l, ok))
 			for range 2 {
-				_, rec, err := s.Claim(ctx, key, fp)
+				_, rec, err := s.Claim(ctx, key, fp, nil)
 				require.NoError(t, err)
 				require.Equal(t, dedupe.Completed, rec.State)
 				require.Equal(t, ok, rec.Response)
 			}
-			_, rec, err := s.Claim(ctx, key, "fp-b")
+			_, rec, err := s.Claim(ctx, key, "fp-b", nil)
 			require.ErrorIs(t, err, dedupe.ErrFingerprintMismatch)
 			require.NotNil(t, rec)
 			require.ErrorIs(t, s.Complete(ctx, l, ok), dedupe.ErrLeaseLost, "a second Complete")
@@ -70,38 +71,38 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Zero(t, got.Token)
 		}},
 		{"fail then replay, body capped", func(t *testing.T, s dedupe.Store, clock *Clock) {
-			l, _, err := s.Claim(ctx, key, fp)
+			l, _, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			big := bytes.Repeat([]byte("x"), dedupe.MaxStoredBody+10)
 			require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422, Body: big}))
-			_, rec, err := s.Claim(ctx, key, fp)
+			_, rec, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Equal(t, dedupe.Failed, rec.State)
 			require.Equal(t, 422, rec.Response.Status)
 			require.Len(t, rec.Response.Body, dedupe.MaxStoredBody)
 		}},
 		{"release frees the key", func(t *testing.T, s dedupe.Store, clock *Clock) {
-			l, _, err := s.Claim(ctx, key, fp)
+			l, _, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Release(ctx, l))
 			require.ErrorIs(t, s.Release(ctx, l), dedupe.ErrLeaseLost)
 			_, err = s.Get(ctx, key)
 			require.ErrorIs(t, err, dedupe.ErrNotFound)
-			l2, rec, err := s.Claim(ctx, key, "fp-b")
+			l2, rec, err := s.Claim(ctx, key, "fp-b", nil)
 			require.NoError(t, err, "a released key is new again, whatever its payload")
 			require.Nil(t, rec)
 			require.NotEqual(t, l.Token, l2.Token)
 		}},
 		{"takeover after the lease; the late finisher loses", func(t *testing.T, s dedupe.Store, clock *Clock) {
-			old, _, err := s.Claim(ctx, key, fp)
+			old, _, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			clock.Advance(59 * time.Second)
-			_, _, err = s.Claim(ctx, key, fp)
+			_, _, err = s.Claim(ctx, key, fp, nil)
 			require.ErrorIs(t, err, dedupe.ErrInFlight)
 			clock.Advance(time.Second)
-			_, _, err = s.Claim(ctx, key, "fp-b")
+			_, _, err = s.Claim(ctx, key, "fp-b", nil)
 			require.ErrorIs(t, err, dedupe.ErrFingerprintMismatch, "no takeover by another payload")
-			cur, _, err := s.Claim(ctx, key, fp)
+			cur, _, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.NotEqual(t, old.Token, cur.Token)
 			require.ErrorIs(t, s.Complete(ctx, old, ok), dedupe.ErrLeaseLost)
@@ -115,26 +116,26 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 		}},
 		{"delete refuses a live claim", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			require.ErrorIs(t, s.Delete(ctx, key), dedupe.ErrNotFound)
-			l, _, err := s.Claim(ctx, key, fp)
+			l, _, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.ErrorIs(t, s.Delete(ctx, key), dedupe.ErrInFlight)
 			require.NoError(t, s.ForceDelete(ctx, key))
 			require.ErrorIs(t, s.Complete(ctx, l, ok), dedupe.ErrLeaseLost)
-			_, _, err = s.Claim(ctx, key, fp)
+			_, _, err = s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			clock.Advance(time.Minute)
 			require.NoError(t, s.Delete(ctx, key), "a claim past its lease is deletable")
-			l, _, err = s.Claim(ctx, key, fp)
+			l, _, err = s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Complete(ctx, l, ok))
 			require.NoError(t, s.Delete(ctx, key))
-			_, rec, err := s.Claim(ctx, key, fp)
+			_, rec, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Nil(t, rec, "a deleted event is forwarded again")
 		}},
 		{"prune deletes exactly what expired", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			finish := func(k string) {
-				l, _, err := s.Claim(ctx, k, fp)
+				l, _, err := s.Claim(ctx, k, fp, nil)
 				require.NoError(t, err)
 				require.NoError(t, s.Complete(ctx, l, ok))
 			}
@@ -144,7 +145,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			clock.Advance(time.Hour)
 			finish("stripe:new0")
 			finish("stripe:new1")
-			_, _, err := s.Claim(ctx, "stripe:running", fp) // expires at lease+1h abandon
+			_, _, err := s.Claim(ctx, "stripe:running", fp, nil) // expires at lease+1h abandon
 			require.NoError(t, err)
 			n, err := s.Prune(ctx, 10)
 			require.NoError(t, err)
@@ -165,13 +166,13 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Equal(t, 1, st[dedupe.InFlight])
 			_, err = s.Get(ctx, "stripe:old0")
 			require.ErrorIs(t, err, dedupe.ErrNotFound)
-			_, rec, err := s.Claim(ctx, "stripe:new1", fp)
+			_, rec, err := s.Claim(ctx, "stripe:new1", fp, nil)
 			require.NoError(t, err)
 			require.Equal(t, dedupe.Completed, rec.State)
 		}},
 		{"list filters and pages in key order", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			for _, k := range []string{"xendit:a", "stripe:b", "stripe:a", "stripe:c"} {
-				l, _, err := s.Claim(ctx, k, fp)
+				l, _, err := s.Claim(ctx, k, fp, nil)
 				require.NoError(t, err)
 				if k != "stripe:c" {
 					require.NoError(t, s.Complete(ctx, l, ok))
@@ -199,21 +200,22 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			body := []byte(`{"id":"evt_1","type":"charge.failed"}`)
 			req := dedupe.NewRequest("application/json; charset=utf-8", "charge.failed", body, true)
 			require.True(t, req.Stored())
-			l, _, err := s.ClaimRequest(ctx, key, fp, req)
+			l, _, err := s.Claim(ctx, key, fp, req)
 			require.NoError(t, err)
 			got, err := s.Get(ctx, key)
 			require.NoError(t, err)
 			require.Equal(t, req, got.Request, "kept with the claim, before any answer")
 			require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422}))
-			_, rec, err := s.ClaimRequest(ctx, key, fp, dedupe.NewRequest("text/plain", "other", []byte("x"), true))
+			_, rec, err := s.Claim(ctx, key, fp, dedupe.NewRequest("text/plain", "other", []byte("x"), true))
 			require.NoError(t, err)
-			require.Equal(t, req, rec.Request, "a replay changes nothing")
+			require.Nil(t, rec.Request.Body, "a replay answers without the request body")
+			require.Equal(t, req.EventType, rec.Request.EventType)
 			got, err = s.Get(ctx, key)
 			require.NoError(t, err)
 			require.Equal(t, req, got.Request)
 
 			// Headers and size only: the body is not kept.
-			l, _, err = s.ClaimRequest(ctx, "stripe:evt_2", fp, dedupe.NewRequest("application/json", "t", body, false))
+			l, _, err = s.Claim(ctx, "stripe:evt_2", fp, dedupe.NewRequest("application/json", "t", body, false))
 			require.NoError(t, err)
 			require.NoError(t, s.Complete(ctx, l, ok))
 			got, err = s.Get(ctx, "stripe:evt_2")
@@ -223,7 +225,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Equal(t, "t", got.Request.EventType)
 
 			big := bytes.Repeat([]byte("b"), dedupe.MaxStoredRequest+1)
-			_, _, err = s.ClaimRequest(ctx, "stripe:evt_3", fp, dedupe.NewRequest("application/json", "t", big, true))
+			_, _, err = s.Claim(ctx, "stripe:evt_3", fp, dedupe.NewRequest("application/json", "t", big, true))
 			require.NoError(t, err)
 			got, err = s.Get(ctx, "stripe:evt_3")
 			require.NoError(t, err)
@@ -231,24 +233,24 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Equal(t, len(big), got.Request.Size)
 
 			full := bytes.Repeat([]byte("f"), dedupe.MaxStoredRequest)
-			_, _, err = s.ClaimRequest(ctx, "stripe:evt_4", fp, dedupe.NewRequest("application/json", "t", full, true))
+			_, _, err = s.Claim(ctx, "stripe:evt_4", fp, dedupe.NewRequest("application/json", "t", full, true))
 			require.NoError(t, err)
 			got, err = s.Get(ctx, "stripe:evt_4")
 			require.NoError(t, err)
 			require.True(t, got.Request.Stored(), "a body of MaxStoredRequest is kept whole")
 
-			_, _, err = s.Claim(ctx, "stripe:evt_5", fp)
+			_, _, err = s.Claim(ctx, "stripe:evt_5", fp, nil)
 			require.NoError(t, err)
 			got, err = s.Get(ctx, "stripe:evt_5")
 			require.NoError(t, err)
 			require.Nil(t, got.Request)
 		}},
 		{"takeover replaces the request", func(t *testing.T, s dedupe.Store, clock *Clock) {
-			_, _, err := s.ClaimRequest(ctx, key, fp, dedupe.NewRequest("application/json", "a", []byte("1"), true))
+			_, _, err := s.Claim(ctx, key, fp, dedupe.NewRequest("application/json", "a", []byte("1"), true))
 			require.NoError(t, err)
 			clock.Advance(time.Minute)
 			second := dedupe.NewRequest("application/json", "b", []byte("22"), true)
-			_, _, err = s.ClaimRequest(ctx, key, fp, second)
+			_, _, err = s.Claim(ctx, key, fp, second)
 			require.NoError(t, err)
 			got, err := s.Get(ctx, key)
 			require.NoError(t, err)
@@ -258,7 +260,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			req := dedupe.NewRequest("application/json", "charge.failed", []byte(`{"id":"evt_1"}`), true)
 			_, _, err := s.Redrive(ctx, key)
 			require.ErrorIs(t, err, dedupe.ErrNotFound)
-			l, _, err := s.ClaimRequest(ctx, key, fp, req)
+			l, _, err := s.Claim(ctx, key, fp, req)
 			require.NoError(t, err)
 			_, rec, err := s.Redrive(ctx, key)
 			require.ErrorIs(t, err, dedupe.ErrInFlight, "never while a lease runs")
@@ -273,15 +275,18 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NotZero(t, r.Token)
 			require.NotEqual(t, l.Token, r.Token)
 			require.Equal(t, clock.Now().Add(time.Minute), r.Until)
-			require.Equal(t, dedupe.InFlight, rec.State)
-			require.Equal(t, uint32(2), rec.Attempts)
+			require.Equal(t, dedupe.Failed, rec.State, "the record stays as it is until the redrive's answer")
+			require.Equal(t, rejected, rec.Response)
+			require.Equal(t, uint32(1), rec.Attempts)
 			require.Equal(t, req, rec.Request)
 			require.Equal(t, fp, rec.Fingerprint)
 			require.True(t, rec.CreatedAt.Equal(created))
 			_, _, err = s.Redrive(ctx, key)
 			require.ErrorIs(t, err, dedupe.ErrInFlight)
-			_, _, err = s.Claim(ctx, key, fp)
-			require.ErrorIs(t, err, dedupe.ErrInFlight, "a provider's retry waits for the redrive")
+			require.ErrorIs(t, s.Delete(ctx, key), dedupe.ErrInFlight, "nor deleted under the redrive")
+			_, replay, err := s.Claim(ctx, key, fp, nil)
+			require.NoError(t, err, "a provider's retry is replayed the answer the record holds")
+			require.Equal(t, rejected, replay.Response)
 			require.ErrorIs(t, s.Complete(ctx, l, ok), dedupe.ErrLeaseLost, "the first lease is over")
 			require.NoError(t, s.Complete(ctx, r, ok))
 
@@ -292,7 +297,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Equal(t, req, got.Request)
 			require.Equal(t, uint32(2), got.Attempts)
 			require.True(t, got.UpdatedAt.Equal(clock.Now()))
-			_, rec2, err := s.Claim(ctx, key, fp)
+			_, rec2, err := s.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Equal(t, ok, rec2.Response, "later deliveries replay the redrive's answer")
 			// An operator may redrive a COMPLETED record too: the core
@@ -300,8 +305,8 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			clock.Advance(time.Second)
 			r, rec, err = s.Redrive(ctx, key)
 			require.NoError(t, err)
-			require.Equal(t, dedupe.InFlight, rec.State)
-			require.Equal(t, uint32(3), rec.Attempts)
+			require.Equal(t, dedupe.Completed, rec.State)
+			require.Equal(t, uint32(2), rec.Attempts)
 			require.Equal(t, ok, rec.Response, "the answer stays until the redrive's is recorded")
 			require.Equal(t, req, rec.Request)
 			_, _, err = s.Redrive(ctx, key)
@@ -313,7 +318,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.Equal(t, uint32(3), got.Attempts)
 
 			// A claim abandoned past its lease may be redriven too.
-			_, _, err = s.ClaimRequest(ctx, "stripe:evt_2", fp, req)
+			_, _, err = s.Claim(ctx, "stripe:evt_2", fp, req)
 			require.NoError(t, err)
 			clock.Advance(time.Minute)
 			r, _, err = s.Redrive(ctx, "stripe:evt_2")
@@ -321,12 +326,12 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, s.Release(ctx, r))
 
 			// Nothing to forward: refused, unchanged.
-			l, _, err = s.ClaimRequest(ctx, "stripe:evt_3", fp, dedupe.NewRequest("application/json", "t", []byte("{}"), false))
+			l, _, err = s.Claim(ctx, "stripe:evt_3", fp, dedupe.NewRequest("application/json", "t", []byte("{}"), false))
 			require.NoError(t, err)
 			require.NoError(t, s.Fail(ctx, l, rejected))
 			_, _, err = s.Redrive(ctx, "stripe:evt_3")
 			require.ErrorIs(t, err, dedupe.ErrNoRequest)
-			l, _, err = s.Claim(ctx, "stripe:evt_4", fp)
+			l, _, err = s.Claim(ctx, "stripe:evt_4", fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Fail(ctx, l, rejected))
 			_, _, err = s.Redrive(ctx, "stripe:evt_4")
@@ -335,11 +340,121 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			require.NoError(t, err)
 			require.Equal(t, dedupe.Failed, got.State)
 			require.Equal(t, uint32(1), got.Attempts)
-			l, _, err = s.Claim(ctx, "stripe:evt_5", fp)
+			l, _, err = s.Claim(ctx, "stripe:evt_5", fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Complete(ctx, l, ok))
 			_, _, err = s.Redrive(ctx, "stripe:evt_5")
 			require.ErrorIs(t, err, dedupe.ErrNoRequest, "COMPLETED, but nothing to forward")
+		}},
+		{"redrive interrupted leaves the record as it was", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			req := dedupe.NewRequest("application/json", "charge.succeeded", []byte(`{"id":"evt_1"}`), true)
+			l, _, err := s.Claim(ctx, key, fp, req)
+			require.NoError(t, err)
+			require.NoError(t, s.Complete(ctx, l, ok))
+			before, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			same := func(t *testing.T, why string) {
+				t.Helper()
+				got, err := s.Get(ctx, key)
+				require.NoError(t, err)
+				require.Equal(t, before.State, got.State, why)
+				require.Equal(t, before.Response, got.Response, why)
+				require.Equal(t, before.Request, got.Request, why)
+				require.Equal(t, before.Attempts, got.Attempts, why)
+				require.True(t, before.UpdatedAt.Equal(got.UpdatedAt), why)
+				require.True(t, before.ExpiresAt.Equal(got.ExpiresAt), "%s: expires_at %v, want %v", why, got.ExpiresAt, before.ExpiresAt)
+				_, rec, err := s.Claim(ctx, key, fp, nil)
+				require.NoError(t, err, why)
+				require.Equal(t, dedupe.Completed, rec.State, why)
+				require.Equal(t, ok, rec.Response, "%s: a provider retry is a replay", why)
+			}
+
+			// The process dies mid-redrive: nothing answers the lease.
+			clock.Advance(time.Second)
+			_, _, err = s.Redrive(ctx, key)
+			require.NoError(t, err)
+			same(t, "during the redrive")
+			clock.Advance(time.Minute)
+			same(t, "after the redrive's lease passed")
+			clock.Advance(90 * time.Minute)
+			n, err := s.Prune(ctx, 100)
+			require.NoError(t, err)
+			require.Zero(t, n, "kept for its retention, not the lease's abandon period")
+			same(t, "after an hour and a half")
+
+			// The core does not answer: the redrive gives its lease up.
+			r, _, err := s.Redrive(ctx, key)
+			require.NoError(t, err, "a redrive whose lease passed is over")
+			clock.Advance(time.Second)
+			require.NoError(t, s.Release(ctx, r))
+			require.ErrorIs(t, s.Release(ctx, r), dedupe.ErrLeaseLost)
+			require.ErrorIs(t, s.Complete(ctx, r, ok), dedupe.ErrLeaseLost)
+			same(t, "after a released redrive")
+
+			// An answer recorded afterwards is the redrive's.
+			r, _, err = s.Redrive(ctx, key)
+			require.NoError(t, err)
+			clock.Advance(time.Second)
+			again := dedupe.Response{Status: 201, Body: []byte("again")}
+			require.NoError(t, s.Complete(ctx, r, again))
+			got, err := s.Get(ctx, key)
+			require.NoError(t, err)
+			require.Equal(t, again, got.Response)
+			require.Equal(t, before.Attempts+1, got.Attempts)
+			require.True(t, got.UpdatedAt.Equal(clock.Now()))
+			require.True(t, got.ExpiresAt.Equal(clock.Now().Add(2*time.Hour)))
+			require.Zero(t, got.Token)
+			require.NoError(t, s.Delete(ctx, key))
+		}},
+		{"listings and replays read no stored body", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			const n = 16
+			big := bytes.Repeat([]byte("x"), dedupe.MaxStoredRequest)
+			answer := dedupe.Response{Status: 200, ContentType: "application/json", Body: bytes.Repeat([]byte("y"), 1000)}
+			for i := range n {
+				l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_big_%02d", i), fp, dedupe.NewRequest("application/json", "invoice.paid", big, true))
+				require.NoError(t, err)
+				require.NoError(t, s.Complete(ctx, l, answer))
+			}
+			big = nil
+			// Each listing would copy n MiB of stored requests; what it
+			// allocates beside them is a few KiB per record.
+			const bound = 2 << 20
+			listed := func(t *testing.T, recs []dedupe.Record) {
+				t.Helper()
+				require.Len(t, recs, n)
+				for _, rec := range recs {
+					require.Equal(t, 200, rec.Response.Status)
+					require.Nil(t, rec.Response.Body)
+					require.Equal(t, "invoice.paid", rec.Request.EventType)
+					require.Equal(t, dedupe.MaxStoredRequest, rec.Request.Size)
+					require.Nil(t, rec.Request.Body)
+					require.True(t, rec.Request.Stored(), "stored, though not read")
+				}
+			}
+			var (
+				recs []dedupe.Record
+				err  error
+			)
+			a := allocated(func() { recs, _, err = s.Recent(ctx, dedupe.RecentOptions{Limit: 100}) })
+			require.NoError(t, err)
+			listed(t, recs)
+			require.Less(t, a, uint64(bound), "Recent allocated %d bytes", a)
+			a = allocated(func() { recs, err = s.List(ctx, dedupe.ListOptions{Prefix: "stripe:"}) })
+			require.NoError(t, err)
+			listed(t, recs)
+			require.Less(t, a, uint64(bound), "List allocated %d bytes", a)
+
+			var rec *dedupe.Record
+			for range 2 { // the tiered store's second replay is from its copy
+				a = allocated(func() { _, rec, err = s.Claim(ctx, "stripe:evt_big_00", fp, nil) })
+				require.NoError(t, err)
+				require.Equal(t, answer, rec.Response)
+				require.Less(t, a, uint64(dedupe.MaxStoredRequest/4), "a replay allocated %d bytes", a)
+			}
+			got, err := s.Get(ctx, "stripe:evt_big_00")
+			require.NoError(t, err)
+			require.Len(t, got.Request.Body, dedupe.MaxStoredRequest, "Get reads the stored request")
+			require.False(t, got.Request.Unread)
 		}},
 		{"recent lists newest first and pages", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			// Created one second apart; two share an instant, ordered by key.
@@ -348,14 +463,14 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 				if i != 3 {
 					clock.Advance(time.Second)
 				}
-				l, _, err := s.Claim(ctx, k, fp)
+				l, _, err := s.Claim(ctx, k, fp, nil)
 				require.NoError(t, err)
 				if k != "stripe:c" {
 					require.NoError(t, s.Fail(ctx, l, ok))
 				}
 			}
 			clock.Advance(time.Second)
-			l, _, err := s.Claim(ctx, "stripe:gone", fp)
+			l, _, err := s.Claim(ctx, "stripe:gone", fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Release(ctx, l))
 			page := func(o dedupe.RecentOptions) ([]string, string) {
@@ -424,7 +539,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 				{"release", func(l dedupe.Lease) error { return s.Release(gone, l) }, 0},
 			} {
 				k := "stripe:evt_settle_" + tt.name
-				l, _, err := s.Claim(ctx, k, fp)
+				l, _, err := s.Claim(ctx, k, fp, nil)
 				require.NoError(t, err)
 				_ = tt.settle(l)
 				require.Eventually(t, func() bool {
@@ -436,7 +551,7 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 				}, 5*time.Second, 5*time.Millisecond, tt.name)
 				// The provider's next delivery is replayed (or, released,
 				// claimed anew), not refused as in flight.
-				_, rec, err := s.Claim(ctx, k, fp)
+				_, rec, err := s.Claim(ctx, k, fp, nil)
 				require.NoError(t, err, tt.name)
 				if tt.want == 0 {
 					require.Nil(t, rec, tt.name)
@@ -446,10 +561,10 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 			}
 
 			k := "stripe:evt_settle_taken_over"
-			old, _, err := s.Claim(ctx, k, fp)
+			old, _, err := s.Claim(ctx, k, fp, nil)
 			require.NoError(t, err)
 			clock.Advance(2 * time.Minute)
-			cur, _, err := s.Claim(ctx, k, fp)
+			cur, _, err := s.Claim(ctx, k, fp, nil)
 			require.NoError(t, err, "a takeover of the expired lease")
 			for _, settle := range []func() error{
 				func() error { return s.Complete(gone, old, ok) },
@@ -472,9 +587,10 @@ func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store
 	}
 }
 
-// BenchClaimComplete measures one delivery's store work on s, a claim and a
-// completion of a new key, from parallel callers.
-func BenchClaimComplete(b *testing.B, s dedupe.Store) {
+// BenchClaimComplete measures one delivery's store work on s, a claim of a
+// new key keeping req (nil: none) and its completion, from parallel
+// callers. Keys are unique across runs, so that one store serves several.
+func BenchClaimComplete(b *testing.B, s dedupe.Store, req *dedupe.Request) {
 	b.Helper()
 	ctx := context.Background()
 	var n atomic.Int64
@@ -482,8 +598,8 @@ func BenchClaimComplete(b *testing.B, s dedupe.Store) {
 	b.ResetTimer()
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			key := fmt.Sprintf("stripe:evt_%d", n.Add(1))
-			l, _, err := s.Claim(ctx, key, "fp")
+			key := fmt.Sprintf("stripe:evt_%d_%d", time.Now().UnixNano(), n.Add(1))
+			l, _, err := s.Claim(ctx, key, "fp", req)
 			if err != nil {
 				b.Error(err)
 				return
@@ -496,28 +612,47 @@ func BenchClaimComplete(b *testing.B, s dedupe.Store) {
 	})
 }
 
-// BenchClaimCompleteRequest is BenchClaimComplete with a request kept by
-// each claim (nil: none), so that one run compares the two.
-func BenchClaimCompleteRequest(b *testing.B, s dedupe.Store, req *dedupe.Request) {
+// BenchReplay measures the path of every provider retry of a finished
+// event on s: a Claim that replays a COMPLETED record whose stored request
+// is bodySize bytes (run with -benchmem).
+func BenchReplay(b *testing.B, s dedupe.Store, bodySize int) {
 	b.Helper()
 	ctx := context.Background()
-	var n atomic.Int64
-	b.SetParallelism(8)
+	key := StoreFinished(b, s, bodySize)
+	b.ReportAllocs()
 	b.ResetTimer()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			key := fmt.Sprintf("stripe:evt_%d_%d", time.Now().UnixNano(), n.Add(1))
-			l, _, err := s.ClaimRequest(ctx, key, "fp", req)
-			if err != nil {
-				b.Error(err)
-				return
-			}
-			if err := s.Complete(ctx, l, dedupe.Response{Status: 200}); err != nil {
-				b.Error(err)
-				return
-			}
+	for range b.N {
+		if _, rec, err := s.Claim(ctx, key, "fp", nil); err != nil || rec == nil {
+			b.Fatal(err, rec)
 		}
-	})
+	}
+}
+
+// StoreFinished stores a new COMPLETED record, claimed with fingerprint
+// "fp" and a request of bodySize bytes, and returns its key.
+func StoreFinished(tb testing.TB, s dedupe.Store, bodySize int) string {
+	tb.Helper()
+	ctx := context.Background()
+	key := fmt.Sprintf("stripe:evt_replay_%d_%d", bodySize, time.Now().UnixNano())
+	req := dedupe.NewRequest("application/json", "invoice.paid", bytes.Repeat([]byte("x"), bodySize), true)
+	l, _, err := s.Claim(ctx, key, "fp", req)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := s.Complete(ctx, l, dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}); err != nil {
+		tb.Fatal(err)
+	}
+	return key
+}
+
+// allocated returns the bytes the process allocated while fn ran.
+func allocated(fn func()) uint64 {
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
+	fn()
+	runtime.ReadMemStats(&m1)
+	return m1.TotalAlloc - m0.TotalAlloc
 }
 
 // Clock is a settable clock, for Options.Now.

@@ -28,7 +28,7 @@ func TestAllocationsPerClaimComplete(t *testing.T) {
 	resp := dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}
 	i := 0
 	allocs := testing.AllocsPerRun(runs, func() {
-		lease, rec, err := s.Claim(ctx, keys[i], "fp")
+		lease, rec, err := s.Claim(ctx, keys[i], "fp", nil)
 		if err != nil || rec != nil {
 			t.Fatal(err, rec)
 		}

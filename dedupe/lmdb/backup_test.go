@@ -21,7 +21,7 @@ func TestBackupWhileWriting(t *testing.T) {
 	s := openTest(t, dir, c, func(o *Options) { o.NoSync = true })
 	body := bytes.Repeat([]byte("k"), 4<<10)
 	for i := 0; i < 400; i++ {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("seed:%03d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("seed:%03d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, ContentType: "text/plain", Body: body}))
 	}
@@ -44,7 +44,7 @@ func TestBackupWhileWriting(t *testing.T) {
 			defer wg.Done()
 			for i := 0; !stop.Load(); i++ {
 				key := fmt.Sprintf("live:%d:%05d", w, i)
-				l, _, err := s.Claim(ctx, key, "fp")
+				l, _, err := s.Claim(ctx, key, "fp", nil)
 				if err == nil {
 					err = s.Complete(ctx, l, dedupe.Response{Status: 201, Body: body[:64]})
 				}
@@ -105,14 +105,14 @@ func TestBackupWhileWriting(t *testing.T) {
 		require.Equal(t, dedupe.Completed, got.State)
 	}
 	// The copy is a store like any other.
-	l, _, err := b.Claim(ctx, "after:backup", "fp")
+	l, _, err := b.Claim(ctx, "after:backup", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, b.Complete(ctx, l, dedupe.Response{Status: 200}))
 }
 
 func TestBackupRefusesAnOccupiedDestination(t *testing.T) {
 	s := openTest(t, t.TempDir(), newClock())
-	l, _, err := s.Claim(ctx, "k:1", "fp")
+	l, _, err := s.Claim(ctx, "k:1", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 

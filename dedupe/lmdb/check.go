@@ -156,7 +156,7 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 	}
 	r.Records = r.walkTree(txn, records, dbiRecords, func(k, v []byte) {
 		key := string(k)
-		rec, err := decodeRecord(key, v)
+		rec, err := decodeRecord(key, v, noBodies)
 		switch {
 		case err != nil:
 			r.add(DamageUndecoded, fmt.Sprintf("%q", key))
@@ -195,7 +195,7 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 			}
 			return
 		}
-		if rec, err := decodeRecord(key, v); err == nil && unixNano(rec.ExpiresAt) != unixNano(at) {
+		if rec, err := decodeRecord(key, v, noBodies); err == nil && unixNano(rec.ExpiresAt) != unixNano(at) {
 			// The record has its own entry, checked above; this one is
 			// left from an earlier state.
 			r.Stale++
@@ -262,7 +262,7 @@ func (r *CheckReport) walkCreated(txn *mdb.Txn, created, records mdb.DBI) {
 			}
 			return
 		}
-		if rec, err := decodeRecord(key, rv); err == nil && unixNano(rec.CreatedAt) != unixNano(at) {
+		if rec, err := decodeRecord(key, rv, noBodies); err == nil && unixNano(rec.CreatedAt) != unixNano(at) {
 			r.CreatedStale++
 		}
 	})

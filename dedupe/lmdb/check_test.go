@@ -16,7 +16,7 @@ func TestCheckSoundStore(t *testing.T) {
 	dir := t.TempDir()
 	s := openTest(t, dir, newClock())
 	seedKeys(t, s, "stripe:a", "stripe:b", "xendit:c")
-	_, _, err := s.Claim(ctx, "stripe:running", "fp")
+	_, _, err := s.Claim(ctx, "stripe:running", "fp", nil)
 	require.NoError(t, err)
 
 	require.NoError(t, s.Close())

@@ -1,6 +1,8 @@
 package lmdb
 
 import (
+	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -31,5 +33,32 @@ func BenchmarkBackendClaimComplete(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { s.Close() })
-	dedupetest.BenchClaimComplete(b, s)
+	dedupetest.BenchClaimComplete(b, s, nil)
+}
+
+// BenchmarkReplay measures a provider retry of a finished event whose
+// stored request is 1 KiB or 1 MiB: path=claim is the replay path;
+// path=get reads the whole record, as that path did before it read the
+// record without its request (a lower bound of its cost):
+// go test ./dedupe/lmdb -run '^$' -bench BenchmarkReplay -benchmem
+func BenchmarkReplay(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Close() })
+	for _, size := range []int{1 << 10, dedupe.MaxStoredRequest} {
+		b.Run(fmt.Sprintf("body=%dKiB/path=get", size>>10), func(b *testing.B) {
+			key := dedupetest.StoreFinished(b, s, size)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := s.Get(context.Background(), key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("body=%dKiB/path=claim", size>>10), func(b *testing.B) {
+			dedupetest.BenchReplay(b, s, size)
+		})
+	}
 }

@@ -78,7 +78,7 @@ func BenchmarkStoredRequests(b *testing.B) {
 				for pb.Next() {
 					i := n.Add(1)
 					ev := bytes.Replace(body, []byte("evt_"), []byte("evt_"+strconv.FormatInt(i, 10)+"_"), 1)
-					l, _, err := s.ClaimRequest(ctx, fmt.Sprintf("stripe:evt_%d", i), "9f86d081884c7d659a2feaa0c55ad015", kind.req(ev))
+					l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "9f86d081884c7d659a2feaa0c55ad015", kind.req(ev))
 					if err != nil {
 						b.Error(err)
 						return

@@ -77,7 +77,7 @@ func editRecordNode(t *testing.T, dir, key string, edit func(node []byte)) {
 func seedKeys(t *testing.T, s *Store, keys ...string) {
 	t.Helper()
 	for _, k := range keys {
-		l, _, err := s.Claim(ctx, k, "fp")
+		l, _, err := s.Claim(ctx, k, "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: []byte("ok")}))
 	}
@@ -126,7 +126,7 @@ func TestUnreadableRecordIsAnErrorNotAPanic(t *testing.T) {
 			_, err := s.Get(ctx, bad)
 			require.ErrorIs(t, err, dedupe.ErrCorrupt)
 			require.Contains(t, err.Error(), bad)
-			_, _, err = s.Claim(ctx, bad, "fp")
+			_, _, err = s.Claim(ctx, bad, "fp", nil)
 			require.ErrorIs(t, err, dedupe.ErrCorrupt)
 			_, err = s.List(ctx, dedupe.ListOptions{})
 			require.ErrorIs(t, err, dedupe.ErrCorrupt)
@@ -186,7 +186,7 @@ func TestPruneMeetsAnUnreadableIndexEntry(t *testing.T) {
 
 	_, err := s.Prune(ctx, 10)
 	require.ErrorIs(t, err, dedupe.ErrCorrupt)
-	_, _, err = s.Claim(ctx, "stripe:evt_new", "fp")
+	_, _, err = s.Claim(ctx, "stripe:evt_new", "fp", nil)
 	require.NoError(t, err, "the writer still runs")
 	closesPromptly(t, s)
 }

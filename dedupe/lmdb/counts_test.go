@@ -29,7 +29,7 @@ func TestStatsFollowsEveryTransition(t *testing.T) {
 	s := openTest(t, t.TempDir(), c)
 	leases := map[string]dedupe.Lease{}
 	claim := func(t *testing.T, key string) {
-		l, _, err := s.Claim(ctx, key, "fp")
+		l, _, err := s.Claim(ctx, key, "fp", nil)
 		require.NoError(t, err)
 		require.NotZero(t, l.Token)
 		leases[key] = l
@@ -159,7 +159,7 @@ func TestCountsComputedAtOpen(t *testing.T) {
 			dir := t.TempDir()
 			s := openTest(t, dir, newClock())
 			seedKeys(t, s, "s:a", "s:b", "s:c")
-			_, _, err := s.Claim(ctx, "s:d", "fp")
+			_, _, err := s.Claim(ctx, "s:d", "fp", nil)
 			require.NoError(t, err)
 			require.NoError(t, s.Close())
 

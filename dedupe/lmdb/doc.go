@@ -1,9 +1,14 @@
 // Package lmdb is the dedupe store of one node: an LMDB environment
 // embedded in the process (Open, OpenExisting), implementing dedupe.Store.
-// It owns every byte that goes into LMDB: the DBI names and key layout
-// (keys.go), the record encoding (record.go), the writer that coalesces
-// concurrent writes into one durable commit (writer.go), the pruner
-// (prune.go), map growth (mapsize.go), and the LMDB-specific tools: the
+// It owns every byte that goes into LMDB. Each file holds one concept: the
+// Store and its lifetime (store.go, options.go), the transitions of a key
+// (transitions.go: claim, finish, release, redrive, delete, keep), reads
+// (read.go), listing newest first and its creation-time index (recent.go),
+// the transaction helpers every read and write goes through (txn.go), the
+// record counts (counts.go), the DBI names and key layout (keys.go), the
+// record encoding (record.go), the writer that coalesces concurrent writes
+// into one durable commit (writer.go), the pruner (prune.go), map growth
+// (mapsize.go), and the LMDB-specific tools: the
 // data file's integrity check at open and its marker (integrity.go), Check
 // (check.go), Backup (backup.go) and OpenExisting (existing.go). It is the
 // only package in webhookd that imports lmdb-go (as mdb).

@@ -30,7 +30,7 @@ func checkConsistent(t *testing.T, s *Store) {
 		defer cur.Close()
 		n := 0
 		for k, v, err := cur.Get(nil, nil, mdb.First); err == nil; k, v, err = cur.Get(nil, nil, mdb.Next) {
-			rec, derr := decodeRecord(string(k), v)
+			rec, derr := decodeRecord(string(k), v, allBodies)
 			if derr != nil {
 				return derr
 			}
@@ -61,10 +61,10 @@ func snapshot(t *testing.T, s *Store) []dedupe.Record {
 // seedForFaults leaves one COMPLETED key and one IN_FLIGHT key (returned).
 func seedForFaults(t *testing.T, s *Store) dedupe.Lease {
 	t.Helper()
-	l, _, err := s.Claim(ctx, "f:done", "fp")
+	l, _, err := s.Claim(ctx, "f:done", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: []byte("ok")}))
-	held, _, err := s.Claim(ctx, "f:held", "fp")
+	held, _, err := s.Claim(ctx, "f:held", "fp", nil)
 	require.NoError(t, err)
 	return held
 }
@@ -89,7 +89,7 @@ func writeMix(s *Store, held dedupe.Lease) map[string]error {
 	}
 	for i := 0; i < 16; i++ {
 		key := fmt.Sprintf("f:new:%02d", i)
-		run("claim "+key, func() error { _, _, err := s.Claim(ctx, key, "fp"); return err })
+		run("claim "+key, func() error { _, _, err := s.Claim(ctx, key, "fp", nil); return err })
 	}
 	run("complete held", func() error { return s.Complete(ctx, held, dedupe.Response{Status: 201}) })
 	stale := held
@@ -117,7 +117,7 @@ func TestFailedCommitAnswersEveryOpUnavailable(t *testing.T) {
 	checkConsistent(t, s)
 
 	// Reads are not affected: a replay is still answered.
-	_, rec, err := s.Claim(ctx, "f:done", "fp")
+	_, rec, err := s.Claim(ctx, "f:done", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, dedupe.Completed, rec.State)
 
@@ -153,7 +153,7 @@ func TestNobodyIsAnsweredBeforeTheCommit(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		key := fmt.Sprintf("wait:%d", i)
 		go func() {
-			_, _, err := s.Claim(ctx, key, "fp")
+			_, _, err := s.Claim(ctx, key, "fp", nil)
 			if err != nil {
 				answered <- "error: " + key + ": " + err.Error()
 				return
@@ -194,7 +194,7 @@ func TestDiskFullIsUnavailableAndRecovers(t *testing.T) {
 	var failedLease dedupe.Lease
 	for i := 0; i < 1000 && failedKey == ""; i++ {
 		key := fmt.Sprintf("full:%04d", i)
-		l, _, err := s.Claim(ctx, key, "fp")
+		l, _, err := s.Claim(ctx, key, "fp", nil)
 		if err != nil {
 			require.ErrorIs(t, err, dedupe.ErrUnavailable)
 			require.Contains(t, err.Error(), "no space left on device")
@@ -234,7 +234,7 @@ func TestDiskFullIsUnavailableAndRecovers(t *testing.T) {
 		require.ErrorIs(t, s.Ping(ctx), dedupe.ErrUnavailable, "readiness fails with the claims")
 	}
 	// Replays keep being answered while the disk is full.
-	_, rec, err := s.Claim(ctx, acked[0], "fp")
+	_, rec, err := s.Claim(ctx, acked[0], "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, dedupe.Completed, rec.State)
 
@@ -248,12 +248,12 @@ func TestDiskFullIsUnavailableAndRecovers(t *testing.T) {
 	require.NoError(t, s.Ping(ctx))
 	l := failedLease
 	if l.Token == 0 {
-		l, _, err = s.Claim(ctx, failedKey, "fp")
+		l, _, err = s.Claim(ctx, failedKey, "fp", nil)
 		require.NoError(t, err)
 	}
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body}))
 	for i := 0; i < 20; i++ {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("after:%d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("after:%d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body}))
 	}

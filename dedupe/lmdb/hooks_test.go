@@ -31,7 +31,7 @@ func TestOnCommitSeesEveryWriteOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "fp")
+			_, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "fp", nil)
 			require.NoError(t, err)
 		}()
 	}
@@ -54,7 +54,7 @@ func TestOnPruneCountsDeletions(t *testing.T) {
 		o.OnPrune = func(n int) { pruned = append(pruned, n) }
 	})
 	for i := range 5 {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	}

@@ -20,7 +20,7 @@ func seedSized(t *testing.T, dir string, n int) {
 	s, err := Open(dir, Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	for i := range n {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: bytes.Repeat([]byte{'x'}, 1024)}))
 	}
@@ -121,7 +121,7 @@ func TestFreePagesPastTheEndAreNotDamage(t *testing.T) {
 	c := newClock()
 	s := openTest(t, dir, c, func(o *Options) { o.NoSync = true })
 	for i := range 300 {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%05d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: bytes.Repeat([]byte{'x'}, 1024)}))
 	}

@@ -59,13 +59,6 @@ func (s *Store) growMap() error {
 	return nil
 }
 
-// MapSize returns the current map size in bytes.
-func (s *Store) MapSize() int64 {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.mapSize
-}
-
 // adoptMapSize picks up a map size set by another process (MDB_MAP_RESIZED).
 func (s *Store) adoptMapSize() error {
 	s.mu.Lock()

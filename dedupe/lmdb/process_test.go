@@ -57,7 +57,7 @@ func TestHelperProcess(t *testing.T) {
 		// Writes well past the 1 MiB map this process started with.
 		body := bytes.Repeat([]byte("g"), 32<<10)
 		for i := 0; i < 64; i++ {
-			l, _, err := s.Claim(ctx, fmt.Sprintf("child:%02d", i), "fp")
+			l, _, err := s.Claim(ctx, fmt.Sprintf("child:%02d", i), "fp", nil)
 			if err == nil {
 				err = s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body})
 			}
@@ -159,7 +159,7 @@ func TestStaleReaderSlotsClearedAtOpen(t *testing.T) {
 	pids := readerPIDs(t, s.env)
 	require.False(t, pids[pid], "Open clears the dead process's slot")
 	// The slots of live processes are kept.
-	l, _, err := s.Claim(ctx, "after:crash", "fp")
+	l, _, err := s.Claim(ctx, "after:crash", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	holder.stop(t)
@@ -182,7 +182,7 @@ func TestAnotherProcessGrowsTheMap(t *testing.T) {
 	dir := t.TempDir()
 	c := newClock()
 	s := openTest(t, dir, c, func(o *Options) { o.MapSize = 1 << 20; o.NoSync = true })
-	l, _, err := s.Claim(ctx, "parent:before", "fp")
+	l, _, err := s.Claim(ctx, "parent:before", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 
@@ -201,7 +201,7 @@ func TestAnotherProcessGrowsTheMap(t *testing.T) {
 		require.Equal(t, body, rec.Response.Body)
 	}
 	require.GreaterOrEqual(t, s.MapSize(), childMap, "the grown size is adopted")
-	l, _, err = s.Claim(ctx, "parent:after", "fp")
+	l, _, err = s.Claim(ctx, "parent:after", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body}))
 	checkConsistent(t, s)

@@ -75,7 +75,7 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 			// Every transition moves the index entry with the record, so a
 			// mismatch means an entry from an older layout or a bug; the
 			// record's own expiry decides, never the entry alone.
-			rec, err := s.get(txn, key)
+			rec, err := s.get(txn, key, noBodies)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue
 			}

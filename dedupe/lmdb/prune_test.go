@@ -15,7 +15,7 @@ import (
 func TestPruneReindexesAMisplacedEntry(t *testing.T) {
 	c := newClock()
 	s := openTest(t, t.TempDir(), c)
-	l, _, err := s.Claim(ctx, "k:misplaced", "fp")
+	l, _, err := s.Claim(ctx, "k:misplaced", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	rec, err := s.Get(ctx, "k:misplaced")
@@ -50,14 +50,14 @@ func TestBackgroundPrunerDeletesEverythingExpired(t *testing.T) {
 		o.PruneBatch = 3 // fewer than there is to prune: several batches
 	})
 	for i := 0; i < 10; i++ {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("old:%d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("old:%d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	}
-	_, _, err := s.Claim(ctx, "abandoned", "fp") // never finished
+	_, _, err := s.Claim(ctx, "abandoned", "fp", nil) // never finished
 	require.NoError(t, err)
 	c.Advance(90 * time.Minute) // retention 1h; lease 1m + abandon 1h
-	l, _, err := s.Claim(ctx, "young", "fp")
+	l, _, err := s.Claim(ctx, "young", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 
@@ -91,7 +91,7 @@ func TestDataFileStopsGrowingUnderSteadyTraffic(t *testing.T) {
 		var sizes []int64
 		for day := 0; day < days; day++ {
 			for i := 0; i < perDay; i++ {
-				l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d_%d", day, i), "fp")
+				l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d_%d", day, i), "fp", nil)
 				require.NoError(t, err)
 				require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body}))
 			}

@@ -64,7 +64,7 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 				continue
 			}
 			at, key, _ := splitExpiryKey(k)
-			rec, err := s.get(txn, key)
+			rec, err := s.get(txn, key, noBodies)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue // an entry of a record deleted without decoding
 			}
@@ -95,48 +95,6 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return out, next, nil
 }
 
-// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again (dedupe.Store.Redrive),
-// in one write transaction: the check (dedupe.CheckRedrive) and the claim
-// cannot be split by another claim.
-func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
-	if err := dedupe.CheckKey(key); err != nil {
-		return dedupe.Lease{}, dedupe.Record{}, err
-	}
-	token, err := dedupe.NewToken()
-	if err != nil {
-		return dedupe.Lease{}, dedupe.Record{}, err
-	}
-	var rec dedupe.Record
-	err = s.update(ctx, func(txn *mdb.Txn) error {
-		now := s.opts.Now()
-		cur, err := s.get(txn, key)
-		rec = cur // the op may run twice (writer.go)
-		if err != nil {
-			return err
-		}
-		if err := dedupe.CheckRedrive(&cur, now); err != nil {
-			return err
-		}
-		if err := s.unindex(txn, &cur); err != nil {
-			return err
-		}
-		cur.State, cur.Token, cur.LeaseUntil = dedupe.InFlight, token, now.Add(s.opts.Lease)
-		cur.Attempts++
-		cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
-		rec = cur
-		return s.put(txn, &cur)
-	})
-	if err != nil {
-		if !dedupe.IsLogical(err) {
-			// rec is the op's until it has answered (see ClaimRequest).
-			return dedupe.Lease{}, dedupe.Record{}, err
-		}
-		return dedupe.Lease{}, rec, err
-	}
-	return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
-}
-
 // openCreated builds the creation-time index of a store written before it
 // existed, inside Open's write transaction: once, when the index is empty
 // and the store is not. Records that do not decode are left out (Check
@@ -162,7 +120,7 @@ func (s *Store) openCreated(txn *mdb.Txn) error {
 	n := 0
 	k, v, err := cur.Get(nil, nil, mdb.First)
 	for ; err == nil; k, v, err = cur.Get(nil, nil, mdb.Next) {
-		rec, derr := decodeRecord(string(k), v)
+		rec, derr := decodeRecord(string(k), v, noBodies)
 		if derr != nil {
 			continue
 		}

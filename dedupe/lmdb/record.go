@@ -40,6 +40,8 @@ func encodeRecord(dst []byte, r *dedupe.Record) []byte {
 	}
 	dst = append(dst, 1)
 	dst = binary.AppendUvarint(dst, uint64(r.Request.Size))
+	// A request read without its body (Unread) is written as one whose
+	// body was not kept: only a body in hand can be written.
 	for _, b := range [][]byte{[]byte(r.Request.ContentType), []byte(r.Request.EventType), r.Request.Body} {
 		dst = binary.AppendUvarint(dst, uint64(len(b)))
 		dst = append(dst, b...)
@@ -60,9 +62,24 @@ func lengthPrefixed(p []byte, fields [][]byte) ([]byte, bool) {
 	return p, true
 }
 
-// decodeRecord parses a value written by encodeRecord. It copies what it keeps, so
-// the result outlives the LMDB transaction that produced buf.
-func decodeRecord(key string, buf []byte) (dedupe.Record, error) {
+// bodies says which stored bodies a read copies out of the map: each can be
+// a mebibyte (dedupe.MaxStoredRequest), and most reads answer with neither
+// (listings, deletes, the pruner) or with the answer only (a replay).
+type bodies uint8
+
+const (
+	responseBody bodies = 1 << iota
+	requestBody
+	noBodies  bodies = 0
+	allBodies        = responseBody | requestBody
+)
+
+// decodeRecord parses a value written by encodeRecord, copying the bodies
+// want asks for. It checks every length all the same, so a damaged record
+// is refused whatever is read of it. A request body left out is marked
+// Unread (when it is stored whole) and its Body is nil. It copies what it
+// keeps, so the result outlives the LMDB transaction that produced buf.
+func decodeRecord(key string, buf []byte, want bodies) (dedupe.Record, error) {
 	const fixed = 2 + 8 + 4*8 + 4 + 2
 	if len(buf) < fixed || buf[0] != recordVersion && buf[0] != recordVersion1 {
 		return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
@@ -86,7 +103,7 @@ func decodeRecord(key string, buf []byte) (dedupe.Record, error) {
 		return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
 	}
 	if buf[0] == recordVersion {
-		if p, ok = decodeRequest(p, &r); !ok {
+		if p, ok = decodeRequest(p, &r, want&requestBody != 0); !ok {
 			return dedupe.Record{}, fmt.Errorf("%w: key %q: request", dedupe.ErrCorrupt, key)
 		}
 	}
@@ -97,15 +114,15 @@ func decodeRecord(key string, buf []byte) (dedupe.Record, error) {
 	}
 	r.Fingerprint = string(fields[0])
 	r.Response.ContentType = string(fields[1])
-	if len(fields[2]) > 0 {
+	if len(fields[2]) > 0 && want&responseBody != 0 {
 		r.Response.Body = append([]byte(nil), fields[2]...)
 	}
 	return r, nil
 }
 
 // decodeRequest reads the request part of a v2 record into r, copying
-// what it keeps.
-func decodeRequest(p []byte, r *dedupe.Record) ([]byte, bool) {
+// what it keeps: the body only when withBody is set.
+func decodeRequest(p []byte, r *dedupe.Record, withBody bool) ([]byte, bool) {
 	if len(p) == 0 || p[0] > 1 {
 		return nil, false
 	}
@@ -122,7 +139,10 @@ func decodeRequest(p []byte, r *dedupe.Record) ([]byte, bool) {
 		return nil, false
 	}
 	r.Request = &dedupe.Request{ContentType: string(f[0]), EventType: string(f[1]), Size: int(size)}
-	if len(f[2]) > 0 || size == 0 {
+	switch {
+	case !withBody:
+		r.Request.Unread = uint64(len(f[2])) == size
+	case len(f[2]) > 0 || size == 0:
 		r.Request.Body = append([]byte{}, f[2]...)
 	}
 	return p, true

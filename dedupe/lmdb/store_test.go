@@ -55,7 +55,7 @@ func TestStateMachine(t *testing.T) {
 	s := openTest(t, t.TempDir(), c)
 	const key = "stripe:evt_1"
 
-	lease, rec, err := s.Claim(ctx, key, "fp1")
+	lease, rec, err := s.Claim(ctx, key, "fp1", nil)
 	require.NoError(t, err)
 	require.Nil(t, rec)
 	require.Equal(t, key, lease.Key)
@@ -63,24 +63,24 @@ func TestStateMachine(t *testing.T) {
 	require.Equal(t, c.Now().Add(time.Minute), lease.Until)
 
 	// A concurrent duplicate is told who holds it and until when.
-	_, rec, err = s.Claim(ctx, key, "fp1")
+	_, rec, err = s.Claim(ctx, key, "fp1", nil)
 	require.ErrorIs(t, err, dedupe.ErrInFlight)
 	require.Equal(t, lease.Until, rec.LeaseUntil)
 
 	// A different payload under the same key is refused before anything else.
-	_, _, err = s.Claim(ctx, key, "fp2")
+	_, _, err = s.Claim(ctx, key, "fp2", nil)
 	require.ErrorIs(t, err, dedupe.ErrFingerprintMismatch)
 
 	resp := dedupe.Response{Status: 201, ContentType: "application/json", Body: []byte(`{"ok":true}`)}
 	require.NoError(t, s.Complete(ctx, lease, resp))
 	require.ErrorIs(t, s.Complete(ctx, lease, resp), dedupe.ErrLeaseLost, "a finished lease cannot finish twice")
 
-	_, rec, err = s.Claim(ctx, key, "fp1")
+	_, rec, err = s.Claim(ctx, key, "fp1", nil)
 	require.NoError(t, err)
 	require.Equal(t, dedupe.Completed, rec.State)
 	require.Equal(t, resp, rec.Response)
 
-	_, _, err = s.Claim(ctx, key, "fp2")
+	_, _, err = s.Claim(ctx, key, "fp2", nil)
 	require.ErrorIs(t, err, dedupe.ErrFingerprintMismatch)
 
 	got, err := s.Get(ctx, key)
@@ -94,20 +94,20 @@ func TestFailAndRelease(t *testing.T) {
 	c := newClock()
 	s := openTest(t, t.TempDir(), c)
 
-	l, _, err := s.Claim(ctx, "x:failed", "fp")
+	l, _, err := s.Claim(ctx, "x:failed", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422, Body: []byte("no")}))
-	_, rec, err := s.Claim(ctx, "x:failed", "fp")
+	_, rec, err := s.Claim(ctx, "x:failed", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, dedupe.Failed, rec.State)
 	require.Equal(t, 422, rec.Response.Status)
 
-	l, _, err = s.Claim(ctx, "x:released", "fp")
+	l, _, err = s.Claim(ctx, "x:released", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Release(ctx, l))
 	_, err = s.Get(ctx, "x:released")
 	require.ErrorIs(t, err, dedupe.ErrNotFound)
-	l2, rec, err := s.Claim(ctx, "x:released", "other-fp")
+	l2, rec, err := s.Claim(ctx, "x:released", "other-fp", nil)
 	require.NoError(t, err, "a released key is free, whatever the payload")
 	require.Nil(t, rec)
 	require.NotEqual(t, l.Token, l2.Token)
@@ -119,14 +119,14 @@ func TestLeaseTakeoverAndLateFinisher(t *testing.T) {
 	s := openTest(t, t.TempDir(), c)
 	const key = "stripe:evt_takeover"
 
-	first, _, err := s.Claim(ctx, key, "fp")
+	first, _, err := s.Claim(ctx, key, "fp", nil)
 	require.NoError(t, err)
 	c.Advance(59 * time.Second)
-	_, _, err = s.Claim(ctx, key, "fp")
+	_, _, err = s.Claim(ctx, key, "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrInFlight)
 
 	c.Advance(2 * time.Second)
-	second, rec, err := s.Claim(ctx, key, "fp")
+	second, rec, err := s.Claim(ctx, key, "fp", nil)
 	require.NoError(t, err)
 	require.Nil(t, rec)
 	require.NotEqual(t, first.Token, second.Token)
@@ -148,21 +148,21 @@ func TestDurableAcrossReopen(t *testing.T) {
 	c := newClock()
 	dir := t.TempDir()
 	s := openTest(t, dir, c)
-	l, _, err := s.Claim(ctx, "stripe:done", "fp")
+	l, _, err := s.Claim(ctx, "stripe:done", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: []byte("ok")}))
-	crashed, _, err := s.Claim(ctx, "stripe:crashed", "fp")
+	crashed, _, err := s.Claim(ctx, "stripe:crashed", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
 	s = openTest(t, dir, c)
-	_, rec, err := s.Claim(ctx, "stripe:done", "fp")
+	_, rec, err := s.Claim(ctx, "stripe:done", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, []byte("ok"), rec.Response.Body)
-	_, _, err = s.Claim(ctx, "stripe:crashed", "fp")
+	_, _, err = s.Claim(ctx, "stripe:crashed", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrInFlight, "a crashed attempt's lease survives the restart")
 	c.Advance(time.Minute)
-	l, _, err = s.Claim(ctx, "stripe:crashed", "fp")
+	l, _, err = s.Claim(ctx, "stripe:crashed", "fp", nil)
 	require.NoError(t, err)
 	require.NotEqual(t, crashed.Token, l.Token)
 }
@@ -177,7 +177,7 @@ func TestConcurrentClaimsOneWinner(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					_, _, err := s.Claim(ctx, "stripe:storm", "fp")
+					_, _, err := s.Claim(ctx, "stripe:storm", "fp", nil)
 					switch {
 					case err == nil:
 						wins.Add(1)
@@ -202,7 +202,7 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 	const n = 64
 	leases := make([]dedupe.Lease, n)
 	for i := range leases {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("k:%03d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("k:%03d", i), "fp", nil)
 		require.NoError(t, err)
 		leases[i] = l
 	}
@@ -236,11 +236,11 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 func TestKeysAndBodies(t *testing.T) {
 	s := openTest(t, t.TempDir(), newClock())
 	for _, key := range []string{"", string(bytes.Repeat([]byte("k"), dedupe.MaxKeyLen+1))} {
-		_, _, err := s.Claim(ctx, key, "fp")
+		_, _, err := s.Claim(ctx, key, "fp", nil)
 		require.ErrorIs(t, err, dedupe.ErrInvalidKey)
 	}
 	long := string(bytes.Repeat([]byte("k"), dedupe.MaxKeyLen))
-	l, _, err := s.Claim(ctx, long, "fp")
+	l, _, err := s.Claim(ctx, long, "fp", nil)
 	require.NoError(t, err)
 	big := bytes.Repeat([]byte("b"), dedupe.MaxStoredBody+100)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: big}))
@@ -252,7 +252,7 @@ func TestKeysAndBodies(t *testing.T) {
 func TestListAndDelete(t *testing.T) {
 	s := openTest(t, t.TempDir(), newClock())
 	for _, k := range []string{"stripe:a", "stripe:b", "xendit:a", "midtrans:a"} {
-		l, _, err := s.Claim(ctx, k, "fp")
+		l, _, err := s.Claim(ctx, k, "fp", nil)
 		require.NoError(t, err)
 		if k != "stripe:b" {
 			require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
@@ -283,7 +283,7 @@ func TestListAndDelete(t *testing.T) {
 	}
 	require.NoError(t, s.Delete(ctx, "stripe:a"))
 	require.ErrorIs(t, s.Delete(ctx, "stripe:a"), dedupe.ErrNotFound)
-	l, _, err := s.Claim(ctx, "stripe:a", "another")
+	l, _, err := s.Claim(ctx, "stripe:a", "another", nil)
 	require.NoError(t, err, "a deleted key is forwarded again")
 	require.NotZero(t, l.Token)
 	stats, err := s.Stats(ctx)
@@ -295,17 +295,17 @@ func TestPruneRemovesExactlyTheExpired(t *testing.T) {
 	c := newClock()
 	s := openTest(t, t.TempDir(), c, func(o *Options) { o.Retention = time.Hour; o.AbandonAfter = 30 * time.Minute })
 	complete := func(key string) {
-		l, _, err := s.Claim(ctx, key, "fp")
+		l, _, err := s.Claim(ctx, key, "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	}
 	complete("old:1")
 	complete("old:2")
-	_, _, err := s.Claim(ctx, "abandoned:1", "fp") // expires at lease (1m) + 30m
+	_, _, err := s.Claim(ctx, "abandoned:1", "fp", nil) // expires at lease (1m) + 30m
 	require.NoError(t, err)
 	c.Advance(40 * time.Minute)
 	complete("new:1")
-	_, _, err = s.Claim(ctx, "running:1", "fp")
+	_, _, err = s.Claim(ctx, "running:1", "fp", nil)
 	require.NoError(t, err)
 	c.Advance(21 * time.Minute) // old:* are 61m old, abandoned:1 is 30m past its lease
 
@@ -338,7 +338,7 @@ func TestMapGrowsWithoutLosingWrites(t *testing.T) {
 	small := func(o *Options) { o.MapSize = 1 << 20; o.NoSync = true }
 	s := openTest(t, dir, c, small)
 	body := bytes.Repeat([]byte("x"), 32<<10)
-	l, _, err := s.Claim(ctx, "grow:seed", "fp")
+	l, _, err := s.Claim(ctx, "grow:seed", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body}))
 
@@ -383,7 +383,7 @@ func TestMapGrowsWithoutLosingWrites(t *testing.T) {
 			defer wg.Done()
 			for i := 0; i < 16; i++ {
 				key := fmt.Sprintf("grow:%d:%d", w, i)
-				l, _, err := s.Claim(ctx, key, "fp")
+				l, _, err := s.Claim(ctx, key, "fp", nil)
 				if err == nil {
 					err = s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body})
 				}
@@ -424,7 +424,7 @@ func TestMapGrowsWithoutLosingWrites(t *testing.T) {
 		}
 	}
 	for i := 0; i < 128; i++ {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("grow:more:%d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("grow:more:%d", i), "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body}))
 	}
@@ -437,7 +437,7 @@ func TestMapFullAtMaximumIsUnavailable(t *testing.T) {
 	body := bytes.Repeat([]byte("x"), 60<<10)
 	var sawFull bool
 	for i := 0; i < 64 && !sawFull; i++ {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("full:%d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("full:%d", i), "fp", nil)
 		if err == nil {
 			err = s.Complete(ctx, l, dedupe.Response{Status: 200, Body: body})
 		}
@@ -455,12 +455,14 @@ func TestMapFullAtMaximumIsUnavailable(t *testing.T) {
 
 func TestDecodeRejectsGarbage(t *testing.T) {
 	for _, buf := range [][]byte{nil, {1}, {9, 1, 2, 3}, append(encodeRecord(nil, &dedupe.Record{State: dedupe.Completed})[:48], 0xff), append(encodeRecord(nil, &dedupe.Record{State: dedupe.Completed}), 0)} {
-		_, err := decodeRecord("k", buf)
-		require.ErrorIs(t, err, dedupe.ErrCorrupt)
+		for _, want := range []bodies{noBodies, responseBody, allBodies} {
+			_, err := decodeRecord("k", buf, want)
+			require.ErrorIs(t, err, dedupe.ErrCorrupt, "a read without bodies checks their lengths too")
+		}
 	}
 	r := dedupe.Record{Key: "k", State: dedupe.Failed, Attempts: 3, CreatedAt: time.Unix(5, 0).UTC(), Fingerprint: "fp",
 		Response: dedupe.Response{Status: 404, ContentType: "text/plain", Body: []byte("nope")}}
-	got, err := decodeRecord("k", encodeRecord(nil, &r))
+	got, err := decodeRecord("k", encodeRecord(nil, &r), allBodies)
 	require.NoError(t, err)
 	require.Equal(t, r, got)
 }
@@ -468,7 +470,7 @@ func TestDecodeRejectsGarbage(t *testing.T) {
 func TestClosedStore(t *testing.T) {
 	s := openTest(t, t.TempDir(), newClock())
 	require.NoError(t, s.Close())
-	_, _, err := s.Claim(ctx, "a:b", "fp")
+	_, _, err := s.Claim(ctx, "a:b", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrClosed)
 	require.NoError(t, s.Close(), "Close is idempotent")
 }
@@ -491,7 +493,7 @@ func (s *Store) indexLen(t *testing.T) int {
 func TestDeleteRefusesALiveClaimUnlessForced(t *testing.T) {
 	c := newClock()
 	s := openTest(t, t.TempDir(), c)
-	_, _, err := s.Claim(ctx, "stripe:live", "fp")
+	_, _, err := s.Claim(ctx, "stripe:live", "fp", nil)
 	require.NoError(t, err)
 	require.ErrorIs(t, s.Delete(ctx, "stripe:live"), dedupe.ErrInFlight)
 	_, err = s.Get(ctx, "stripe:live")
@@ -500,7 +502,7 @@ func TestDeleteRefusesALiveClaimUnlessForced(t *testing.T) {
 	c.Advance(time.Minute) // the lease has passed: an abandoned claim may go
 	require.NoError(t, s.Delete(ctx, "stripe:live"))
 
-	_, _, err = s.Claim(ctx, "stripe:forced", "fp")
+	_, _, err = s.Claim(ctx, "stripe:forced", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.ForceDelete(ctx, "stripe:forced"))
 	_, err = s.Get(ctx, "stripe:forced")
@@ -522,7 +524,7 @@ func TestCorruptRecordsDoNotStallPruningOrDeletion(t *testing.T) {
 	c := newClock()
 	s := openTest(t, t.TempDir(), c)
 	for _, k := range []string{"a:1", "a:2", "a:3"} {
-		l, _, err := s.Claim(ctx, k, "fp")
+		l, _, err := s.Claim(ctx, k, "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	}

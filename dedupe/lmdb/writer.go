@@ -14,8 +14,8 @@ package lmdb
 // ops run directly in the batch's transaction, not each in a nested one
 // (txn.Sub): LMDB's nested transaction allocates and merges its own dirty
 // page lists for every op (BenchmarkClaimComplete's mode=nested against
-// mode=group: a fifth more CPU per webhook at 64 callers, BENCHMARKS.md,
-// "The LMDB writer: group commit"). Nearly every op that fails
+// mode=group: a fifth more CPU per webhook at 64 callers, BENCHMARKS.md).
+// Nearly every op that fails
 // refuses before it writes anything (a duplicate, a lost lease), and such
 // a failure needs no rollback: the writer knows by counting the writes
 // (Store.changes) around the op. Only when an op fails after writing, or
@@ -227,7 +227,7 @@ func (s *Store) gather(last int) {
 // commit runs batch in one durable transaction, growing the map and
 // retrying when it is full. On return every op's err is its answer.
 func (s *Store) commit(batch []*op) {
-	nested := s.opts.nestEveryOp
+	nested := s.nestEveryOp.Load()
 	for {
 		err := s.runBatch(batch, nested)
 		if err == nil {

@@ -56,7 +56,7 @@ func TestStuckCommitHonoursTheDeadline(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
 		start := time.Now()
-		_, _, err := s.Claim(ctx, key, "fp")
+		_, _, err := s.Claim(ctx, key, "fp", nil)
 		return time.Since(start), err
 	}
 	stuck := make(chan error, 1)
@@ -85,10 +85,10 @@ func TestStuckCommitHonoursTheDeadline(t *testing.T) {
 	rec, err := s.Get(ctx, "stripe:evt_in_commit")
 	require.NoError(t, err, "the write already in the commit took effect")
 	require.Equal(t, dedupe.InFlight, rec.State)
-	_, _, err = s.Claim(ctx, "stripe:evt_in_commit", "fp")
+	_, _, err = s.Claim(ctx, "stripe:evt_in_commit", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrInFlight, "its lease runs, with nobody forwarding")
 	c.Advance(time.Minute)
-	l, rec2, err := s.Claim(ctx, "stripe:evt_in_commit", "fp")
+	l, rec2, err := s.Claim(ctx, "stripe:evt_in_commit", "fp", nil)
 	require.NoError(t, err, "then it expires like any abandoned claim")
 	require.Nil(t, rec2)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
@@ -103,7 +103,7 @@ func TestWriteOfACallerGoneDoesNothing(t *testing.T) {
 	cancel()
 	for i := range 50 {
 		key := fmt.Sprintf("stripe:evt_gone_%d", i)
-		_, _, err := s.Claim(gone, key, "fp")
+		_, _, err := s.Claim(gone, key, "fp", nil)
 		require.ErrorIs(t, err, context.Canceled)
 		_, err = s.Get(ctx, key)
 		require.ErrorIs(t, err, dedupe.ErrNotFound, key)
@@ -147,7 +147,7 @@ func TestSettleOfACallerGoneStillLands(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			key := "stripe:evt_settle_" + tt.name
-			l, _, err := s.Claim(ctx, key, "fp")
+			l, _, err := s.Claim(ctx, key, "fp", nil)
 			require.NoError(t, err)
 			// The caller may hear its own give-up, or the answer if the
 			// writer was quicker; either way the write lands.
@@ -217,7 +217,7 @@ func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
 			})
 			entered, unblock := blockCommits(t, s)
 			first := make(chan error, 1)
-			go func() { _, _, err := s.Claim(ctx, "stripe:evt_first", "fp"); first <- err }()
+			go func() { _, _, err := s.Claim(ctx, "stripe:evt_first", "fp", nil); first <- err }()
 			<-entered
 
 			// Three ops queue behind the stuck commit, to run as one batch.
@@ -225,9 +225,9 @@ func TestBatchRollsBackOnlyTheOpThatFailed(t *testing.T) {
 			for i := range errs {
 				errs[i] = make(chan error, 1)
 			}
-			go func() { _, _, err := s.Claim(ctx, "stripe:evt_a", "fp"); errs[0] <- err }()
+			go func() { _, _, err := s.Claim(ctx, "stripe:evt_a", "fp", nil); errs[0] <- err }()
 			go func() { errs[1] <- s.update(ctx, func(txn *mdb.Txn) error { return tt.op(s, txn) }) }()
-			go func() { _, _, err := s.Claim(ctx, "stripe:evt_c", "fp"); errs[2] <- err }()
+			go func() { _, _, err := s.Claim(ctx, "stripe:evt_c", "fp", nil); errs[2] <- err }()
 			// The first claim's caller waits for its commit, the three
 			// others for the writer to take them.
 			require.Eventually(t, func() bool { return s.queued.Load() == 3 && parkedSenders() == 4 },
@@ -315,7 +315,7 @@ func TestEveryWriteIsCounted(t *testing.T) {
 func TestPruneOfACallerGoneReadsNothing(t *testing.T) {
 	c := newClock()
 	s := openTest(t, t.TempDir(), c)
-	l, _, err := s.Claim(ctx, "stripe:evt_old", "fp")
+	l, _, err := s.Claim(ctx, "stripe:evt_old", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	c.Advance(2 * time.Hour) // past the retention

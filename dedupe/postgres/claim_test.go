@@ -20,18 +20,18 @@ func TestPostgresClaimReadsBeforeItLocks(t *testing.T) {
 		require.NoError(t, admin.QueryRow(ctx, `SELECT xmax::text FROM `+Table+` WHERE key = $1`, key).Scan(&x))
 		return x
 	}
-	l, _, err := s.Claim(ctx, "stripe:evt_done", "fp")
+	l, _, err := s.Claim(ctx, "stripe:evt_done", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
-	_, _, err = s.Claim(ctx, "stripe:evt_running", "fp")
+	_, _, err = s.Claim(ctx, "stripe:evt_running", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, "0", xmax("stripe:evt_done"))
 	require.Equal(t, "0", xmax("stripe:evt_running"))
 
-	_, rec, err := s.Claim(ctx, "stripe:evt_done", "fp")
+	_, rec, err := s.Claim(ctx, "stripe:evt_done", "fp", nil)
 	require.NoError(t, err)
 	require.NotNil(t, rec)
-	_, _, err = s.Claim(ctx, "stripe:evt_running", "fp")
+	_, _, err = s.Claim(ctx, "stripe:evt_running", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrInFlight)
 	require.Equal(t, "0", xmax("stripe:evt_done"), "the replay locked the row")
 	require.Equal(t, "0", xmax("stripe:evt_running"), "the in-flight answer locked the row")

@@ -41,7 +41,7 @@ func BenchmarkPostgresStoredRequests(b *testing.B) {
 		b.Run("request="+kind.name, func(b *testing.B) {
 			s := openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{})
 			start := time.Now()
-			dedupetest.BenchClaimCompleteRequest(b, s, kind.req)
+			dedupetest.BenchClaimComplete(b, s, kind.req)
 			b.StopTimer()
 			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "deliveries/s")
 			var size int64

@@ -35,7 +35,7 @@ func TestPostgresStatsReadsNoRecords(t *testing.T) {
 	s, err := Open(ctx, dsn, Options{Schema: schema, OpTimeout: time.Second, Options: dedupe.Options{PruneInterval: -1}})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
-	l, _, err := s.Claim(ctx, "stripe:evt_locked", "fp")
+	l, _, err := s.Claim(ctx, "stripe:evt_locked", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 
@@ -58,7 +58,7 @@ func TestPostgresCountsStartFromExistingRecords(t *testing.T) {
 	schema := testSchema(t, dsn)
 	s := openTestPG(t, dsn, schema, dedupe.Options{})
 	for i := range 5 {
-		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "fp")
+		l, _, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i), "fp", nil)
 		require.NoError(t, err)
 		if i < 3 {
 			require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
@@ -81,7 +81,7 @@ func TestPostgresCountsStartFromExistingRecords(t *testing.T) {
 	got, err := s.Stats(ctx)
 	require.NoError(t, err)
 	require.Equal(t, map[dedupe.State]int{dedupe.Completed: 3, dedupe.InFlight: 2, dedupe.Failed: 1}, got)
-	l, _, err := s.Claim(ctx, "stripe:evt_new", "fp")
+	l, _, err := s.Claim(ctx, "stripe:evt_new", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Fail(ctx, l, dedupe.Response{Status: 422}))
 	got, err = s.Stats(ctx)
@@ -104,7 +104,7 @@ func TestPostgresStatsMatchesCountUnderConcurrency(t *testing.T) {
 			defer wg.Done()
 			s := nodes[w%2]
 			for i := range 40 {
-				l, rec, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i%20), "fp")
+				l, rec, err := s.Claim(ctx, fmt.Sprintf("stripe:evt_%d", i%20), "fp", nil)
 				if err != nil || rec != nil {
 					continue // in flight on another worker, or replayed
 				}

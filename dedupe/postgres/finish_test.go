@@ -30,7 +30,7 @@ func TestPostgresFinishRecord(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.state.String(), func(t *testing.T) {
 			key := "stripe:evt_finish_" + tc.state.String()
-			l, _, err := s.Claim(ctx, key, "fp")
+			l, _, err := s.Claim(ctx, key, "fp", nil)
 			require.NoError(t, err)
 			rec, err := s.FinishRecord(ctx, l, tc.state, resp)
 			stored, gerr := s.Get(ctx, key)

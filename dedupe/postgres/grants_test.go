@@ -60,7 +60,7 @@ func TestPostgresOpensWithDMLGrantsOnly(t *testing.T) {
 	u.User = url.User(role)
 
 	s := openTestPG(t, u.String(), ready, dedupe.Options{})
-	l, rec, err := s.Claim(ctx, "stripe:evt_dml", "fp")
+	l, rec, err := s.Claim(ctx, "stripe:evt_dml", "fp", nil)
 	require.NoError(t, err)
 	require.Nil(t, rec)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))

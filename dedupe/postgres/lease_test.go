@@ -41,7 +41,7 @@ func TestPostgresLeaseRunsFromTheClaim(t *testing.T) {
 	}
 	done := make(chan claimed, 1)
 	go func() {
-		l, _, err := s.Claim(context.Background(), "stripe:evt_locked", "fp")
+		l, _, err := s.Claim(context.Background(), "stripe:evt_locked", "fp", nil)
 		done <- claimed{l, err}
 	}()
 	time.Sleep(hold)

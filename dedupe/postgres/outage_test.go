@@ -152,13 +152,13 @@ func TestPostgresHungServerAnswersUnavailable(t *testing.T) {
 	const opTimeout = 300 * time.Millisecond
 	s, p, _ := proxiedPG(t, opTimeout)
 	ctx := context.Background()
-	_, _, err := s.Claim(ctx, "stripe:evt_before", "fp")
+	_, _, err := s.Claim(ctx, "stripe:evt_before", "fp", nil)
 	require.NoError(t, err)
 
 	p.freezeAll()
 	for _, key := range []string{"stripe:evt_during", "stripe:evt_during2"} {
 		start := time.Now()
-		_, _, err = s.Claim(ctx, key, "fp")
+		_, _, err = s.Claim(ctx, key, "fp", nil)
 		took := time.Since(start)
 		require.ErrorIs(t, err, dedupe.ErrUnavailable)
 		require.NotContains(t, err.Error(), "127.0.0.1")
@@ -181,7 +181,7 @@ func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
 	// after the server committed it.
 	pat := []byte("fp-lost-reply")
 	p.freezeOn.Store(&pat)
-	_, _, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply")
+	_, _, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply", nil)
 	require.ErrorIs(t, err, dedupe.ErrUnavailable)
 	var n int
 	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+Table+` WHERE key = 'stripe:evt_lost'`).Scan(&n))
@@ -189,7 +189,7 @@ func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
 
 	// The provider's retry is forwarded now, not refused as in flight.
 	p.freezeOn.Store(nil)
-	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply")
+	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply", nil)
 	require.NoError(t, err)
 	require.Nil(t, rec)
 }

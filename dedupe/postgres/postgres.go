@@ -56,9 +56,9 @@ type Options struct {
 	// OpTimeout bounds each store operation, waiting for a pool connection
 	// included; an operation that runs out answers ErrUnavailable.
 	OpTimeout time.Duration
-	// Tracer, when set, sees every query the pool sends; nil traces
-	// nothing. Tests count round trips with it, the tiered store's too,
-	// which is why it is exported.
+	// Tracer, when set, sees every query the pool sends (pgx's hook for
+	// query tracing, such as OpenTelemetry's, and for counting round
+	// trips); nil traces nothing.
 	Tracer pgx.QueryTracer
 }
 
@@ -402,8 +402,20 @@ func (s *Store) wrap(what string, err error) error {
 	return &pgError{what: what, cause: err}
 }
 
-const recordColumns = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, body,
-	req_content_type, req_event_type, req_body, req_size`
+// recordColumns read a whole record (scanRecord). replayColumns leave the
+// request body out, which a replay does not send, and listColumns both
+// bodies, which a listing does not show: each up to a mebibyte
+// (dedupe.MaxStoredRequest) that would cross the wire and be copied for
+// nothing. Their last column says whether a request body left out is
+// stored whole (dedupe.Request.Unread); octet_length reads a TOASTed
+// body's length from its header, not the body.
+const (
+	recordHead    = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, `
+	reqUnread     = `COALESCE(octet_length(req_body) = req_size, false)`
+	recordColumns = recordHead + `body, req_content_type, req_event_type, req_body, req_size, false`
+	replayColumns = recordHead + `body, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+	listColumns   = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+)
 
 // pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
 // a control character keeps it apart from every delivery's key all the same.
@@ -426,7 +438,8 @@ func pgText(s string) string {
 	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
-// scanRecord scans recordColumns, then into extra any columns that follow.
+// scanRecord scans recordColumns (or replayColumns, listColumns), then
+// into extra any columns that follow.
 func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	var (
 		r          dedupe.Record
@@ -439,9 +452,10 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		reqType    *string
 		reqBody    []byte
 		reqSize    *int32
+		reqUnread  bool
 	)
 	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
-		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize}, extra...)...)
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize, &reqUnread}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dedupe.Record{}, dedupe.ErrNotFound
 	}
@@ -457,7 +471,7 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		r.Response.Body = nil
 	}
 	if reqSize != nil {
-		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody}
+		r.Request = &dedupe.Request{Size: int(*reqSize), Body: reqBody, Unread: reqUnread}
 		if reqCT != nil {
 			r.Request.ContentType = *reqCT
 		}
@@ -473,18 +487,6 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 	return r, nil
 }
 
-// Claim has Store.Claim's outcomes. It reads the key first; an absent key
-// or a passed lease is then claimed in one statement: an insert that, when
-// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
-// and the same fingerprint. Postgres locks the row for the statement, so of
-// concurrent claims on any nodes exactly one wins; the losers read the
-// winner's row in the next round. The lease runs from the database's clock
-// as the statement takes effect: after any wait for a lock, on the row or
-// on the table, so that the wait is not taken out of the forward's time.
-func (s *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return s.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
 // reqArgs are the request columns' values for req (all NULL when nil).
 func reqArgs(req *dedupe.Request) []any {
 	if req == nil {
@@ -493,9 +495,16 @@ func reqArgs(req *dedupe.Request) []any {
 	return []any{pgText(req.ContentType), pgText(req.EventType), req.Body, int32(req.Size)}
 }
 
-// ClaimRequest is Claim keeping req in the row it inserts or takes over,
-// in the same statement.
-func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+// Claim has Store.Claim's outcomes. It reads the key first; an absent key
+// or a passed lease is then claimed in one statement: an insert that, when
+// the key exists, takes it over only if it is IN_FLIGHT with a passed lease
+// and the same fingerprint. Postgres locks the row for the statement, so of
+// concurrent claims on any nodes exactly one wins; the losers read the
+// winner's row in the next round. The lease runs from the database's clock
+// as the statement takes effect: after any wait for a lock, on the row or
+// on the table, so that the wait is not taken out of the forward's time.
+// req (may be nil) is kept in the row the statement inserts or takes over.
+func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -528,7 +537,7 @@ func (s *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *
 	// lease goes on to the claim. The row may appear, vanish (released,
 	// pruned) or be taken over between the read and the claim; a few
 	// rounds settle it. The read returns the clock the lease is judged by.
-	get := `SELECT ` + recordColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
+	get := `SELECT ` + replayColumns + `, ` + sqlNow(2) + ` FROM ` + s.table + ` WHERE key = $1`
 	leaseMicros, abandonMicros := s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()
 	for range 5 {
 		var now time.Time
@@ -593,8 +602,9 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 }
 
 // FinishRecord is Complete (st Completed) or Fail (st Failed), also
-// returning the record as stored, in the same one round trip, so that the
-// tiered store copies it without reading it back. Any other st is refused:
+// returning the record as stored (without its request body, as a replay
+// reads it), in the same one round trip, so that the tiered store copies
+// it without reading it back. Any other st is refused:
 // only a finished state may replace a lease.
 func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) (dedupe.Record, error) {
 	if st != dedupe.Completed && st != dedupe.Failed {
@@ -606,12 +616,16 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 	var rec dedupe.Record
 	err := s.settle(ctx, "finish", func(ctx context.Context) error {
 		var err error
+		// The token is a claim's (state $9) or a redrive's, whose answer
+		// counts one more attempt (Redrive).
 		rec, err = scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = $3, token = 0, lease_until = NULL,
+		attempts = CASE WHEN state = $9 THEN attempts ELSE attempts + 1 END,
 		updated_at = c.now, expires_at = c.now + `+sqlMicros(5)+`, status = $6, content_type = $7, body = $8
 		FROM (SELECT `+sqlNow(4)+` AS now) c
-		WHERE key = $1 AND state = 1 AND token = $2
-		RETURNING `+recordColumns,
-			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body))
+		WHERE key = $1 AND token = $2 AND token <> 0
+		RETURNING `+replayColumns,
+			l.Key, int64(l.Token), int16(st), s.clock(), s.opts.Retention.Microseconds(), int32(resp.Status), pgText(resp.ContentType), resp.Body,
+			int16(dedupe.InFlight)))
 		if errors.Is(err, dedupe.ErrNotFound) {
 			return dedupe.ErrLeaseLost
 		}
@@ -677,15 +691,22 @@ func (s *Store) settle(ctx context.Context, what string, fn func(context.Context
 	}
 }
 
-// Release deletes the caller's IN_FLIGHT record. Like Complete and Fail,
-// it takes effect even when ctx ends first (see settle).
+// Release deletes the caller's IN_FLIGHT record, or drops a redrive's
+// lease from the finished record it left as it was: one statement. Like
+// Complete and Fail, it takes effect even when ctx ends first (see settle).
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	return s.settle(ctx, "release", func(ctx context.Context) error {
-		tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND state = 1 AND token = $2`, l.Key, int64(l.Token))
+		var n int
+		err := s.pool.QueryRow(ctx, `WITH
+			claim AS (DELETE FROM `+s.table+` WHERE key = $1 AND token = $2 AND token <> 0 AND state = $3 RETURNING 1),
+			redrive AS (UPDATE `+s.table+` SET token = 0, lease_until = NULL
+				WHERE key = $1 AND token = $2 AND token <> 0 AND state <> $3 RETURNING 1)
+			SELECT (SELECT count(*) FROM claim) + (SELECT count(*) FROM redrive)`,
+			l.Key, int64(l.Token), int16(dedupe.InFlight)).Scan(&n)
 		if err != nil {
 			return err
 		}
-		if tag.RowsAffected() == 0 {
+		if n == 0 {
 			return dedupe.ErrLeaseLost
 		}
 		return nil
@@ -712,7 +733,9 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	defer cancel()
-	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (state = 1 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
+	// A lease (a claim's or a redrive's) holds the row while token is set
+	// and lease_until is ahead.
+	tag, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = $1 AND ($2 OR NOT (token <> 0 AND lease_until > `+sqlNow(3)+`))`, key, force, s.clock())
 	if err != nil {
 		return s.wrap("delete", err)
 	}
@@ -723,7 +746,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 	switch {
 	case err != nil:
 		return err
-	case !force && rec.State == dedupe.InFlight:
+	case !force && rec.Token != 0:
 		// The statement found its lease running, by the database's clock.
 		return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
 	}
@@ -777,7 +800,7 @@ func (s *Store) List(ctx context.Context, o dedupe.ListOptions) ([]dedupe.Record
 		return nil, err
 	}
 	defer cancel()
-	q := `SELECT ` + recordColumns + ` FROM ` + s.table + `
+	q := `SELECT ` + listColumns + ` FROM ` + s.table + `
 		WHERE key > $1 AND starts_with(key, $2) AND ($3 = 0 OR state = $3) ORDER BY key`
 	args := []any{o.After, o.Prefix, int16(o.State)}
 	if o.Limit > 0 {
@@ -889,8 +912,9 @@ func (s *Store) pruneLoop() {
 	})
 }
 
-// Redrive claims a FAILED or COMPLETED record, or an IN_FLIGHT one whose
-// lease has passed, for forwarding its stored request again: one UPDATE that checks
+// Redrive leases a FAILED or COMPLETED record, or an IN_FLIGHT one whose
+// lease has passed, for forwarding its stored request again
+// (dedupe.Store.Redrive): one UPDATE that checks
 // the state, the lease (by the database's clock) and that the whole body
 // is kept, so that of concurrent redrives and claims on any nodes exactly
 // one wins. When it changes nothing, the row is read to say why
@@ -908,13 +932,19 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
-	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET state = 1, token = $2, lease_until = c.now + `+sqlMicros(4)+`,
-		attempts = attempts + 1, updated_at = c.now, expires_at = c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+`
+	// A finished row ($6, $7) changes by its token and lease only, so that
+	// a redrive that never answers leaves it as it was; an abandoned claim
+	// ($8) is taken over as Claim would.
+	rec, err := scanRecord(s.pool.QueryRow(ctx, `UPDATE `+s.table+` SET token = $2, lease_until = c.now + `+sqlMicros(4)+`,
+		attempts = CASE WHEN state = $8 THEN attempts + 1 ELSE attempts END,
+		updated_at = CASE WHEN state = $8 THEN c.now ELSE updated_at END,
+		expires_at = CASE WHEN state = $8 THEN c.now + `+sqlMicros(4)+` + `+sqlMicros(5)+` ELSE expires_at END
 		FROM (SELECT `+sqlNow(3)+` AS now) c
-		WHERE key = $1 AND (state IN (2, 3) OR state = 1 AND lease_until <= c.now)
+		WHERE key = $1 AND state IN ($6, $7, $8) AND (token = 0 OR lease_until <= c.now)
 			AND req_size IS NOT NULL AND COALESCE(octet_length(req_body), 0) = req_size
 		RETURNING `+recordColumns,
-		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds()))
+		key, int64(token), s.clock(), s.opts.Lease.Microseconds(), s.opts.AbandonAfter.Microseconds(),
+		int16(dedupe.Completed), int16(dedupe.Failed), int16(dedupe.InFlight)))
 	if err == nil {
 		return dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}, rec, nil
 	}
@@ -922,7 +952,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
 	var now time.Time
-	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
+	cur, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+listColumns+`, `+sqlNow(2)+` FROM `+s.table+` WHERE key = $1`, key, s.clock()), &now)
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, s.wrap("redrive", err)
 	}
@@ -971,7 +1001,7 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	if o.Provider != "" {
 		where += ` AND starts_with(key, ` + arg(o.Provider+":") + `)`
 	}
-	rows, err := s.pool.Query(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE `+where+`
+	rows, err := s.pool.Query(ctx, `SELECT `+listColumns+` FROM `+s.table+` WHERE `+where+`
 		ORDER BY created_at DESC, key DESC LIMIT `+arg(limit+1), args...)
 	if err != nil {
 		return nil, "", s.wrap("recent", err)

@@ -51,7 +51,7 @@ func TestPostgresSettleOutlastsItsCaller(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			key := "stripe:evt_slow_settle_" + tt.name
-			l, _, err := s.Claim(ctx, key, "fp")
+			l, _, err := s.Claim(ctx, key, "fp", nil)
 			require.NoError(t, err)
 			tx, err := admin.Begin(ctx)
 			require.NoError(t, err)

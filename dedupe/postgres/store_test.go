@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"testing"
 
@@ -40,7 +41,7 @@ func TestConformance(t *testing.T) {
 // go test ./dedupe/postgres -run '^$' -bench BackendClaimComplete
 func BenchmarkBackendClaimComplete(b *testing.B) {
 	dsn := testPostgresDSN(b)
-	dedupetest.BenchClaimComplete(b, openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{}))
+	dedupetest.BenchClaimComplete(b, openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{}), nil)
 }
 
 // Two nodes, each with its own pool, race for one key: one lease in all.
@@ -61,7 +62,7 @@ func TestPostgresClaimIsAtomicAcrossNodes(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, rec, err := nodes[i%2].Claim(context.Background(), "stripe:evt_race", "fp")
+			_, rec, err := nodes[i%2].Claim(context.Background(), "stripe:evt_race", "fp", nil)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
@@ -88,11 +89,11 @@ func TestPostgresUnavailable(t *testing.T) {
 	require.ErrorIs(t, err, dedupe.ErrUnavailable)
 	require.NotContains(t, err.Error(), "secretpw")
 	s.pool.Close() // the connection is gone; the store is not closed
-	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp")
+	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrUnavailable)
 	require.NotContains(t, err.Error(), "127.0.0.1")
 	require.NoError(t, s.Close())
-	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp")
+	_, _, err = s.Claim(context.Background(), "stripe:evt", "fp", nil)
 	require.ErrorIs(t, err, dedupe.ErrClosed)
 }
 
@@ -103,4 +104,17 @@ func TestOpenRefusesAnInvalidDSN(t *testing.T) {
 	require.ErrorIs(t, err, ErrInvalidDSN)
 	require.NotContains(t, err.Error(), "secretpw")
 	require.NotContains(t, err.Error(), "WEBHOOKD_")
+}
+
+// BenchmarkPostgresReplay measures a provider retry of a finished event
+// whose stored request is 1 KiB or 1 MiB (run with -benchmem):
+// go test ./dedupe/postgres -run '^$' -bench PostgresReplay -benchmem
+func BenchmarkPostgresReplay(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	s := openTestPG(b, dsn, testSchema(b, dsn), dedupe.Options{})
+	for _, size := range []int{1 << 10, dedupe.MaxStoredRequest} {
+		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
+			dedupetest.BenchReplay(b, s, size)
+		})
+	}
 }

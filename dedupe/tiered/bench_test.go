@@ -25,7 +25,7 @@ func BenchmarkTiered(b *testing.B) {
 		leases := make([]dedupe.Lease, b.N)
 		for i := range leases {
 
-			l, _, err := node.Claim(ctx, fmt.Sprintf("stripe:evt_f%d", n.Add(1)), "fp")
+			l, _, err := node.Claim(ctx, fmt.Sprintf("stripe:evt_f%d", n.Add(1)), "fp", nil)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -40,7 +40,7 @@ func BenchmarkTiered(b *testing.B) {
 	})
 	b.Run("replay", func(b *testing.B) {
 		key := fmt.Sprintf("stripe:evt_r%d", n.Add(1))
-		l, _, err := node.Claim(ctx, key, "fp")
+		l, _, err := node.Claim(ctx, key, "fp", nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -49,7 +49,7 @@ func BenchmarkTiered(b *testing.B) {
 		}
 		b.ResetTimer()
 		for range b.N {
-			if _, rec, err := node.Claim(ctx, key, "fp"); err != nil || rec == nil {
+			if _, rec, err := node.Claim(ctx, key, "fp", nil); err != nil || rec == nil {
 				b.Fatal(rec, err)
 			}
 		}

@@ -63,27 +63,27 @@ func TestTieredDeleteTakesEffectOnEveryNode(t *testing.T) {
 	}{
 		{"deleted on A: B claims afresh", func(t *testing.T, a, b *Store, key string) {
 			require.NoError(t, a.Delete(ctx, key))
-			l, rec, err := b.Claim(ctx, key, fp)
+			l, rec, err := b.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Nil(t, rec, "B replayed its copy of a deleted record")
 			require.NotZero(t, l.Token)
-			_, _, err = a.Claim(ctx, key, fp)
+			_, _, err = a.Claim(ctx, key, fp, nil)
 			require.ErrorIs(t, err, dedupe.ErrInFlight, "B's claim is the shared one")
 		}},
 		{"force-deleted on A: B claims afresh", func(t *testing.T, a, b *Store, key string) {
 			require.NoError(t, a.ForceDelete(ctx, key))
-			_, rec, err := b.Claim(ctx, key, fp)
+			_, rec, err := b.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Nil(t, rec, "B replayed its copy of a deleted record")
 		}},
 		{"deleted and recorded anew on A: B replays the new answer", func(t *testing.T, a, b *Store, key string) {
 			require.NoError(t, a.Delete(ctx, key))
-			l, rec, err := a.Claim(ctx, key, fp)
+			l, rec, err := a.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Nil(t, rec)
 			require.NoError(t, a.Fail(ctx, l, second))
 			for range 2 { // the new answer, then B's new copy of it
-				_, rec, err = b.Claim(ctx, key, fp)
+				_, rec, err = b.Claim(ctx, key, fp, nil)
 				require.NoError(t, err)
 				require.Equal(t, dedupe.Failed, rec.State)
 				require.Equal(t, second, rec.Response)
@@ -91,9 +91,9 @@ func TestTieredDeleteTakesEffectOnEveryNode(t *testing.T) {
 		}},
 		{"deleted and claimed again on A: B answers in flight", func(t *testing.T, a, b *Store, key string) {
 			require.NoError(t, a.Delete(ctx, key))
-			_, _, err := a.Claim(ctx, key, fp)
+			_, _, err := a.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
-			_, _, err = b.Claim(ctx, key, fp)
+			_, _, err = b.Claim(ctx, key, fp, nil)
 			require.ErrorIs(t, err, dedupe.ErrInFlight)
 		}},
 	}
@@ -104,10 +104,10 @@ func TestTieredDeleteTakesEffectOnEveryNode(t *testing.T) {
 			a := openTieredNode(t, dsn, schema, opts, nil)
 			b := openTieredNode(t, dsn, schema, opts, nil)
 			const key = "stripe:evt_everywhere"
-			l, _, err := a.Claim(ctx, key, fp)
+			l, _, err := a.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.NoError(t, a.Complete(ctx, l, first))
-			_, rec, err := b.Claim(ctx, key, fp)
+			_, rec, err := b.Claim(ctx, key, fp, nil)
 			require.NoError(t, err)
 			require.Equal(t, first, rec.Response)
 			_, err = b.local.Get(ctx, key)
@@ -130,26 +130,26 @@ func TestTieredRoundTrips(t *testing.T) {
 	opts := dedupe.Options{Lease: time.Minute, Retention: time.Hour}
 	node := openTieredNode(t, dsn, schema, opts, qc)
 	ok := dedupe.Response{Status: 200, Body: []byte("ok")}
-	l, _, err := node.Claim(ctx, "stripe:evt_rt", "fp")
+	l, _, err := node.Claim(ctx, "stripe:evt_rt", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), qc.count(func() { require.NoError(t, node.Complete(ctx, l, ok)) }), "tiered Complete")
 	_, err = node.local.Get(ctx, "stripe:evt_rt")
 	require.NoError(t, err, "Complete kept a local copy")
 	require.Equal(t, int64(1), qc.count(func() {
-		_, rec, err := node.Claim(ctx, "stripe:evt_rt", "fp")
+		_, rec, err := node.Claim(ctx, "stripe:evt_rt", "fp", nil)
 		require.NoError(t, err)
 		require.Equal(t, ok, rec.Response)
 	}), "tiered replay of the local copy")
 
-	l, _, err = node.Claim(ctx, "stripe:evt_rt_fail", "fp")
+	l, _, err = node.Claim(ctx, "stripe:evt_rt_fail", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), qc.count(func() { require.NoError(t, node.Fail(ctx, l, ok)) }), "tiered Fail")
 
-	l, _, err = node.Claim(ctx, "stripe:evt_rt_release", "fp")
+	l, _, err = node.Claim(ctx, "stripe:evt_rt_release", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), qc.count(func() { require.NoError(t, node.Release(ctx, l)) }), "Release")
 
-	l, _, err = node.shared.Claim(ctx, "stripe:evt_rt_pg", "fp")
+	l, _, err = node.shared.Claim(ctx, "stripe:evt_rt_pg", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), qc.count(func() { require.NoError(t, node.shared.Complete(ctx, l, ok)) }), "postgres Complete")
 	require.Equal(t, int64(1), qc.count(func() { require.ErrorIs(t, node.shared.Complete(ctx, l, ok), dedupe.ErrLeaseLost) }), "a lost lease")

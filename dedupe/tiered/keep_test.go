@@ -21,7 +21,7 @@ func TestTieredKeepDropsACopyDeletedMeanwhile(t *testing.T) {
 	tiered := New(openTestLMDB(t, opts), shared)
 	ctx := context.Background()
 	finished := func(key string) dedupe.Record {
-		l, _, err := shared.Claim(ctx, key, "fp")
+		l, _, err := shared.Claim(ctx, key, "fp", nil)
 		require.NoError(t, err)
 		require.NoError(t, shared.Complete(ctx, l, dedupe.Response{Status: 200}))
 		rec, err := shared.Get(ctx, key)

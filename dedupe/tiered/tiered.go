@@ -18,7 +18,9 @@ import (
 // answers ErrUnavailable (503, and the provider retries).
 //
 // The local copies are a cache that never decides a claim: IN_FLIGHT
-// records live in Postgres only. A copy expires with the shared record it
+// records live in Postgres only. A copy holds what a replay answers with,
+// not the stored request (Postgres sends none back to a claim or a
+// finish); Get, Redrive and the console read the shared row. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
 //
 // Every node gives the same answer: a copy is replayed only after one
@@ -54,17 +56,13 @@ func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 // Claim has Store.Claim's outcomes. A finished record in the local copy is
 // answered from it when the shared row is unchanged (or Postgres cannot
 // say); anything else is claimed in Postgres, and a finished record found
-// there is copied locally for next time.
-func (t *Store) Claim(ctx context.Context, key, fingerprint string) (dedupe.Lease, *dedupe.Record, error) {
-	return t.ClaimRequest(ctx, key, fingerprint, nil)
-}
-
-// ClaimRequest is Claim keeping req with the claim in Postgres.
-func (t *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
+// there is copied locally for next time. req is kept with the claim in
+// Postgres.
+func (t *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := postgres.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
-	rec, err := t.local.Get(ctx, key)
+	rec, err := t.local.Peek(ctx, key)
 	switch {
 	case err == nil && rec.State != dedupe.InFlight:
 		at, cerr := t.shared.UpdatedAt(ctx, key)
@@ -81,7 +79,7 @@ func (t *Store) ClaimRequest(ctx context.Context, key, fingerprint string, req *
 		// A local failure costs the shortcut only: Postgres decides.
 		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
 	}
-	lease, r, err := t.shared.ClaimRequest(ctx, key, fingerprint, req)
+	lease, r, err := t.shared.Claim(ctx, key, fingerprint, req)
 	if err == nil && r != nil && r.State != dedupe.InFlight {
 		t.keep(ctx, *r)
 	}
@@ -170,11 +168,12 @@ func (t *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	return t.shared.Recent(ctx, o)
 }
 
-// Redrive claims the shared record for a redrive. The claim moves the
-// shared row's updated_at, so every node's copy is stale from then on, and
-// the answer the redrive records (Complete or Fail, copied here as after
-// any claim) is what every node replays afterwards: each checks the shared
-// row before replaying its copy.
+// Redrive leases the shared record for a redrive. The lease leaves the
+// shared row's updated_at as it was, so every node's copy stays the one to
+// replay until the redrive's answer is recorded (Complete or Fail, copied
+// here as after any claim); that moves updated_at, and every node replays
+// the new answer from then on: each checks the shared row before replaying
+// its copy.
 func (t *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
 	return t.shared.Redrive(ctx, key)
 }

@@ -26,6 +26,8 @@ type Adapter struct {
 	// basicAuth is the Authorization header value Adyen must send, or
 	// empty when basic auth is not configured.
 	basicAuth string
+	// accounts are the merchantAccountCodes accepted, or nil for any.
+	accounts map[string]bool
 }
 
 var (
@@ -48,6 +50,27 @@ func WithBasicAuth(userPassword string) Option {
 			return errors.New("adyen: basic auth must be user:password")
 		}
 		a.basicAuth = basicAuthHeader(userPassword)
+		return nil
+	}
+}
+
+// WithMerchantAccounts refuses (401) a request with an item for any
+// merchantAccountCode but codes: the webhook's own accounts, as the
+// Customer Area lists them. It refuses an empty list, an empty code, one
+// with surrounding white space and one with a ":" (no merchant account
+// code has one).
+func WithMerchantAccounts(codes []string) Option {
+	return func(a *Adapter) error {
+		if len(codes) == 0 {
+			return errors.New("adyen: no merchant account given")
+		}
+		a.accounts = make(map[string]bool, len(codes))
+		for i, c := range codes {
+			if c == "" || strings.TrimSpace(c) != c || strings.Contains(c, ":") {
+				return fmt.Errorf("adyen: merchant account %d of %d is empty, has white space around it or holds a \":\"", i+1, len(codes))
+			}
+			a.accounts[c] = true
+		}
 		return nil
 	}
 }

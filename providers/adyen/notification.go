@@ -154,11 +154,13 @@ func readItem(raw rawjson.Member) (item, error) {
 		if ok && !v.IsNull() {
 			// An integer in minor units, written as Adyen's library
 			// writes it (strconv.Itoa): never a float.
+			// One spelling per value: "-0" is refused, as 1e3 and
+			// 1000.0 are.
 			n, err := strconv.ParseInt(string(v.Value), 10, 64)
-			if err != nil {
+			if err != nil || strconv.FormatInt(n, 10) != string(v.Value) {
 				return item{}, errNotNotification
 			}
-			it.f.value = strconv.FormatInt(n, 10)
+			it.f.value = string(v.Value)
 		}
 	}
 	if ad, ok, err := obj.Object("additionalData"); err != nil {

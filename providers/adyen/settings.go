@@ -12,6 +12,9 @@ import (
 type Settings struct {
 	HMACKeys  []string `envconfig:"ADYEN_HMAC_KEYS" desc:"comma-separated hex HMAC keys of the Adyen standard webhook (keep the old one during a rotation); enables /webhooks/adyen" example:"44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056,00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"`
 	BasicAuth string   `envconfig:"ADYEN_BASIC_AUTH" desc:"user:password that Adyen sends as basic auth (set in the webhook's settings; checked when set)"`
+	// MerchantAccounts, when set, are the only merchantAccountCodes whose
+	// items are accepted.
+	MerchantAccounts []string `envconfig:"ADYEN_MERCHANT_ACCOUNTS" desc:"comma-separated merchant account codes of the webhook; when set, a request with an item for any other account is 401"`
 }
 
 // Entry is Adyen's line in webhookd's provider table.
@@ -25,11 +28,17 @@ func Entry() providers.Entry {
 }
 
 // Check refuses a basic auth setting without a user, naming the variable
-// but never its value.
+// but never its value, and a merchant account list that
+// WithMerchantAccounts refuses.
 func (s *Settings) Check(env providers.Env) error {
 	if s.BasicAuth != "" {
 		if user, _, ok := strings.Cut(s.BasicAuth, ":"); !ok || user == "" {
 			return fmt.Errorf("%s: must be user:password", env.Var("ADYEN_BASIC_AUTH"))
+		}
+	}
+	if len(s.MerchantAccounts) > 0 {
+		if err := WithMerchantAccounts(s.MerchantAccounts)(&Adapter{}); err != nil {
+			return fmt.Errorf("%s: %w", env.Var("ADYEN_MERCHANT_ACCOUNTS"), err)
 		}
 	}
 	return nil
@@ -43,6 +52,9 @@ func (s *Settings) Build() (providers.Provider, error) {
 	var opts []Option
 	if s.BasicAuth != "" {
 		opts = append(opts, WithBasicAuth(s.BasicAuth))
+	}
+	if len(s.MerchantAccounts) > 0 {
+		opts = append(opts, WithMerchantAccounts(s.MerchantAccounts))
 	}
 	return New(s.HMACKeys, opts...)
 }

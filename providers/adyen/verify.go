@@ -37,6 +37,16 @@ var (
 	// ErrNotSigned means an item has no additionalData.hmacSignature, or
 	// an empty one.
 	ErrNotSigned = fmt.Errorf("%w: adyen: item has no hmacSignature", providers.ErrUnauthorized)
+	// ErrFieldFormat means a signed field of an item is not in the format
+	// Adyen documents (format.go): a pspReference or originalReference
+	// that is not letters and digits, a merchantAccountCode with a ":", a
+	// currency that is not three capital letters, an eventCode that is
+	// not capital letters, digits and underscores, or a success that is
+	// neither "true" nor "false". Such a text has more than one reading.
+	ErrFieldFormat = fmt.Errorf("%w: adyen: a signed item field is not in its documented format", providers.ErrUnauthorized)
+	// ErrMerchantAccount means WithMerchantAccounts is set and an item is
+	// for another merchantAccountCode.
+	ErrMerchantAccount = fmt.Errorf("%w: adyen: item is for a merchant account not configured", providers.ErrUnauthorized)
 	// ErrNoValidSignature means an item's hmacSignature is not the base64
 	// HMAC-SHA256 of its signed fields under any configured key.
 	ErrNoValidSignature = fmt.Errorf("%w: adyen: item signature does not match", providers.ErrUnauthorized)
@@ -44,7 +54,9 @@ var (
 
 // Verify authenticates a request: its basic auth when configured, and the
 // hmacSignature of every item, so that one forged item refuses the whole
-// request before anything is stored. Signatures are compared in constant
+// request before anything is stored. Each item's signed fields must be in
+// their documented formats, so that its signed text has one reading
+// (format.go), and, with WithMerchantAccounts, name a configured account. Signatures are compared in constant
 // time, as Adyen's library does (hmac.Equal). It returns nil or one of the
 // errors above; an item's error says which item (counting from 1).
 func (a *Adapter) Verify(header http.Header, body []byte) error {
@@ -78,6 +90,12 @@ var sigLen = base64.StdEncoding.EncodedLen(32)
 func (a *Adapter) verifyItem(f *fields) error {
 	if f.signature == "" {
 		return ErrNotSigned
+	}
+	if !f.readFormats() {
+		return ErrFieldFormat
+	}
+	if a.accounts != nil && !a.accounts[f.merchant] {
+		return ErrMerchantAccount
 	}
 	if len(f.signature) != sigLen {
 		return ErrNoValidSignature

@@ -8,11 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
@@ -96,27 +93,12 @@ func WithStatusTimeout(d time.Duration) Option {
 	return func(a *Adapter) { a.timeout = d }
 }
 
-// ParseAPIURL checks a Duitku API base URL: https with a host, or plain
-// http for a loopback host only (a local stand-in in tests), without
-// query, fragment or user information. A trailing slash is dropped. The
-// configuration uses it to report a bad URL before start-up.
+// ParseAPIURL checks a Duitku API base URL (statusapi.ParseAPIURL: https,
+// or plain http for a loopback host only, without credentials, query or
+// fragment; a trailing slash dropped). The configuration uses it to report
+// a bad URL before start-up; New refuses what it refuses.
 func ParseAPIURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("duitku: API URL %q is not an absolute http(s) URL", raw)
-	}
-	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		// Not quoted: the URL may carry a password.
-		return nil, errors.New("duitku: API URL must not have credentials, a query or a fragment")
-	}
-	if u.Scheme != "https" && !isLoopback(u.Hostname()) {
-		// The request is signed with the API key: an answer over plain
-		// http could be forged on the way.
-		return nil, fmt.Errorf("duitku: API URL %q must use https; plain http is allowed only for a loopback host", raw)
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	return u, nil
+	return statusapi.ParseAPIURL(Name, raw)
 }
 
 // Confirm asks Duitku's transaction status API (POST {api}/webapi/api/
@@ -156,7 +138,7 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 		return err
 	}
 	switch {
-	case got.order != order, got.reference != ref, !sameDecimal(got.amount, amount):
+	case got.order != order, got.reference != ref, !statusapi.SameDecimal(got.amount, amount):
 		return ErrStatusMismatch
 	}
 	for _, s := range agree {
@@ -234,36 +216,4 @@ func parseStatus(answer []byte) (statusReport, error) {
 func StatusSignature(merchantCode, merchantOrderID, apiKey string) string {
 	sum := md5.Sum([]byte(merchantCode + merchantOrderID + apiKey))
 	return hex.EncodeToString(sum[:])
-}
-
-var decimalRE = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?$`)
-
-// sameDecimal reports whether a and b are plain decimals of equal value,
-// compared digit by digit so that no float rounding can make two amounts
-// equal: "100000", "100000.00" and "0100000" are the same, "100000.01" is
-// not.
-func sameDecimal(a, b string) bool {
-	na, ok1 := normDecimal(a)
-	nb, ok2 := normDecimal(b)
-	return ok1 && ok2 && na == nb
-}
-
-func normDecimal(s string) (string, bool) {
-	m := decimalRE.FindStringSubmatch(s)
-	if m == nil {
-		return "", false
-	}
-	whole := strings.TrimLeft(m[1], "0")
-	if whole == "" {
-		whole = "0"
-	}
-	return whole + "." + strings.TrimRight(m[2], "0"), true
-}
-
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Settings are Duitku's variables in webhookd (the command adds its
@@ -12,7 +13,7 @@ import (
 type Settings struct {
 	MerchantCode string   `envconfig:"DUITKU_MERCHANT_CODE" desc:"the Duitku merchant (project) code; with DUITKU_API_KEYS, enables /webhooks/duitku" example:"DS15782"`
 	APIKeys      []string `envconfig:"DUITKU_API_KEYS" desc:"comma-separated Duitku API keys of that project" example:"duitku_table_test_api_key"`
-	VerifyStatus bool     `envconfig:"DUITKU_VERIFY_STATUS" default:"false" desc:"confirm each Duitku callback with Duitku's transaction status API before forwarding it (the signature does not cover resultCode or reference)"`
+	VerifyStatus bool     `envconfig:"DUITKU_VERIFY_STATUS" default:"true" desc:"confirm each new Duitku callback with Duitku's transaction status API before forwarding it, with the merchant code and API key already configured: the signature covers neither resultCode nor reference, and joins its fields without a separator; false turns it off (serve warns)"`
 	APIURL       string   `envconfig:"DUITKU_API_URL" default:"https://passport.duitku.com" desc:"Duitku API the status check asks (sandbox: https://sandbox.duitku.com; https only, plain http only for a loopback host)"`
 }
 
@@ -43,27 +44,25 @@ func (s *Settings) Check(env providers.Env) error {
 			return fmt.Errorf("%s: %w", env.Var("DUITKU_API_URL"), err)
 		}
 	}
-	switch {
-	case !s.VerifyStatus:
+	if !s.VerifyStatus || s.MerchantCode == "" {
+		// Off, or Duitku itself is off: the check on by default must not
+		// stop a configuration without Duitku.
 		return nil
-	case s.MerchantCode == "":
-		return fmt.Errorf("%s: needs %s and %s", env.Var("DUITKU_VERIFY_STATUS"), env.Var("DUITKU_MERCHANT_CODE"), env.Var("DUITKU_API_KEYS"))
-	case env.Lease <= env.DispatchTimeout+DefaultStatusTimeout+env.StoreCalls:
-		// The status call runs under the claim, before the forward.
-		return fmt.Errorf("%s: %s must be longer than %s (%s) plus the Duitku status check (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
-			env.Var("LEASE"), env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultStatusTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
 	}
-	return nil
+	// The status call runs under the claim, before the forward.
+	return statusapi.CheckLease(env, "Duitku status check", DefaultStatusTimeout)
 }
 
 // Warnings implements providers.Warner: with Duitku on and the status
 // check off, a captured callback can be re-sent with another resultCode
-// and reference (neither is signed) and is forwarded as a new event.
+// and reference (neither is signed), or with digits moved between amount
+// and merchantOrderId (joined without a separator), and is forwarded as a
+// new event.
 func (s *Settings) Warnings(env providers.Env) []string {
 	if s.MerchantCode == "" || s.VerifyStatus {
 		return nil
 	}
-	return []string{fmt.Sprintf("duitku: the callback signature does not cover resultCode or reference, which make the event key and type: anyone holding one genuine callback can forward forged ones (resultCode=00 included); set %s=true to confirm each callback with Duitku's status API", env.Var("DUITKU_VERIFY_STATUS"))}
+	return []string{fmt.Sprintf("duitku: %s=false: the callback signature does not cover resultCode or reference, which make the event key and type, and joins amount and merchantOrderId without a separator: anyone holding one genuine callback can forward forged ones (resultCode=00, another order or amount); unset it or set it to true to confirm each callback with Duitku's status API", env.Var("DUITKU_VERIFY_STATUS"))}
 }
 
 // Build returns the adapter when the merchant code and at least one API

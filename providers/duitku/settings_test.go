@@ -56,10 +56,9 @@ func TestSettingsStatusCheck(t *testing.T) {
 		{"check on", on(duitku.Settings{VerifyStatus: true, APIURL: duitku.DefaultAPIURL}), env, ""},
 		{"sandbox", on(duitku.Settings{VerifyStatus: true, APIURL: duitku.SandboxAPIURL}), env, ""},
 		{"loopback http", on(duitku.Settings{VerifyStatus: true, APIURL: "http://127.0.0.1:9999"}), env, ""},
-		{"plain http", on(duitku.Settings{VerifyStatus: true, APIURL: "http://passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: duitku: API URL \"http://passport.duitku.com\" must use https"},
+		{"plain http", on(duitku.Settings{VerifyStatus: true, APIURL: "http://passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: duitku: API URL must use https"},
 		{"plain http while off", on(duitku.Settings{APIURL: "http://passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: "},
 		{"credentials", on(duitku.Settings{VerifyStatus: true, APIURL: "https://u:secret_key_1@passport.duitku.com"}), env, "WEBHOOKD_DUITKU_API_URL: duitku: API URL must not have credentials"},
-		{"check without provider", duitku.Settings{VerifyStatus: true, APIURL: duitku.DefaultAPIURL}, env, "WEBHOOKD_DUITKU_VERIFY_STATUS: needs WEBHOOKD_DUITKU_MERCHANT_CODE"},
 		{"lease too short", on(duitku.Settings{VerifyStatus: true, APIURL: duitku.DefaultAPIURL}),
 			providers.Env{Var: env.Var, Lease: 25 * time.Second, DispatchTimeout: 10 * time.Second, StoreCalls: 10 * time.Second},
 			"WEBHOOKD_LEASE: 25s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (10s) plus the Duitku status check (5s)"},
@@ -82,6 +81,12 @@ func TestSettingsStatusCheck(t *testing.T) {
 			require.True(t, isConfirmer)
 		})
 	}
+	// The check is on by default: with Duitku itself off, it is no error.
+	off := duitku.Settings{VerifyStatus: true, APIURL: duitku.DefaultAPIURL}
+	require.NoError(t, off.Check(env))
+	p, err := off.Build()
+	require.NoError(t, err)
+	require.Nil(t, p)
 }
 
 func TestSettingsWarnings(t *testing.T) {
@@ -90,7 +95,7 @@ func TestSettingsWarnings(t *testing.T) {
 	s := &duitku.Settings{MerchantCode: "DS15782", APIKeys: []string{"secret_key_1"}}
 	w := s.Warnings(env)
 	require.Len(t, w, 1)
-	require.Contains(t, w[0], "WEBHOOKD_DUITKU_VERIFY_STATUS=true")
+	require.Contains(t, w[0], "WEBHOOKD_DUITKU_VERIFY_STATUS=false")
 	require.NotContains(t, w[0], "secret_key_1")
 	s.VerifyStatus = true
 	require.Empty(t, s.Warnings(env), "the status check closes the gap")

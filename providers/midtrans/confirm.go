@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"regexp"
-	"strings"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
@@ -21,7 +19,8 @@ import (
 // providers.ErrUnavailable (503, so that Midtrans retries).
 var (
 	// ErrStatusMismatch means the GET status API reports a different
-	// transaction_status, fraud_status or order_id than the notification.
+	// transaction_status, fraud_status, order_id or gross_amount than the
+	// notification.
 	ErrStatusMismatch = fmt.Errorf("%w: midtrans: status API reports a different status", providers.ErrMismatch)
 	// ErrRefundMismatch means a notification names a refund_key that the
 	// GET status API's answer does not list in its refunds (or has no
@@ -55,6 +54,12 @@ const MaxStatusResponseBytes = 64 << 10
 //     "challenge" or "deny" would otherwise read as clean downstream;
 //   - the same order_id, since order_id is what the signature binds and the
 //     transaction_id in the URL is not signed;
+//   - the same gross_amount (compared as decimals), when the answer gives
+//     one: the signature joins order_id, status_code and gross_amount
+//     without a separator, so one signature also verifies with digits
+//     moved from gross_amount into order_id ("A", "200", "1200200.00" and
+//     "A2001", "200", "200.00" hash alike), and only Midtrans can say which
+//     reading its transaction has;
 //   - the same transaction_id, when the answer has one;
 //   - for a notification with a refund_key, whatever its status: an entry
 //     of the answer's refunds with the same refund_key and, when both give
@@ -98,6 +103,10 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 	if err != nil {
 		return ErrStatusMismatch
 	}
+	gross, _, err := o.Scalar("gross_amount")
+	if err != nil {
+		return ErrStatusMismatch
+	}
 	// A refund_amount spelled another way ("Refund_Amount") would be read
 	// here as absent, so not compared, and by a case-insensitive decoder
 	// downstream as whatever it says: refused before asking Midtrans.
@@ -109,7 +118,7 @@ func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) e
 	if err != nil {
 		return err
 	}
-	if err := compare(n, orderID, got); err != nil {
+	if err := compare(n, orderID, gross, got); err != nil {
 		return err
 	}
 	switch {
@@ -141,36 +150,12 @@ func compareRefund(key, amount string, refunds []refundEntry) error {
 		if r.key != key {
 			continue
 		}
-		if amount == "" || r.amount == "" || sameDecimal(amount, r.amount) {
+		if amount == "" || r.amount == "" || statusapi.SameDecimal(amount, r.amount) {
 			return nil
 		}
 		return ErrRefundMismatch
 	}
 	return ErrRefundMismatch
-}
-
-var decimalRE = regexp.MustCompile(`^([0-9]+)(?:\.([0-9]+))?$`)
-
-// sameDecimal reports whether a and b are plain decimals (Midtrans sends
-// "60000.00", as a string or a number) of equal value, compared digit by
-// digit so that no float rounding can make two amounts equal: "60000.00",
-// "60000" and "060000.0" are the same, "60000.01" is not.
-func sameDecimal(a, b string) bool {
-	na, ok1 := normDecimal(a)
-	nb, ok2 := normDecimal(b)
-	return ok1 && ok2 && na == nb
-}
-
-func normDecimal(s string) (string, bool) {
-	m := decimalRE.FindStringSubmatch(s)
-	if m == nil {
-		return "", false
-	}
-	whole := strings.TrimLeft(m[1], "0")
-	if whole == "" {
-		whole = "0"
-	}
-	return whole + "." + strings.TrimRight(m[2], "0"), true
 }
 
 // statusReport is what Confirm reads from a GET status answer.
@@ -179,12 +164,16 @@ type statusReport struct {
 	status        string
 	fraudStatus   string
 	orderID       string
+	// grossAmount is the answer's gross_amount as sent; "" when absent.
+	grossAmount string
 	// hasRefunds says the answer has a refunds array (possibly empty).
 	hasRefunds bool
 	refunds    []refundEntry
 }
 
-func compare(n notification, orderID string, got statusReport) error {
+// compare checks a notification (its parsed fields, order_id and
+// gross_amount) against the status API's answer.
+func compare(n notification, orderID, gross string, got statusReport) error {
 	switch {
 	case got.status != n.status:
 		return ErrStatusMismatch
@@ -193,6 +182,8 @@ func compare(n notification, orderID string, got statusReport) error {
 	case n.fraudStatus == "" && got.fraudStatus != "" && got.fraudStatus != "accept":
 		return ErrStatusMismatch
 	case got.orderID != orderID:
+		return ErrStatusMismatch
+	case got.grossAmount != "" && !statusapi.SameDecimal(got.grossAmount, gross):
 		return ErrStatusMismatch
 	case got.transactionID != "" && got.transactionID != n.transactionID:
 		return ErrStatusMismatch
@@ -255,9 +246,10 @@ func parseStatus(answer []byte) (statusReport, error) {
 	r.fraudStatus, _, err1 = o.String("fraud_status")
 	r.transactionID, _, err2 = o.String("transaction_id")
 	r.orderID, _, err3 = o.Scalar("order_id")
-	var err4 error
+	var err4, err5 error
+	r.grossAmount, _, err5 = o.Scalar("gross_amount")
 	r.refunds, r.hasRefunds, err4 = parseRefunds(o)
-	if errors.Join(err1, err2, err3, err4) != nil {
+	if errors.Join(err1, err2, err3, err4, err5) != nil {
 		return statusReport{}, fmt.Errorf("%w (answer has malformed fields)", ErrStatusUnavailable)
 	}
 	return r, nil

@@ -16,8 +16,12 @@ import (
 const Name = "midtrans"
 
 // DefaultAPIURL is Midtrans's production API, which Confirm asks by default.
-// The sandbox API is https://api.sandbox.midtrans.com.
+// The sandbox API is SandboxAPIURL.
 const DefaultAPIURL = "https://api.midtrans.com"
+
+// SandboxAPIURL is Midtrans's sandbox API, which knows the transactions of
+// sandbox server keys (SB-...).
+const SandboxAPIURL = "https://api.sandbox.midtrans.com"
 
 // DefaultStatusTimeout bounds one call of the GET status API, connection
 // included. Midtrans gives a notification 15 seconds before it counts as
@@ -81,9 +85,9 @@ func WithStatusTimeout(d time.Duration) Option {
 //
 // The key is used exactly as given. New refuses an empty key and one with
 // surrounding white space (almost always a copy-and-paste accident that would
-// fail every notification), a status API URL that is not an absolute http or
-// https URL without query, fragment or credentials, and a timeout that is
-// not positive.
+// fail every notification), a status API URL that ParseAPIURL refuses (plain
+// http to a host that is not loopback included: the server key would travel
+// in clear), and a timeout that is not positive.
 func New(serverKey string, opts ...Option) (*Adapter, error) {
 	switch {
 	case serverKey == "":
@@ -116,21 +120,13 @@ func New(serverKey string, opts ...Option) (*Adapter, error) {
 	return a, nil
 }
 
-// ParseAPIURL checks a Midtrans API base URL: absolute http or https, with a
-// host, and without query, fragment or user information. A trailing slash is
-// dropped. The configuration uses it to report a bad URL before start-up.
+// ParseAPIURL checks a Midtrans API base URL (statusapi.ParseAPIURL: https,
+// or plain http for a loopback host only, without credentials, query or
+// fragment; a trailing slash dropped): every status call carries the server
+// key. The configuration uses it to report a bad URL before start-up; New
+// refuses what it refuses.
 func ParseAPIURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return nil, fmt.Errorf("midtrans: API URL %q is not an absolute http(s) URL", raw)
-	}
-	if u.User != nil || u.RawQuery != "" || u.ForceQuery || u.Fragment != "" {
-		// Not quoted: the URL may carry a password.
-		return nil, errors.New("midtrans: API URL must not have credentials, a query or a fragment")
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = strings.TrimRight(u.RawPath, "/")
-	return u, nil
+	return statusapi.ParseAPIURL(Name, raw)
 }
 
 // Name returns "midtrans".

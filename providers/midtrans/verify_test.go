@@ -246,6 +246,9 @@ func TestNew(t *testing.T) {
 		{"ftp API URL", testKey, []midtrans.Option{midtrans.WithStatusCheck("ftp://api.midtrans.com")}, true},
 		{"API URL with a query", testKey, []midtrans.Option{midtrans.WithStatusCheck("https://api.midtrans.com/?x=1")}, true},
 		{"API URL with credentials", testKey, []midtrans.Option{midtrans.WithStatusCheck("https://u:hunter2@api.midtrans.com")}, true},
+		// The server key goes in every status call's Authorization header.
+		{"plain http API URL to a remote host", testKey, []midtrans.Option{midtrans.WithStatusCheck("http://api.midtrans.com")}, true},
+		{"plain http API URL to a loopback host", testKey, []midtrans.Option{midtrans.WithStatusCheck("http://127.0.0.1:8089")}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -279,4 +282,17 @@ func BenchmarkVerify(b *testing.B) {
 func TestShiftedFieldsHashAlike(t *testing.T) {
 	require.Equal(t, docsSig, midtrans.SignatureKey("11112", "001", "00000.00", docsKey))
 	require.Equal(t, docsSig, midtrans.SignatureKey("111", "120", "0100000.00", docsKey))
+}
+
+// TestShapedFieldsStillShift: the shapes Verify checks do not give the
+// signed text one reading. Digits move from gross_amount into order_id with
+// every field well formed, so Verify accepts both; only the status check
+// (on by default), which compares order_id and gross_amount with what
+// Midtrans reports, tells them apart (TestConfirm, "another gross_amount").
+func TestShapedFieldsStillShift(t *testing.T) {
+	a := newAdapter(t, docsKey)
+	sig := midtrans.SignatureKey("A", "200", "1200200.00", docsKey)
+	require.Equal(t, sig, midtrans.SignatureKey("A2001", "200", "200.00", docsKey))
+	require.NoError(t, a.Verify(nil, note(q("A"), q("200"), q("1200200.00"), q(sig))))
+	require.NoError(t, a.Verify(nil, note(q("A2001"), q("200"), q("200.00"), q(sig))))
 }

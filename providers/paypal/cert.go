@@ -12,25 +12,44 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
+
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
+// CertPathPrefix is the path under which PayPal serves its signing
+// certificates (https://api.paypal.com/v1/notifications/certs/CERT-...):
+// PAYPAL-CERT-URL may name nothing else on an allowed host.
+const CertPathPrefix = "/v1/notifications/certs/"
+
 // checkCertURL parses PAYPAL-CERT-URL and refuses it unless it is https, or
-// http to a loopback host, with no user info, on an allowed host and port.
-func (a *Adapter) checkCertURL(raw string) (*url.URL, error) {
+// http to a loopback host, with no user info, query or fragment, on an
+// allowed host and port, naming one certificate under CertPathPrefix (a
+// name of letters, digits, ".", "_" and "-", not "." or ".."; no
+// percent-encoding). Anyone can send a delivery, so anything a sender
+// varies without changing the certificate (a query, an encoding, another
+// path) would otherwise be a new URL to fetch. It returns the URL and the
+// key it is cached under: the URL with its host in lower case and without
+// the scheme's default port.
+func (a *Adapter) checkCertURL(raw string) (*url.URL, string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.User != nil || u.Host == "" || u.Opaque != "" {
-		return nil, ErrCertURL
+		return nil, "", ErrCertURL
+	}
+	if u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || strings.ContainsAny(raw, "?#%") {
+		return nil, "", fmt.Errorf("%w (a query, a fragment or percent-encoding)", ErrCertURL)
+	}
+	if !isCertPath(u) {
+		return nil, "", fmt.Errorf("%w (not a certificate under %s)", ErrCertURL, CertPathPrefix)
 	}
 	host, port := strings.ToLower(u.Hostname()), u.Port()
 	switch u.Scheme {
 	case "https":
 	case "http":
-		if !isLoopback(host) {
-			return nil, fmt.Errorf("%w (plain http to a host that is not loopback)", ErrCertURL)
+		if !statusapi.IsLoopback(host) {
+			return nil, "", fmt.Errorf("%w (plain http to a host that is not loopback)", ErrCertURL)
 		}
 	default:
-		return nil, ErrCertURL
+		return nil, "", ErrCertURL
 	}
 	defaultPort := map[string]string{"https": "443", "http": "80"}[u.Scheme]
 	for _, allowed := range a.certHosts {
@@ -42,26 +61,46 @@ func (a *Adapter) checkCertURL(raw string) (*url.URL, error) {
 			continue
 		}
 		if p == port || p == "" && port == defaultPort || p == defaultPort && port == "" {
-			return u, nil
+			// One key per certificate: the host in lower case, the
+			// scheme's default port left out.
+			if port != "" && port != defaultPort {
+				host = net.JoinHostPort(host, port)
+			}
+			return u, u.Scheme + "://" + host + u.Path, nil
 		}
 	}
-	return nil, ErrCertURL
+	return nil, "", ErrCertURL
 }
 
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
+// isCertPath reports whether u's path is CertPathPrefix and one
+// certificate name, spelled without percent-encoding.
+func isCertPath(u *url.URL) bool {
+	if u.RawPath != "" || !strings.HasPrefix(u.Path, CertPathPrefix) {
+		return false
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
+	name := u.Path[len(CertPathPrefix):]
+	if name == "" || name == "." || name == ".." || len(name) > 200 {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
-// certificate returns the checked leaf certificate at u: from the cache
-// while it is valid, else fetched (one fetch per URL at a time; callers of
-// the same URL wait for it).
-func (a *Adapter) certificate(ctx context.Context, u *url.URL) (*x509.Certificate, error) {
-	key := u.String()
-	leaf, err := a.cache.get(ctx, key, func() (*x509.Certificate, error) { return a.fetch(ctx, u) })
+// certificate returns the checked leaf certificate at u (cached under key):
+// from the cache while it is valid, else fetched (see certCache: one fetch
+// per URL at a time, a failure remembered for FailedFetchPause).
+func (a *Adapter) certificate(ctx context.Context, u *url.URL, key string) (*x509.Certificate, error) {
+	leaf, err := a.cache.get(ctx, key, a.now, func() (*x509.Certificate, error) {
+		// Not the caller's context: the fetch is shared by every
+		// delivery naming this URL, and its failure is remembered, so one
+		// caller hanging up must not fail it for all of them.
+		return a.fetch(context.WithoutCancel(ctx), u)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -180,79 +219,4 @@ func isMessageVerificationCert(c *x509.Certificate) bool {
 		}
 	}
 	return false
-}
-
-// certCache keeps checked leaf certificates by URL, at most max of them.
-// Only successes are kept: a failed fetch is tried again by the next
-// delivery.
-type certCache struct {
-	mu      sync.Mutex
-	max     int
-	entries map[string]*certEntry
-}
-
-type certEntry struct {
-	ready chan struct{} // closed once leaf or err is set
-	leaf  *x509.Certificate
-	err   error
-}
-
-func newCertCache(max int) *certCache {
-	if max <= 0 {
-		max = DefaultCacheSize
-	}
-	return &certCache{max: max, entries: map[string]*certEntry{}}
-}
-
-// get returns the cached certificate of key, or runs fetch once for all the
-// callers that ask for key meanwhile. A caller whose ctx ends first stops
-// waiting with ErrCertUnavailable.
-func (c *certCache) get(ctx context.Context, key string, fetch func() (*x509.Certificate, error)) (*x509.Certificate, error) {
-	c.mu.Lock()
-	e, ok := c.entries[key]
-	if !ok {
-		e = &certEntry{ready: make(chan struct{})}
-		c.evictLocked()
-		c.entries[key] = e
-	}
-	c.mu.Unlock()
-	if !ok {
-		e.leaf, e.err = fetch()
-		if e.err != nil {
-			c.mu.Lock()
-			if c.entries[key] == e {
-				delete(c.entries, key)
-			}
-			c.mu.Unlock()
-		}
-		close(e.ready)
-	}
-	select {
-	case <-e.ready:
-		return e.leaf, e.err
-	case <-ctx.Done():
-		return nil, fmt.Errorf("%w (%s)", ErrCertUnavailable, fetchFailure(ctx.Err()))
-	}
-}
-
-// forget drops key, so that its certificate is fetched again.
-func (c *certCache) forget(key string) {
-	c.mu.Lock()
-	delete(c.entries, key)
-	c.mu.Unlock()
-}
-
-// evictLocked makes room for one entry by dropping a finished one.
-func (c *certCache) evictLocked() {
-	if len(c.entries) < c.max {
-		return
-	}
-	for k, e := range c.entries {
-		select {
-		case <-e.ready:
-			delete(c.entries, k)
-			return
-		default:
-		}
-	}
 }

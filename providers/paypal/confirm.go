@@ -14,6 +14,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Confirm's errors. ErrEventMismatch wraps providers.ErrMismatch (the
@@ -97,20 +98,11 @@ func (a *Adapter) checkConfirmation() error {
 	return nil
 }
 
-// ParseAPIURL parses a PayPal API base URL: absolute https (or http to a
-// loopback host, for tests), with no user info, query or fragment. The
-// client secret is sent to it.
+// ParseAPIURL parses a PayPal API base URL (statusapi.ParseAPIURL: https,
+// or plain http to a loopback host for tests, without credentials, query or
+// fragment): the client secret is sent to it.
 func ParseAPIURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || u.Opaque != "" {
-		return nil, errors.New("paypal: API URL must be an absolute https URL without credentials, query or fragment")
-	}
-	if u.Scheme != "https" && (u.Scheme != "http" || !isLoopback(u.Hostname())) {
-		return nil, errors.New("paypal: API URL must use https (the client secret is sent to it); plain http only to a loopback host")
-	}
-	u.Path = strings.TrimRight(u.Path, "/")
-	u.RawPath = ""
-	return u, nil
+	return statusapi.ParseAPIURL(Name, raw)
 }
 
 // Confirm asks PayPal's API for the event of the verified delivery in body

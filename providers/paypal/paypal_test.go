@@ -214,14 +214,20 @@ func TestCertFetchFailuresAreUnavailable(t *testing.T) {
 		err := a.VerifyContext(ctx, srv.Sign(paypaltest.Good, webhookID, "tx-1", now, body), body)
 		require.ErrorIs(t, err, providers.ErrUnavailable)
 	})
-	t.Run("a failure is not cached", func(t *testing.T) {
+	t.Run("a failure is not fetched again for 30s", func(t *testing.T) {
 		srv := paypaltest.NewServer(t)
-		a := newAdapter(t, srv)
+		clock := now
+		a := newAdapter(t, srv, paypal.WithClock(func() time.Time { return clock }))
 		h := srv.Sign(paypaltest.Good, webhookID, "tx-1", now, body)
 		srv.Down.Store(true)
 		require.ErrorIs(t, a.Verify(h, body), providers.ErrUnavailable)
 		srv.Down.Store(false)
-		require.NoError(t, a.Verify(h, body), "fetched again once PayPal is back")
+		clock = now.Add(paypal.FailedFetchPause - time.Second)
+		require.ErrorIs(t, a.Verify(h, body), providers.ErrUnavailable, "PayPal is back, but the URL failed 29s ago")
+		require.EqualValues(t, 1, srv.Fetches.Load())
+		clock = now.Add(paypal.FailedFetchPause)
+		require.NoError(t, a.Verify(h, body), "fetched again 30s later")
+		require.EqualValues(t, 2, srv.Fetches.Load())
 	})
 }
 
@@ -275,7 +281,7 @@ func TestCertCacheIsBounded(t *testing.T) {
 	body := readFixture(t, "payment_capture_denied.json")
 	good := srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body)
 	other := good.Clone()
-	other.Set(paypal.HeaderCertURL, srv.CertURL(paypaltest.Good)+"?v=2") // another URL, the same certificate
+	other.Set(paypal.HeaderCertURL, srv.CertURL(paypaltest.Alias)) // another URL, the same certificate
 	for _, h := range []http.Header{good, other, good, other} {
 		require.NoError(t, a.Verify(h, body))
 	}
@@ -290,14 +296,14 @@ func TestNoRedirectIsFollowed(t *testing.T) {
 	client := srv.Client()
 	base := client.Transport
 	client.Transport = roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		if strings.HasSuffix(r.URL.Path, "/redirect") {
+		if strings.HasSuffix(r.URL.Path, "/CERT-redirect") {
 			redirected.Add(1)
 			return &http.Response{StatusCode: http.StatusFound, Header: http.Header{"Location": {srv.CertURL(paypaltest.Good)}}, Body: http.NoBody, Request: r}, nil
 		}
 		return base.RoundTrip(r)
 	})
 	a := newAdapter(t, srv, paypal.WithClient(client))
-	h.Set(paypal.HeaderCertURL, srv.URL+"/redirect")
+	h.Set(paypal.HeaderCertURL, srv.CertURL("CERT-redirect"))
 	require.ErrorIs(t, a.Verify(h, body), paypal.ErrCertRefused)
 	require.EqualValues(t, 1, redirected.Load())
 	require.Zero(t, srv.Fetches.Load(), "the redirect's target is not fetched")

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
 // Settings are PayPal's variables in webhookd (the command adds its
@@ -83,12 +84,9 @@ func (s *Settings) Check(env providers.Env) error {
 		return v("PAYPAL_CLIENT_SECRET", "needs %s", env.Var("PAYPAL_CLIENT_ID"))
 	case s.ClientSecret == "":
 		return v("PAYPAL_CLIENT_ID", "needs %s", env.Var("PAYPAL_CLIENT_SECRET"))
-	case env.Lease <= env.DispatchTimeout+DefaultConfirmTimeout+env.StoreCalls:
-		// The confirmation runs under the claim, before the forward.
-		return v("LEASE", "%s must be longer than %s (%s) plus the PayPal confirmation (%s) plus the store's calls (%s, twice %s), or a slow delivery could be taken over and sent twice",
-			env.Lease, env.Var("DISPATCH_TIMEOUT"), env.DispatchTimeout, DefaultConfirmTimeout, env.StoreCalls, env.Var("STORE_TIMEOUT"))
 	}
-	return nil
+	// The confirmation runs under the claim, before the forward.
+	return statusapi.CheckLease(env, "PayPal confirmation", DefaultConfirmTimeout)
 }
 
 // Warnings implements providers.Warner: PayPal's signature covers the body

@@ -69,7 +69,7 @@ func TestSDKVector(t *testing.T) {
 	h.Set(paypal.HeaderTransmissionID, vecID)
 	h.Set(paypal.HeaderTransmissionTime, vecTime)
 	h.Set(paypal.HeaderTransmissionSig, vecSig)
-	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/test")
+	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77")
 	h.Set(paypal.HeaderAuthAlgo, "SHA256withRSA")
 
 	require.NoError(t, newAt(at, "WH-OTHER", vecWebhookID).Verify(h, body), "PayPal's signature verifies")
@@ -125,7 +125,7 @@ func TestSDKVectorCRCForgery(t *testing.T) {
 	h.Set(paypal.HeaderTransmissionID, vecID)
 	h.Set(paypal.HeaderTransmissionTime, vecTime)
 	h.Set(paypal.HeaderTransmissionSig, vecSig)
-	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/test")
+	h.Set(paypal.HeaderCertURL, srv.URL+"/v1/notifications/certs/CERT-360caa42-fca2a594-a5cafa77")
 	h.Set(paypal.HeaderAuthAlgo, paypal.AuthAlgo)
 
 	// The forgery is a different, well-formed event...

@@ -28,7 +28,8 @@ var (
 	// ErrUnsupportedAlgo means PAYPAL-AUTH-ALGO is not SHA256withRSA.
 	ErrUnsupportedAlgo = fmt.Errorf("%w: paypal: PAYPAL-AUTH-ALGO is not %s", providers.ErrUnauthorized, AuthAlgo)
 	// ErrCertURL means PAYPAL-CERT-URL is not https (or http to a loopback
-	// host) on an allowed host and port.
+	// host) on an allowed host and port, naming one certificate under
+	// CertPathPrefix without a query or fragment. Nothing is fetched.
 	ErrCertURL = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL is not on an allowed host", providers.ErrUnauthorized)
 	// ErrCertRefused means the certificate URL answered a redirect or a
 	// client error (404...): there is no certificate there.
@@ -58,7 +59,9 @@ var (
 	ErrTransmissionReused = fmt.Errorf("%w: paypal: transmission already received with another body", providers.ErrUnauthorized)
 	// ErrCertUnavailable means the certificate could not be fetched: no
 	// connection, a timeout, a 5xx or 429 answer, or one larger than
-	// MaxCertBytes. It wraps providers.ErrUnavailable (503 with
+	// MaxCertBytes; or it is not fetched now, its URL's fetch having
+	// failed less than FailedFetchPause ago (whatever the failure), or
+	// MaxFailedURLs others having. It wraps providers.ErrUnavailable (503 with
 	// Retry-After): PayPal retries, and a genuine event is not refused
 	// because PayPal's API was slow.
 	ErrCertUnavailable = fmt.Errorf("%w: paypal: signing certificate unavailable", providers.ErrUnavailable)
@@ -97,11 +100,11 @@ func (a *Adapter) VerifyContext(ctx context.Context, header http.Header, body []
 	if d := now.Sub(sent); d > a.tolerance || d < -a.tolerance {
 		return ErrTransmissionTime
 	}
-	u, err := a.checkCertURL(tr.certURL)
+	u, key, err := a.checkCertURL(tr.certURL)
 	if err != nil {
 		return err
 	}
-	leaf, err := a.certificate(ctx, u)
+	leaf, err := a.certificate(ctx, u, key)
 	if err != nil {
 		return err
 	}
@@ -115,6 +118,7 @@ func (a *Adapter) VerifyContext(ctx context.Context, header http.Header, body []
 			if !a.seen.bind(tr.id, body, now, sent.Add(a.tolerance)) {
 				return ErrTransmissionReused
 			}
+			a.cache.verified(key, now)
 			return nil
 		}
 	}

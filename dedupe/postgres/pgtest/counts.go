@@ -56,7 +56,7 @@ func StatsMatchCount(t *testing.T, s dedupe.Store, clock *dedupetest.Clock, admi
 	ok := dedupe.Response{Status: 200}
 	leases := map[string]dedupe.Lease{}
 	claim := func(key string) {
-		l, _, err := s.Claim(ctx, key, "fp")
+		l, _, err := s.Claim(ctx, key, "fp", nil)
 		require.NoError(t, err)
 		leases[key] = l
 	}

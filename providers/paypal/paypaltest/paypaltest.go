@@ -49,6 +49,11 @@ const (
 	Oversize = "CERT-oversize"
 	// Missing answers 404.
 	Missing = "CERT-missing"
+	// Alias is Good under another URL, as around a rotation.
+	Alias = "CERT-good-alias"
+	// CopyPrefix starts names that all serve Good's chain: a genuine
+	// PayPal certificate under as many URLs as a test needs.
+	CopyPrefix = "CERT-copy-"
 )
 
 // Server is the fake PayPal certificate host.
@@ -99,6 +104,7 @@ func newServer(t testing.TB, useTLS bool) *Server {
 	s := &Server{Roots: x509.NewCertPool(), CAPEM: pemOf(root), key: leafKey, certs: map[string][]byte{}}
 	s.Roots.AddCert(root)
 	s.certs[Good] = append(pemOf(leaf(name, now.Add(-time.Hour), now.Add(365*24*time.Hour), inter)), pemOf(inter)...)
+	s.certs[Alias] = s.certs[Good]
 	s.certs[Expired] = append(pemOf(leaf(name, now.Add(-48*time.Hour), now.Add(-time.Hour), inter)), pemOf(inter)...)
 	s.certs[Foreign] = append(pemOf(leaf("evil.example.com", now.Add(-time.Hour), now.Add(365*24*time.Hour), inter)), pemOf(inter)...)
 	s.certs[Untrusted] = append(pemOf(leaf(name, now.Add(-time.Hour), now.Add(365*24*time.Hour), other)), pemOf(other)...)
@@ -110,7 +116,11 @@ func newServer(t testing.TB, useTLS bool) *Server {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
 		}
-		pem, ok := s.certs[strings.TrimPrefix(r.URL.Path, "/v1/notifications/certs/")]
+		name := strings.TrimPrefix(r.URL.Path, "/v1/notifications/certs/")
+		pem, ok := s.certs[name]
+		if strings.HasPrefix(name, CopyPrefix) {
+			pem, ok = s.certs[Good], true
+		}
 		if !ok {
 			http.NotFound(w, r)
 			return
@@ -138,6 +148,12 @@ func interKeyOr(parent, other *x509.Certificate, interKey, rootKey *ecdsa.Privat
 func (s *Server) Host() string {
 	u, _ := url.Parse(s.URL)
 	return u.Host
+}
+
+// Port is the server's port.
+func (s *Server) Port() string {
+	u, _ := url.Parse(s.URL)
+	return u.Port()
 }
 
 // CertURL is the URL of the certificate named name (Good, Expired, ...).
