@@ -16,7 +16,7 @@ func TestFreshID(t *testing.T) {
 			want: `{"amount":10.50,"id":"evt_1_r2","type":"charge.succeeded"}`},
 		{name: "each element of an array", provider: "adyen",
 			body: `{"notificationItems":[{"NotificationRequestItem":{"pspReference":"A"}},{"NotificationRequestItem":{"pspReference":"B"}}]}`,
-			want: `{"notificationItems":[{"NotificationRequestItem":{"pspReference":"A_r2"}},{"NotificationRequestItem":{"pspReference":"B_r2"}}]}`},
+			want: `{"notificationItems":[{"NotificationRequestItem":{"pspReference":"Ar2"}},{"NotificationRequestItem":{"pspReference":"Br2"}}]}`},
 		{name: "any member", provider: "razorpay",
 			body: `{"payload":{"payment":{"entity":{"id":"pay_1"}},"order":{"entity":{"id":"order_1"}}}}`,
 			want: `{"payload":{"order":{"entity":{"id":"order_1_r2"}},"payment":{"entity":{"id":"pay_1_r2"}}}}`},
@@ -52,4 +52,12 @@ func TestRunWithIDSuffixLeavesFixturesAlone(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, body, string(fx[0].Body))
 	require.Contains(t, string(got[0].Body), `"evt_0_r2"`)
+}
+
+// TestFreshIDAdyenNeedsALetterOrDigit: Adyen's pspReference takes letters
+// and digits only, so a suffix without any cannot make a fresh id.
+func TestFreshIDAdyenNeedsALetterOrDigit(t *testing.T) {
+	f := Fixture{Path: "x.json", Provider: "adyen", Body: []byte(`{"notificationItems":[{"NotificationRequestItem":{"pspReference":"A"}}]}`)}
+	_, err := FreshID(f, "_-")
+	require.ErrorIs(t, err, ErrNoEventID)
 }
