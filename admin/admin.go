@@ -22,6 +22,7 @@ import (
 	"github.com/go-chi/chi/v5"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/redrive"
 )
 
@@ -46,11 +47,16 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock (ages in the console); time.Now if nil.
 	Now func() time.Time
+	// Overview holds the delivery figures of GET /overview and
+	// /api/summary: the Recorder the receiver's OnDelivery feeds. Nil
+	// makes an empty one, whose figures stay at zero.
+	Overview *overview.Recorder
 }
 
 type handler struct {
 	Config
-	pages *pages
+	pages  *pages
+	failed *overview.FailedCounter
 }
 
 // New returns the admin listener's handler.
@@ -68,7 +74,10 @@ func New(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &handler{Config: cfg, pages: p}
+	if cfg.Overview == nil {
+		cfg.Overview = overview.NewRecorder(cfg.Providers, cfg.Now)
+	}
+	h := &handler{Config: cfg, pages: p, failed: &overview.FailedCounter{Store: cfg.Store, Now: cfg.Now}}
 	return h.routes(), nil
 }
 
@@ -81,6 +90,7 @@ func (h *handler) routes() http.Handler {
 	r.Group(func(r chi.Router) {
 		r.Use(h.requireAuth)
 		r.Get("/", h.consoleList)
+		r.Get("/overview", h.consoleOverview)
 		r.Get("/records/{key}", h.consoleRecord)
 		r.Get("/records/{key}/confirm", h.consoleConfirm)
 		r.Post("/records/{key}/redrive", h.consoleRedrive)
@@ -91,6 +101,7 @@ func (h *handler) routes() http.Handler {
 		r.Get("/api/records/{key}", h.apiGet)
 		r.Delete("/api/records/{key}", h.apiDelete)
 		r.Post("/api/records/{key}/redrive", h.apiRedrive)
+		r.Get("/api/summary", h.apiSummary)
 		if h.Metrics != nil {
 			r.Method(http.MethodGet, "/metrics", h.Metrics)
 		}

@@ -1,10 +1,12 @@
 package admin
 
 import (
+	"net/http"
 	"time"
 	"unicode/utf8"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dispatch"
 )
 
 // RecordView is a record as the operator's tools show it in JSON: the
@@ -70,28 +72,26 @@ func bodyFields(b []byte) (*string, []byte) {
 	return nil, b
 }
 
-// forwardedHeaders are the headers a forward of rec carries (besides the
-// signature, made afresh by each forward): what webhookd sent and what a
+// forwardedHeaders are the headers a forward of rec carries, as
+// dispatch.Request.SetHeaders defines them: what webhookd sent and what a
 // redrive sends again.
 func forwardedHeaders(rec *dedupe.Record) map[string]string {
-	provider, event, _ := dedupe.SplitKey(rec.Key)
-	h := map[string]string{
-		"Idempotency-Key":  rec.Key,
-		"Webhook-Provider": provider,
-		"Webhook-Event-Id": event,
+	var typ, ct string
+	if rec.Request != nil {
+		typ, ct = rec.Request.EventType, rec.Request.ContentType
 	}
+	h := make(http.Header, 6)
+	dispatch.NewRequest(rec.Key, typ, ct, nil).SetHeaders(h)
 	if rec.Request == nil {
-		return h
+		// A record without its request does not say what Content-Type
+		// was sent: the view leaves it out rather than guess.
+		h.Del("Content-Type")
 	}
-	ct := rec.Request.ContentType
-	if ct == "" {
-		ct = "application/json"
+	m := make(map[string]string, len(h))
+	for name := range h {
+		m[name] = h.Get(name)
 	}
-	h["Content-Type"] = ct
-	if rec.Request.EventType != "" {
-		h["Webhook-Event-Type"] = rec.Request.EventType
-	}
-	return h
+	return m
 }
 
 // NewRecordView returns rec's view: with full, its request and response

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
 	"github.com/webhookd/webhookd/dispatch"
 )
 
@@ -28,15 +31,22 @@ func benchDownstream(b *testing.B) *httptest.Server {
 }
 
 // BenchmarkForward is one delivered forward over a kept-alive connection,
-// unsigned and signed: the forwarder's own cost on top of net/http's
-// (BenchmarkBareClient, the same request sent with http.Client).
+// unsigned, signed, and traced (a span for the attempt, exported to
+// nowhere, and its traceparent sent): the forwarder's own cost on top of
+// net/http's (BenchmarkBareClient, the same request sent with
+// http.Client).
+//
+//	go test ./dispatch -run '^$' -bench 'Forward|BareClient' -benchmem -count 6
 func BenchmarkForward(b *testing.B) {
-	for _, signed := range []bool{false, true} {
-		name := "unsigned"
+	for _, name := range []string{"unsigned", "signed", "traced"} {
 		opts := dispatch.Options{Timeout: 10 * time.Second, Retries: 2}
-		if signed {
-			name = "signed"
+		switch name {
+		case "signed":
 			opts.SigningSecrets = []string{"whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}
+		case "traced":
+			tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
+			b.Cleanup(func() { _ = tp.Shutdown(context.Background()) })
+			opts.Tracer = tp.Tracer("bench")
 		}
 		b.Run(name, func(b *testing.B) {
 			srv := benchDownstream(b)

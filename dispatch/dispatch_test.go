@@ -141,14 +141,7 @@ func newForwarder(t *testing.T, url string, mutate func(*dispatch.Options)) *dis
 var oddBody = []byte("\xef\xbb\xbf{\"id\":\"evt_1\",\r\n\t\"x\":\"\xff\xfe\x00\"}  \n\n ")
 
 func testRequest() dispatch.Request {
-	return dispatch.Request{
-		Provider:       "stripe",
-		IdempotencyKey: "stripe:evt_1",
-		EventKey:       "evt_1",
-		EventType:      "payment_intent.succeeded",
-		ContentType:    "application/json; charset=utf-8",
-		Body:           oddBody,
-	}
+	return dispatch.NewRequest("stripe:evt_1", "payment_intent.succeeded", "application/json; charset=utf-8", oddBody)
 }
 
 func TestForwardSendsBodyAndHeaders(t *testing.T) {

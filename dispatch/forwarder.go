@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/webhookverify"
@@ -125,6 +127,14 @@ type Options struct {
 	SigningSecrets []string
 	// Now is the clock that timestamps signatures; time.Now if nil.
 	Now func() time.Time
+	// Tracer, if set, records a span for each attempt, a child of the span
+	// in Forward's context, and sends the core service that span as a W3C
+	// traceparent on the attempt (package tracing). Nil records nothing and
+	// sends no traceparent.
+	Tracer trace.Tracer
+	// Propagator writes the trace headers of each attempt;
+	// propagation.TraceContext (traceparent, tracestate) if nil.
+	Propagator propagation.TextMapPropagator
 }
 
 // Forwarder sends deliveries to the core service. It is safe for concurrent
@@ -137,8 +147,11 @@ type Forwarder struct {
 	waitMin   time.Duration
 	waitMax   time.Duration
 	log       *slog.Logger
-	client    *http.Client
+	client    *retryablehttp.Client
 	transport http.RoundTripper
+	tracer    trace.Tracer
+	prop      propagation.TextMapPropagator
+	host      string // the core service's host, for spans
 	signer    *webhookverify.Signer
 	clock     func() time.Time
 
@@ -186,8 +199,17 @@ func New(opts Options) (*Forwarder, error) {
 		redacted: RedactURL(opts.URL),
 	}
 	f.urlSpellings = []string{opts.URL}
-	if u, err := url.Parse(opts.URL); err == nil && u.String() != opts.URL {
-		f.urlSpellings = append(f.urlSpellings, u.String())
+	if u, err := url.Parse(opts.URL); err == nil {
+		f.host = u.Hostname()
+		if u.String() != opts.URL {
+			f.urlSpellings = append(f.urlSpellings, u.String())
+		}
+	}
+	if opts.Tracer != nil {
+		f.tracer, f.prop = opts.Tracer, opts.Propagator
+		if f.prop == nil {
+			f.prop = propagation.TraceContext{}
+		}
 	}
 	if len(opts.SigningSecrets) > 0 {
 		signer, err := webhookverify.NewSigner(opts.SigningSecrets...)
@@ -204,7 +226,7 @@ func New(opts Options) (*Forwarder, error) {
 		rt = newTransport()
 	}
 	f.transport = rt
-	f.client = &http.Client{
+	f.client = f.newClient(&http.Client{
 		Transport: sendOnce{rt},
 		// No Timeout: Forward puts the budget on every request's context,
 		// which bounds each attempt and its body as well, whatever the
@@ -216,7 +238,7 @@ func New(opts Options) (*Forwarder, error) {
 		CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		},
-	}
+	})
 	return f, nil
 }
 
@@ -318,17 +340,19 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	ctx, cancel := context.WithTimeout(ctx, f.timeout)
 	defer cancel()
 
-	// A []byte body lets retryablehttp replay it, unchanged, on every
-	// attempt.
-	rreq, err := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, f.url, req.Body)
+	// The call is the request's context: the hooks find this Forward's
+	// state in it (attempts.go). A []byte body lets retryablehttp replay
+	// it, unchanged, on every attempt.
+	c := &call{Context: ctx, req: req}
+	rreq, err := retryablehttp.NewRequestWithContext(c, http.MethodPost, f.url, req.Body)
 	if err != nil {
 		return Result{Outcome: Unavailable, Err: f.redactErr(err), Duration: time.Since(start)}
 	}
-	setHeaders(rreq.Header, req)
+	req.SetHeaders(rreq.Header)
 	f.sign(rreq.Header, req)
 
-	c := f.newCall(ctx, req)
-	resp, err := c.client.Do(rreq)
+	resp, err := f.client.Do(rreq)
+	f.endAttempt(c, resp, err) // checkRetry has, unless the library returned early
 	res := Result{Attempts: c.attempts, Status: c.lastStatus}
 	if resp != nil {
 		res.Status = resp.StatusCode
@@ -343,29 +367,6 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 	res.Outcome = Classify(res.Status, err)
 	res.Duration = time.Since(start)
 	return res
-}
-
-// setHeaders sets the forward's headers on h, which holds none of them yet.
-// The names are written in canonical form, so they go into the map as they
-// are (what h.Set would do after canonicalising them), and every value
-// slice is cut from one array: one allocation for all of them instead of
-// one per header on every forward.
-func setHeaders(h http.Header, req Request) {
-	ct := req.ContentType
-	if ct == "" {
-		ct = defaultContentType
-	}
-	vals := [...]string{ct, userAgent, req.IdempotencyKey, req.Provider, req.EventKey, req.EventType}
-	names := [...]string{"Content-Type", "User-Agent", "Idempotency-Key", "Webhook-Provider", "Webhook-Event-Id", "Webhook-Event-Type"}
-	backing := vals[:]
-	for i, name := range names {
-		// Empty values are left out rather than sent blank: a blank
-		// Idempotency-Key is worse than none to a core service that
-		// dedupes.
-		if backing[i] != "" {
-			h[name] = backing[i : i+1 : i+1]
-		}
-	}
 }
 
 // readBody keeps the first MaxResponseBytes of body, discards a bounded
@@ -400,84 +401,6 @@ func readBody(body io.ReadCloser, size int64) ([]byte, error) {
 	return b, nil
 }
 
-// call is the state of one Forward: the retryablehttp client built for it
-// and what its hooks observed. A client per call (they are cheap; the
-// http.Client and its pool are shared) lets the hooks count this call's
-// attempts and see this call's deadline without any shared mutable state.
-type call struct {
-	// client is held by value: the call and its client are one
-	// allocation.
-	client     retryablehttp.Client
-	deadline   time.Time
-	attempts   int
-	lastStatus int
-	nextWait   time.Duration
-}
-
-func (f *Forwarder) newCall(ctx context.Context, req Request) *call {
-	c := &call{}
-	c.deadline, _ = ctx.Deadline()
-	c.client = retryablehttp.Client{
-		HTTPClient:   f.client,
-		RetryWaitMin: f.waitMin,
-		RetryWaitMax: f.waitMax,
-		RetryMax:     f.retries,
-		// Passing the last response through, instead of retryablehttp's
-		// default of discarding it for an error, keeps the final status and
-		// body visible to Classify and to the provider.
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		RequestLogHook: func(_ retryablehttp.Logger, _ *http.Request, retry int) {
-			c.attempts = retry + 1
-		},
-		CheckRetry: c.checkRetry,
-		// Nil when unsigned: retryablehttp then leaves the request alone.
-		PrepareRetry: f.prepareRetry(req),
-		// checkRetry has already computed the wait and checked it against
-		// the budget; retryablehttp only has to sleep it.
-		Backoff: func(time.Duration, time.Duration, int, *http.Response) time.Duration {
-			return c.nextWait
-		},
-	}
-	// retryablehttp's NewClient logs every request to stderr; a Client
-	// built here starts with a nil Logger, which logs nothing, and gets a
-	// Debug-only adapter when the caller supplied a logger.
-	// Only a logger that will print Debug records is handed over: with one,
-	// retryablehttp formats its records on every attempt.
-	if f.log != nil && f.log.Enabled(ctx, slog.LevelDebug) {
-		redact := func(s string) string { return scrubURLs(f.redact(s)) }
-		c.client.Logger = debugLogger{l: f.log.With(slog.String("idempotency_key", req.IdempotencyKey)), redact: redact}
-	}
-	return c
-}
-
-// checkRetry is the retryablehttp.CheckRetry for one call. It retries what
-// retryable allows, and only while the next attempt can start before the
-// budget runs out: a Retry-After that does not fit ends the retries at once
-// with the answer in hand, rather than sleeping until the deadline and
-// answering nothing.
-func (c *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	status := 0
-	if resp != nil {
-		status = resp.StatusCode
-		c.lastStatus = status
-	}
-	if Classify(status, err) != Unavailable {
-		// An answer is final even if the context ended just after it came.
-		return false, nil
-	}
-	if ctxErr := ctx.Err(); ctxErr != nil {
-		return false, ctxErr
-	}
-	if !retryable(status, err) || permanentTransportError(err) {
-		return false, nil
-	}
-	c.nextWait = retryablehttp.DefaultBackoff(c.client.RetryWaitMin, c.client.RetryWaitMax, c.attempts-1, resp)
-	if !c.deadline.IsZero() && time.Until(c.deadline) <= c.nextWait {
-		return false, nil
-	}
-	return true, nil
-}
-
 // permanentTransportError reports failures that another attempt cannot fix
 // within the budget: the core service's certificate is not trusted.
 func permanentTransportError(err error) bool {
@@ -488,44 +411,3 @@ func permanentTransportError(err error) bool {
 	var verification *tls.CertificateVerificationError
 	return errors.As(err, &unknownAuthority) || errors.As(err, &verification)
 }
-
-// debugLogger adapts slog to retryablehttp.LeveledLogger. Every record goes
-// out at Debug, whatever level retryablehttp chose: a failed attempt is
-// routine for a forwarder that retries, and the outcome that matters is
-// reported by the caller from the Result.
-//
-// retryablehttp puts the request URL in its records, with only a password
-// masked; redact takes the query out of every string and error value too.
-type debugLogger struct {
-	l      *slog.Logger
-	redact func(string) string
-}
-
-func (d debugLogger) Error(msg string, kv ...any) { d.log(msg, kv) }
-func (d debugLogger) Warn(msg string, kv ...any)  { d.log(msg, kv) }
-func (d debugLogger) Info(msg string, kv ...any)  { d.log(msg, kv) }
-func (d debugLogger) Debug(msg string, kv ...any) { d.log(msg, kv) }
-
-func (d debugLogger) log(msg string, kv []any) {
-	if !d.l.Enabled(context.Background(), slog.LevelDebug) {
-		return
-	}
-	clean := make([]any, len(kv))
-	for i, v := range kv {
-		switch v := v.(type) {
-		case string:
-			clean[i] = d.redact(v)
-		case error:
-			clean[i] = d.redact(v.Error())
-		case fmt.Stringer:
-			clean[i] = d.redact(v.String())
-		default:
-			clean[i] = v
-		}
-	}
-	d.l.Debug(msg, clean...)
-}
-
-// Compile-time check that the adapter satisfies the interface retryablehttp
-// looks for; a mismatch would otherwise panic at the first request.
-var _ retryablehttp.LeveledLogger = debugLogger{}

@@ -3,7 +3,6 @@ package dispatch
 import (
 	"errors"
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -58,18 +57,4 @@ func (f *Forwarder) redact(s string) string {
 		s = strings.ReplaceAll(s, u, f.redacted)
 	}
 	return s
-}
-
-// anyURL matches an http(s) URL inside a longer string, up to the first
-// space or quote.
-var anyURL = regexp.MustCompile(`https?://[^\s"'<>]+`)
-
-// scrubURLs redacts every http(s) URL in s, whatever its spelling: a URL
-// that a library rewrote (retryablehttp masks a password as "xxxxx") no
-// longer matches the configured one, and must not escape with its query.
-func scrubURLs(s string) string {
-	if !strings.Contains(s, "://") {
-		return s
-	}
-	return anyURL.ReplaceAllStringFunc(s, RedactURL)
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -64,6 +65,7 @@ type Metrics struct {
 	deliveryDuration *prometheus.HistogramVec
 	dispatchDuration *prometheus.HistogramVec
 	dispatchAttempts *prometheus.CounterVec
+	dependencyFails  *prometheus.CounterVec
 	commitDuration   prometheus.Histogram
 	commitBatch      prometheus.Histogram
 	pruned           prometheus.Counter
@@ -120,6 +122,10 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		Name: "webhookd_dispatch_attempts_total",
 		Help: "Requests sent to the core service, retries included.",
 	}, []string{"provider"})
+	m.dependencyFails = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webhookd_dependency_failures_total",
+		Help: "Deliveries answered 503 because a dependency could not be reached, by provider and dependency (core, store, provider_api: a certificate or status API).",
+	}, []string{"provider", "dependency"})
 	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "webhookd_store_commit_duration_seconds",
 		Help: "Time one dedupe store write transaction took, the sync to disk included.",
@@ -137,7 +143,7 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 	})
 
 	for _, c := range []prometheus.Collector{
-		m.deliveries, m.deliveryDuration, m.dispatchDuration, m.dispatchAttempts,
+		m.deliveries, m.deliveryDuration, m.dispatchDuration, m.dispatchAttempts, m.dependencyFails,
 		m.commitDuration, m.commitBatch, m.pruned,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
@@ -176,7 +182,15 @@ func (m *Metrics) zero() {
 		}
 		m.dispatchAttempts.WithLabelValues(p)
 	}
+	for _, p := range names {
+		for _, dep := range dependencies {
+			m.dependencyFails.WithLabelValues(p, dep)
+		}
+	}
 }
+
+// dependencies are the dependency label's values.
+var dependencies = []string{receiver.DependencyCore, receiver.DependencyStore, receiver.DependencyProviderAPI}
 
 // outcomeList is the outcome label's values, for the help text.
 func outcomeList() string {
@@ -187,13 +201,10 @@ func outcomeList() string {
 	return strings.Join(names, ", ")
 }
 
+// providerNames returns the configured providers' names, sorted, so that
+// series are created in the same order on every start.
 func (m *Metrics) providerNames() []string {
-	names := make([]string, 0, len(m.providers))
-	for p := range m.providers {
-		names = append(names, p)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(m.providers))
 }
 
 // provider bounds the provider label.
@@ -214,6 +225,9 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 	}
 	m.deliveries.WithLabelValues(p, outcome.String()).Inc()
 	m.deliveryDuration.WithLabelValues(p).Observe(d.Duration.Seconds())
+	if slices.Contains(dependencies, d.Failed) {
+		m.dependencyFails.WithLabelValues(p, d.Failed).Inc()
+	}
 	if d.Dispatch != nil {
 		m.dispatchDuration.WithLabelValues(p, d.Dispatch.Outcome.String()).Observe(d.Dispatch.Duration.Seconds())
 		m.dispatchAttempts.WithLabelValues(p).Add(float64(d.Dispatch.Attempts))

@@ -146,6 +146,12 @@ func BenchmarkDelivery(b *testing.B) {
 }
 
 func benchDelivery(b *testing.B, kind string, logger *slog.Logger) {
+	benchDeliveryWith(b, kind, logger, nil)
+}
+
+// benchDeliveryWith is benchDelivery with set applied to the receiver's
+// Config (a nil set changes nothing).
+func benchDeliveryWith(b *testing.B, kind string, logger *slog.Logger, set func(*receiver.Config)) {
 	ad, err := stripe.New([]string{secret}, 5*time.Minute)
 	if err != nil {
 		b.Fatal(err)
@@ -154,9 +160,13 @@ func benchDelivery(b *testing.B, kind string, logger *slog.Logger) {
 	if err := reg.Register(ad); err != nil {
 		b.Fatal(err)
 	}
-	h, err := receiver.New(receiver.Config{
+	cfg := receiver.Config{
 		Providers: &reg, Store: newMemStore(), Forwarder: instantForwarder{}, MaxBodyBytes: 1 << 20, Logger: logger,
-	})
+	}
+	if set != nil {
+		set(&cfg)
+	}
+	h, err := receiver.New(cfg)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -145,3 +145,31 @@ var statusTable = []statusRow{
 	// Store errors carry storage detail (errno text, paths, hosts).
 	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable},
 }
+
+// The dependencies a delivery may find unavailable, as Delivery.Failed
+// names them (and the dependency label of
+// webhookd_dependency_failures_total).
+const (
+	// DependencyCore: the core service did not take the forward.
+	DependencyCore = "core"
+	// DependencyStore: the dedupe store could not be read or written.
+	DependencyStore = "store"
+	// DependencyProviderAPI: a provider's API that verification needs (a
+	// certificate download, a status API) could not be reached.
+	DependencyProviderAPI = "provider_api"
+)
+
+// dependency names the dependency whose failure err reports, or "".
+func dependency(err error) string {
+	switch {
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBatchTimeout):
+		return ""
+	case errors.Is(err, ErrDownstreamUnavailable):
+		return DependencyCore
+	case errors.Is(err, providers.ErrUnavailable):
+		return DependencyProviderAPI
+	case errors.Is(err, ErrStoreUnavailable), errors.Is(err, dedupe.ErrUnavailable), errors.Is(err, dedupe.ErrClosed):
+		return DependencyStore
+	}
+	return ""
+}

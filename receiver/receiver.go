@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/go-chi/chi/v5"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
@@ -74,6 +76,10 @@ type Delivery struct {
 	// RejectedBy is RejectedByCore or RejectedByWebhookd when Status is a
 	// 4xx, as sent in RejectedByHeader; empty otherwise.
 	RejectedBy string
+	// Failed names the Dependency* that could not be reached when Outcome
+	// is OutcomeUnavailable; empty otherwise, and for a shutdown or a batch
+	// out of time.
+	Failed string
 	// Items is how many events the request carried, on the line of a
 	// request split into items (OutcomeBatch); each item has its own
 	// Delivery too. Zero otherwise.
@@ -129,6 +135,9 @@ type Config struct {
 	// goroutine, must not modify body, and cannot fail the delivery
 	// (capture.Writer.Hook logs its own failures).
 	Capture func(provider, eventKey string, body []byte)
+	// Tracer, if set, traces each delivery (trace.go); nil traces
+	// nothing, at no cost.
+	Tracer trace.Tracer
 	// StoreRequests keeps each claimed request's body with its record
 	// (WEBHOOKD_STORE_REQUESTS), so that it can be redriven and shown in
 	// the console; without it a record keeps the request's headers and
@@ -193,11 +202,14 @@ type delivery struct {
 	// storeCtx runs the store calls; lease is set once the key is claimed.
 	storeCtx context.Context
 	lease    dedupe.Lease
+	// span is the request's root span when tracing (trace.go).
+	span trace.Span
 }
 
 func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	d := &delivery{start: h.Now(), w: w, r: r}
 	d.Provider = chi.URLParam(r, "provider")
+	h.startTrace(d)
 	defer h.report(d)
 
 	p, ok := h.Providers.Lookup(d.Provider)
@@ -210,7 +222,10 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
-	if err := providers.VerifyDelivery(r.Context(), p, r.Header, body); err != nil {
+	verify := h.step(d, "verify")
+	err = providers.VerifyDelivery(d.r.Context(), p, r.Header, body)
+	verify.end(err)
+	if err != nil {
 		h.fail(d, err, nil)
 		return
 	}
@@ -254,7 +269,9 @@ func (h *handler) deliver(d *delivery) {
 	// and the console: its headers and size always, its body when
 	// StoreRequests is set.
 	req := dedupe.NewRequest(r.Header.Get("Content-Type"), ev.Type, body, h.StoreRequests)
+	claim := h.step(d, "claim")
 	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint, req)
+	claim.end(err)
 	switch {
 	case err != nil:
 		h.fail(d, err, rec)
@@ -291,29 +308,31 @@ func (h *handler) forward(d *delivery) {
 		defer context.AfterFunc(d.budget, cancel)()
 	}
 	if c, ok := d.provider.(providers.Confirmer); ok {
-		if err := c.Confirm(callCtx, d.ev, d.body); err != nil {
+		confirm := h.step(d, "confirm")
+		err := c.Confirm(callCtx, d.ev, d.body)
+		confirm.end(err)
+		if err != nil {
 			h.release(d)
 			h.fail(d, h.outOfTime(d, h.orShutdown(err)), nil)
 			return
 		}
 	}
-	res := h.Forwarder.Forward(callCtx, dispatch.Request{
-		Provider:       d.Provider,
-		IdempotencyKey: d.Key,
-		EventKey:       d.ev.Key,
-		EventType:      d.ev.Type,
-		ContentType:    d.r.Header.Get("Content-Type"),
-		Body:           d.body,
-	})
+	res := h.Forwarder.Forward(callCtx, dispatch.NewRequest(d.Key, d.ev.Type, d.r.Header.Get("Content-Type"), d.body))
 	d.Dispatch = &res
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch {
 	case res.Outcome == dispatch.Delivered:
 		d.Outcome = OutcomeForwarded
-		h.record(d, h.Store.Complete(d.storeCtx, d.lease, resp))
+		rec := h.step(d, "record")
+		err := h.Store.Complete(d.storeCtx, d.lease, resp)
+		rec.end(err)
+		h.record(d, err)
 	case res.Outcome == dispatch.Rejected && h.FailedPolicy == PolicyReplay:
 		d.Outcome = OutcomeCoreRejected
-		h.record(d, h.Store.Fail(d.storeCtx, d.lease, resp))
+		rec := h.step(d, "record")
+		err := h.Store.Fail(d.storeCtx, d.lease, resp)
+		rec.end(err)
+		h.record(d, err)
 	case res.Outcome == dispatch.Rejected:
 		d.Outcome = OutcomeCoreRejected
 		h.release(d)
@@ -416,7 +435,10 @@ func (h *handler) record(d *delivery, err error) {
 
 // release frees a claimed delivery's key.
 func (h *handler) release(d *delivery) {
-	if err := h.Store.Release(d.storeCtx, d.lease); err != nil && !errors.Is(err, dedupe.ErrLeaseLost) {
+	rel := h.step(d, "release")
+	err := h.Store.Release(d.storeCtx, d.lease)
+	rel.end(err)
+	if err != nil && !errors.Is(err, dedupe.ErrLeaseLost) {
 		// The claim stays until its lease passes; then the key is free.
 		h.Logger.LogAttrs(d.storeCtx, slog.LevelError, "could not release event key",
 			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
@@ -449,6 +471,7 @@ func (h *handler) fail(d *delivery, err error, rec *dedupe.Record) {
 	w := d.w
 	status, out := classify(err)
 	d.Status, d.Outcome = status, out
+	d.Failed = dependency(err)
 	markRejection(d, RejectedByWebhookd)
 	switch status {
 	case http.StatusConflict:
@@ -466,7 +489,7 @@ func (h *handler) fail(d *delivery, err error, rec *dedupe.Record) {
 		if status == http.StatusInternalServerError {
 			level = slog.LevelError
 		}
-		h.Logger.LogAttrs(context.Background(), level, "delivery failed",
+		h.Logger.LogAttrs(d.ctx(), level, "delivery failed",
 			slog.String("provider", d.Provider), slog.String("key", d.Key), slog.String("error", err.Error()))
 	}
 	writeError(w, status, msg)
@@ -513,6 +536,7 @@ func (h *handler) report(d *delivery) {
 		d.Outcome, d.Status = OutcomeError, http.StatusInternalServerError
 	}
 	h.logDelivery(d)
+	h.endTrace(d)
 	if h.OnDelivery != nil {
 		h.OnDelivery(d.Delivery)
 	}
@@ -528,7 +552,8 @@ func (h *handler) logDelivery(d *delivery) {
 	if d.Status >= 500 {
 		level = slog.LevelWarn
 	}
-	ctx := context.Background()
+	// Its span, if traced, gives the line a trace_id (tracing.LogHandler).
+	ctx := d.ctx()
 	if !h.Logger.Enabled(ctx, level) {
 		return
 	}

@@ -19,6 +19,10 @@ import (
 	"context"
 	"errors"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 )
@@ -37,6 +41,11 @@ var ErrNotDelivered = errors.New("redrive: the core service did not answer; the 
 type Redriver struct {
 	Store     dedupe.Store
 	Forwarder Forwarder
+	// Tracer, if set, makes each redrive a trace of its own (a root span
+	// "redrive", the forwarder's attempts under it), so that the core
+	// service's spans of the redriven event join it through the
+	// traceparent every attempt carries. Nil traces nothing.
+	Tracer trace.Tracer
 }
 
 // Result is what became of one redrive.
@@ -60,22 +69,20 @@ func (r Result) Delivered() bool { return r.Dispatch.Outcome == dispatch.Deliver
 // stored request stays for the next redrive. The forward runs on ctx; the
 // store writes that settle the claim outlive it, so a cancelled redrive
 // never leaves its claim behind.
-func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
+func (rd *Redriver) Redrive(ctx context.Context, key string) (out Result, err error) {
+	if rd.Tracer != nil {
+		var span trace.Span
+		ctx, span = rd.Tracer.Start(ctx, "redrive", trace.WithNewRoot(), trace.WithAttributes(
+			attribute.String("webhookd.key", key)))
+		defer func() { endSpan(span, out, err) }()
+	}
 	lease, rec, err := rd.Store.Redrive(ctx, key)
 	if err != nil {
 		return Result{Record: rec}, err
 	}
 	storeCtx := context.WithoutCancel(ctx)
-	provider, eventKey, _ := dedupe.SplitKey(key)
-	res := rd.Forwarder.Forward(ctx, dispatch.Request{
-		Provider:       provider,
-		IdempotencyKey: key,
-		EventKey:       eventKey,
-		EventType:      rec.Request.EventType,
-		ContentType:    rec.Request.ContentType,
-		Body:           rec.Request.Body,
-	})
-	out := Result{Dispatch: res}
+	res := rd.Forwarder.Forward(ctx, dispatch.NewRequest(key, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
+	out = Result{Dispatch: res}
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {
 	case dispatch.Delivered:
@@ -100,4 +107,26 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (Result, error) {
 		out.Record = rec
 	}
 	return out, err
+}
+
+// endSpan closes a redrive's span with its result: the forward's attempts
+// and status, and the record's state after it. An error is named by its
+// sentinel's text, never by the store's detail.
+func endSpan(span trace.Span, out Result, err error) {
+	span.SetAttributes(
+		attribute.Int("webhookd.attempts", out.Dispatch.Attempts),
+		attribute.Int("http.response.status_code", out.Dispatch.Status),
+		attribute.String("webhookd.state", out.Record.State.String()),
+	)
+	if err != nil {
+		msg := "redrive failed"
+		for _, target := range []error{ErrNotDelivered, dedupe.ErrNotFound, dedupe.ErrInFlight, dedupe.ErrNoRequest, dedupe.ErrUnavailable} {
+			if errors.Is(err, target) {
+				msg = target.Error()
+				break
+			}
+		}
+		span.SetStatus(codes.Error, msg)
+	}
+	span.End()
 }

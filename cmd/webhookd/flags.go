@@ -50,3 +50,23 @@ func flagExit(err error) int {
 	}
 	return 2
 }
+
+// parseFlagsOnly parses args with fs for a command that takes flags and no
+// positional argument. A stray argument is refused rather than ignored (a
+// mistyped flag would otherwise pass unnoticed), with hint, when not empty,
+// appended to say where the command's input comes from. ok is false when
+// the command must exit with code.
+func parseFlagsOnly(fs *flag.FlagSet, args []string, stderr io.Writer, hint string) (code int, ok bool) {
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return flagExit(err), false
+	}
+	if len(rest) > 0 {
+		if hint != "" {
+			hint = " (" + hint + ")"
+		}
+		fmt.Fprintf(stderr, "%s: unexpected arguments %q%s\n", fs.Name(), rest, hint)
+		return 2, false
+	}
+	return 0, true
+}

@@ -63,3 +63,48 @@ func TestEveryCommandHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestFlagsOnlyCommandsRefuseArguments: a command that takes no positional
+// argument says so and exits 2 before it does anything.
+func TestFlagsOnlyCommandsRefuseArguments(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--", "x"}, `webhookd serve: unexpected arguments ["x"] (configuration comes from WEBHOOKD_* variables; see webhookd help)`},
+		{[]string{"sink", "x", "--status", "200"}, `webhookd sink: unexpected arguments ["x"]`},
+		{[]string{"healthcheck", "x", "y"}, `webhookd healthcheck: unexpected arguments ["x" "y"]`},
+		{[]string{"keys", "list", "stripe:evt_1"}, `webhookd keys list: unexpected arguments ["stripe:evt_1"]`},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			clearEnv(t)
+			var o, e bytes.Buffer
+			require.Equal(t, 2, run(context.Background(), tc.args, &o, &e))
+			require.Equal(t, tc.want+"\n", e.String())
+			require.Empty(t, o.String())
+		})
+	}
+}
+
+// TestKeyArgumentsRefused: get, delete and redrive say what a KEY is, in
+// the same words, before they open a store.
+func TestKeyArgumentsRefused(t *testing.T) {
+	const what = `"evt_1" is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)`
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"keys", "get", "evt_1"}, "webhookd keys: " + what},
+		{[]string{"keys", "delete", "evt_1"}, "webhookd keys: " + what},
+		{[]string{"keys", "redrive", "stripe:evt_2", "evt_1"}, "webhookd keys redrive: " + what},
+	}
+	for _, tc := range tests {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			clearEnv(t)
+			var o, e bytes.Buffer
+			require.Equal(t, 2, run(context.Background(), tc.args, &o, &e))
+			require.Equal(t, tc.want+"\n", e.String())
+		})
+	}
+}

@@ -18,13 +18,8 @@ func runHealthcheck(ctx context.Context, args []string, stdout, stderr io.Writer
 	fs := newFlagSet("webhookd healthcheck", healthcheckUsage, stderr)
 	target := fs.String("url", "", "URL to GET (default http://127.0.0.1:<port of WEBHOOKD_ADDR>/healthz)")
 	timeout := fs.Duration("timeout", 3*time.Second, "give up after this long")
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "webhookd healthcheck: unexpected arguments %q\n", rest)
-		return 2
+	if code, ok := parseFlagsOnly(fs, args, stderr, ""); !ok {
+		return code
 	}
 	if *target == "" {
 		cfg, err := loadConfig()

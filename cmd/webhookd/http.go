@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/tracing"
 )
 
 // newServer is the one http.Server every listener of webhookd uses (the
@@ -37,14 +38,17 @@ func answerAfterForward(cfg *config) time.Duration {
 }
 
 // newForwarder is the one forwarder of serve and keys redrive, built from
-// the same variables, so a redrive from the command line is forwarded as
-// serve forwards. log may be nil (keys redrive logs nothing).
-func newForwarder(cfg *config, log *slog.Logger) (*dispatch.Forwarder, error) {
+// the same variables and traced alike, so a redrive from the command line
+// is forwarded as serve forwards. log may be nil (keys redrive logs
+// nothing).
+func newForwarder(cfg *config, log *slog.Logger, tr *tracing.Tracing) (*dispatch.Forwarder, error) {
 	return dispatch.New(dispatch.Options{
 		URL:            cfg.DownstreamURL,
 		Timeout:        cfg.DispatchTimeout,
 		Retries:        cfg.DispatchRetries,
 		Logger:         log,
 		SigningSecrets: cfg.DownstreamSecrets,
+		Tracer:         tr.Tracer,
+		Propagator:     tr.Propagator,
 	})
 }

@@ -113,15 +113,11 @@ func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, COMPLETED or FAILED")
 	limit := fs.Int("limit", 0, "at most N keys (0: all)")
 	asJSON := fs.Bool("json", false, "one JSON object per line (JSON Lines) instead of a table")
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
+	if code, ok := parseFlagsOnly(fs, args, stderr, ""); !ok {
+		return code
 	}
 	opts := dedupe.ListOptions{}
 	switch {
-	case len(rest) > 0:
-		fmt.Fprintf(stderr, "webhookd keys list: unexpected arguments %q\n", rest)
-		return 2
 	case *limit < 0:
 		fmt.Fprintf(stderr, "webhookd keys list: --limit must not be negative\n")
 		return 2
@@ -196,11 +192,7 @@ func filterNote(provider, state string) string {
 func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys get", keysUsage, stderr)
 	asJSON := fs.Bool("json", false, "print the record as one JSON object")
-	key, code := keyArg(fs, args, stderr)
-	if key == "" {
-		return code
-	}
-	s, code := openKeysStore(ctx, stderr)
+	key, s, code := openKeyArg(ctx, fs, args, stderr)
 	if s == nil {
 		return code
 	}
@@ -223,11 +215,7 @@ func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys delete", keysUsage, stderr)
 	force := fs.Bool("force", false, "delete even an IN_FLIGHT key whose lease has not passed")
-	key, code := keyArg(fs, args, stderr)
-	if key == "" {
-		return code
-	}
-	s, code := openKeysStore(ctx, stderr)
+	key, s, code := openKeyArg(ctx, fs, args, stderr)
 	if s == nil {
 		return code
 	}
@@ -266,23 +254,34 @@ func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) in
 	return 0
 }
 
-// keyArg parses a get or delete command line: its flags and exactly one
-// KEY. It returns "" and the exit status when they are wrong.
-func keyArg(fs *flag.FlagSet, args []string, stderr io.Writer) (string, int) {
+// openKeyArg parses a get or delete command line, its flags and exactly
+// one KEY, and opens the store (openKeysStore). It returns a nil Store and
+// the exit status when either fails; the caller closes the Store.
+func openKeyArg(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer) (string, dedupe.Store, int) {
 	rest, err := parseArgs(fs, args)
 	if err != nil {
-		return "", flagExit(err)
+		return "", nil, flagExit(err)
 	}
 	if len(rest) != 1 {
 		fs.Usage()
-		return "", 2
+		return "", nil, 2
 	}
 	key := rest[0]
-	if _, _, ok := dedupe.SplitKey(key); !ok {
-		fmt.Fprintf(stderr, "webhookd keys: %q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)\n", key)
-		return "", 2
+	if err := checkKeyArg(key); err != nil {
+		fmt.Fprintf(stderr, "webhookd keys: %v\n", err)
+		return "", nil, 2
 	}
-	return key, 0
+	s, code := openKeysStore(ctx, stderr)
+	return key, s, code
+}
+
+// checkKeyArg refuses a KEY argument that is not a store key, saying what
+// one is.
+func checkKeyArg(key string) error {
+	if _, _, ok := dedupe.SplitKey(key); !ok {
+		return fmt.Errorf("%q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)", key)
+	}
+	return nil
 }
 
 // keyError reports a failed get or delete; an unknown key is exit 1 with a

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -50,8 +51,8 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return bad("--since must not be negative")
 	}
 	for _, k := range keys {
-		if _, _, ok := dedupe.SplitKey(k); !ok {
-			return bad("%q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)", k)
+		if err := checkKeyArg(k); err != nil {
+			return bad("%v", err)
 		}
 	}
 	cfg, err := loadConfig()
@@ -63,7 +64,13 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	cfg.warnUnknown(stderr)
-	fwd, err := newForwarder(cfg, nil)
+	tr, _, stopTracing, err := startTracing(ctx, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return 2
+	}
+	defer stopTracing()
+	fwd, err := newForwarder(cfg, nil, tr)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2
@@ -84,7 +91,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return 0
 		}
 	}
-	rd := &redrive.Redriver{Store: s, Forwarder: fwd}
+	rd := &redrive.Redriver{Store: s, Forwarder: fwd, Tracer: tr.Tracer}
 	code = 0
 	for _, key := range keys {
 		if ctx.Err() != nil {

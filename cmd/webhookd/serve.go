@@ -14,6 +14,7 @@ import (
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/metrics"
+	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 )
@@ -25,13 +26,8 @@ configuration is the WEBHOOKD_* variables that webhookd help lists.`
 
 func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd serve", serveUsage, stderr)
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "webhookd serve: unexpected arguments %q (configuration comes from WEBHOOKD_* variables; see webhookd help)\n", rest)
-		return 2
+	if code, ok := parseFlagsOnly(fs, args, stderr, "configuration comes from WEBHOOKD_* variables; see webhookd help"); !ok {
+		return code
 	}
 	cfg, err := loadConfig()
 	if err == nil {
@@ -66,12 +62,23 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
+	tr, log, stopTracing, err := startTracing(ctx, log)
+	if err != nil {
+		return err
+	}
+	defer stopTracing()
 	if len(reg.Names()) == 0 {
 		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
 	}
 	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
 	if err != nil {
 		return err
+	}
+	// The overview's figures are counted where the metrics are.
+	ov := overview.NewRecorder(reg.Names(), nil)
+	onDelivery := func(d receiver.Delivery) {
+		met.ObserveDelivery(d)
+		ov.Observe(d)
 	}
 	storeOpts := storeOptions(cfg, log)
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
@@ -83,8 +90,16 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err := met.WatchStore(store); err != nil {
 		return err
 	}
+	if err := met.WatchReady(store.Ping); err != nil {
+		return err
+	}
+	if mr, ok := store.(metrics.MapReporter); ok {
+		if err := met.WatchMap(mr); err != nil {
+			return err
+		}
+	}
 
-	fwd, err := newForwarder(cfg, log)
+	fwd, err := newForwarder(cfg, log, tr)
 	if err != nil {
 		return err
 	}
@@ -117,8 +132,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		BatchTimeout:  cfg.DispatchTimeout,
 		FailedPolicy:  receiver.FailedPolicy(cfg.FailedPolicy),
 		Logger:        log,
-		OnDelivery:    met.ObserveDelivery,
+		OnDelivery:    onDelivery,
 		StoreRequests: cfg.StoreRequests,
+		Tracer:        tr.Tracer,
 	})
 	if err != nil {
 		return err
@@ -127,11 +143,12 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if cfg.AdminAddr != "" {
 		if adminSrv, err = startAdmin(cfg, log, admin.Config{
 			Store:     store,
-			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd},
+			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd, Tracer: tr.Tracer},
 			Token:     cfg.AdminToken,
 			Metrics:   met.Handler(),
 			Providers: reg.Names(),
 			Logger:    log,
+			Overview:  ov,
 		}); err != nil {
 			return err
 		}
@@ -156,12 +173,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		ready <- ln.Addr().String()
 	}
 
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := serveUntilDone(ctx, srv, ln); err != nil {
 		return err
-	case <-ctx.Done():
 	}
 	// The admin listener drains beside the main one: its redrives are
 	// bounded by the dispatch timeout and get the deliveries' grace period
@@ -206,6 +219,20 @@ func startAdmin(cfg *config, log *slog.Logger, acfg admin.Config) (*http.Server,
 // drainMargin is how long deliveries get, once their forwards are cut off,
 // to release their keys and answer 503: store writes, no network.
 const drainMargin = 5 * time.Second
+
+// serveUntilDone serves srv on ln until it fails, with its error, or until
+// ctx is done, with nil and srv still serving: the caller then shuts it down
+// its own way (serve drains deliveries, the sink just stops).
+func serveUntilDone(ctx context.Context, srv *http.Server, ln net.Listener) error {
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+}
 
 // shutdown stops accepting connections and waits for in-flight deliveries.
 // Each may keep forwarding for up to grace; then cancelBase cuts the rest

@@ -26,13 +26,8 @@ func runSinkArgs(ctx context.Context, args []string, stdout, stderr io.Writer, r
 	fs := newFlagSet("webhookd sink", sinkUsage, stderr)
 	addr := fs.String("addr", ":9000", "listen address")
 	status := fs.Int("status", http.StatusOK, "status every request is answered with (503 rehearses a failing core service)")
-	rest, err := parseArgs(fs, args)
-	if err != nil {
-		return flagExit(err)
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "webhookd sink: unexpected arguments %q\n", rest)
-		return 2
+	if code, ok := parseFlagsOnly(fs, args, stderr, ""); !ok {
+		return code
 	}
 	h, err := sink.New(stdout, *status, nil)
 	if err != nil {
@@ -58,12 +53,8 @@ func runSinkServer(ctx context.Context, addr string, h http.Handler, stderr io.W
 		ready <- ln.Addr().String()
 	}
 	srv := newServer(h, nil, 30*time.Second)
-	errc := make(chan error, 1)
-	go func() { errc <- srv.Serve(ln) }()
-	select {
-	case err := <-errc:
+	if err := serveUntilDone(ctx, srv, ln); err != nil {
 		return err
-	case <-ctx.Done():
 	}
 	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

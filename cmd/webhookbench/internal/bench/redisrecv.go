@@ -95,10 +95,7 @@ func (h *redisReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.replay(ctx, w, key)
 		return
 	}
-	res := h.fwd.Forward(ctx, dispatch.Request{
-		Provider: stripe.Name, IdempotencyKey: idem, EventKey: ev.Key, EventType: ev.Type,
-		ContentType: r.Header.Get("Content-Type"), Body: body,
-	})
+	res := h.fwd.Forward(ctx, dispatch.NewRequest(idem, ev.Type, r.Header.Get("Content-Type"), body))
 	if res.Outcome == dispatch.Unavailable {
 		h.rdb.Del(ctx, key)
 		w.Header().Set("Retry-After", "1")

@@ -1,0 +1,183 @@
+package admin
+
+import (
+	"context"
+	"fmt"
+	"html/template"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/webhookd/webhookd/overview"
+)
+
+// summary builds the overview of the window ?window= names: the
+// Recorder's deliveries and the store's FAILED records. A store that cannot
+// be read leaves the FAILED figures out and says why in failedErr, rather
+// than hiding the deliveries too.
+func (h *handler) summary(ctx context.Context, r *http.Request) (sum overview.Summary, w overview.Window, failedErr error, err error) {
+	w, err = overview.ParseWindow(r.URL.Query().Get("window"))
+	if err != nil {
+		return sum, w, nil, err
+	}
+	sum = h.Overview.Summary(w)
+	counts, ferr := h.failed.Count(ctx)
+	if ferr != nil {
+		h.Logger.Warn("admin: counting FAILED records failed", "error", ferr.Error())
+		return sum, w, ferr, nil
+	}
+	overview.AddFailed(&sum, counts)
+	return sum, w, nil, nil
+}
+
+// apiSummary answers GET /api/summary?window=15m|1h|24h.
+func (h *handler) apiSummary(w http.ResponseWriter, r *http.Request) {
+	sum, _, failedErr, err := h.summary(r.Context(), r)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	if failedErr != nil {
+		writeError(w, statusOf(failedErr), publicError(failedErr))
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
+}
+
+// overviewPage is the data of web/overview.html.
+type overviewPage struct {
+	page
+	Window  overview.Window
+	Windows []windowLink
+	Cards   []card
+	Defs    template.HTML
+	Legend  template.HTML
+	// Outcomes are the table's columns: the outcomes any provider had.
+	Outcomes []string
+	Since    string
+}
+
+type windowLink struct {
+	Name, Label, Href string
+	Current           bool
+}
+
+// card is one provider's part of the page: its figures as text, its chart.
+type card struct {
+	Provider                string
+	Total                   uint64
+	Share, ShareDetail      string
+	P50, P99, LatencyDetail string
+	Failed, FailedDetail    string
+	FailedBad               bool
+	ShareBad                bool
+	Chart                   template.HTML
+	ListHref, FailedHref    string
+	Counts                  []uint64 // by overviewPage.Outcomes
+}
+
+// consoleOverview answers GET /overview.
+func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
+	data := overviewPage{page: h.basePage(r, "Overview"), Defs: overview.Defs(), Legend: overview.Legend()}
+	sum, win, failedErr, err := h.summary(r.Context(), r)
+	if err != nil {
+		data.Error = err.Error()
+		win = overview.DefaultWindow
+		sum = h.Overview.Summary(win)
+	}
+	if failedErr != nil {
+		data.Error = "FAILED records could not be counted: " + publicError(failedErr)
+	}
+	data.Window = win
+	data.Since = sum.From.Format("15:04") + " UTC"
+	for _, o := range overview.Windows {
+		data.Windows = append(data.Windows, windowLink{Name: o.Name, Label: o.Label, Href: "/overview?window=" + o.Name, Current: o.Name == win.Name})
+	}
+	data.Outcomes = shownOutcomes(sum)
+	now := h.Now()
+	for _, ps := range sum.Providers {
+		c := card{
+			Provider: ps.Provider, Total: ps.Total, Chart: overview.Chart(ps, win),
+			ListHref:   "/?provider=" + url.QueryEscape(ps.Provider),
+			FailedHref: "/?provider=" + url.QueryEscape(ps.Provider) + "&state=FAILED",
+			Share:      "–", ShareDetail: "nothing had to reach it",
+			P50: "–", P99: "–", LatencyDetail: "no answer from the core",
+			Failed: "–", FailedDetail: "not counted",
+		}
+		if s := ps.Core.Share; s != nil {
+			c.Share = percent(*s)
+			c.ShareDetail = fmt.Sprintf("%d of %d", ps.Core.Reached, ps.Core.Attempted)
+			c.ShareBad = *s < 0.99
+		}
+		if l := ps.CoreLatency; l.Count > 0 {
+			c.P50, c.P99 = millis(*l.P50), millis(*l.P99)
+			c.LatencyDetail = fmt.Sprintf("%d answers", l.Count)
+		}
+		if f := ps.Failed; f != nil {
+			c.Failed = strconv.FormatUint(f.Waiting, 10)
+			if f.AtLeast {
+				c.Failed = "≥ " + c.Failed
+			}
+			c.FailedDetail = "none waiting"
+			if f.Oldest != nil {
+				c.FailedDetail = "oldest " + age(now, *f.Oldest)
+				c.FailedBad = true
+			}
+		}
+		for _, o := range data.Outcomes {
+			c.Counts = append(c.Counts, ps.Outcomes[o])
+		}
+		data.Cards = append(data.Cards, c)
+	}
+	status := http.StatusOK
+	if err != nil {
+		status = http.StatusBadRequest
+	}
+	h.render(w, status, h.pages.overview, data)
+}
+
+// shownOutcomes are the outcomes the table has a column for: forwarded
+// always, the others when some provider had one in the window.
+func shownOutcomes(sum overview.Summary) []string {
+	var out []string
+	for _, o := range overviewOutcomes() {
+		if o == "forwarded" {
+			out = append(out, o)
+			continue
+		}
+		for _, ps := range sum.Providers {
+			if ps.Outcomes[o] > 0 {
+				out = append(out, o)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func overviewOutcomes() []string {
+	var out []string
+	for _, g := range overview.Groups {
+		for _, o := range g.Outcomes {
+			out = append(out, o.String())
+		}
+	}
+	return append(out, "batch")
+}
+
+// percent shows a share; one short of all is never rounded up to 100%.
+func percent(f float64) string {
+	if f >= 1 {
+		return "100%"
+	}
+	return strconv.FormatFloat(min(f*100, 99.9), 'f', 1, 64) + "%"
+}
+
+func millis(s float64) string {
+	d := time.Duration(s * float64(time.Second))
+	if d < time.Second {
+		return strconv.FormatFloat(s*1000, 'f', 0, 64) + " ms"
+	}
+	return strconv.FormatFloat(s, 'f', 1, 64) + " s"
+}

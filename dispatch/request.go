@@ -1,0 +1,54 @@
+package dispatch
+
+import (
+	"net/http"
+
+	"github.com/webhookd/webhookd/dedupe"
+)
+
+// NewRequest is the Request that forwards an event claimed under key (the
+// store key and Idempotency-Key value, "provider:event-key"). The
+// provider's name and the event key are read back from key, so every
+// caller (the receiver, a redrive, the benchmark's receivers) sends the
+// same three headers for the same key and none can send a provider or
+// event that disagrees with the key the core service dedupes on.
+func NewRequest(key, eventType, contentType string, body []byte) Request {
+	provider, eventKey, _ := dedupe.SplitKey(key)
+	return Request{
+		Provider:       provider,
+		IdempotencyKey: key,
+		EventKey:       eventKey,
+		EventType:      eventType,
+		ContentType:    contentType,
+		Body:           body,
+	}
+}
+
+// SetHeaders sets on h the headers a forward of r carries besides its
+// signature (made afresh by each attempt, see Options.SigningSecrets) and
+// its trace context: User-Agent and the list in docs/contract.md ("What the
+// core service receives"). It is the one definition of them: the Forwarder sends them,
+// and the admin console shows them as what the core received and what a
+// redrive sends again.
+//
+// h must hold none of them yet. The names are written in canonical form,
+// so they go into the map as they are (what h.Set would do after
+// canonicalising them), and every value slice is cut from one array: one
+// allocation for all of them instead of one per header on every forward.
+func (r Request) SetHeaders(h http.Header) {
+	ct := r.ContentType
+	if ct == "" {
+		ct = defaultContentType
+	}
+	vals := [...]string{ct, userAgent, r.IdempotencyKey, r.Provider, r.EventKey, r.EventType}
+	names := [...]string{"Content-Type", "User-Agent", "Idempotency-Key", "Webhook-Provider", "Webhook-Event-Id", "Webhook-Event-Type"}
+	backing := vals[:]
+	for i, name := range names {
+		// Empty values are left out rather than sent blank: a blank
+		// Idempotency-Key is worse than none to a core service that
+		// dedupes.
+		if backing[i] != "" {
+			h[name] = backing[i : i+1 : i+1]
+		}
+	}
+}

@@ -1,0 +1,178 @@
+// Package overview keeps the figures of the console's overview page and of
+// GET /api/summary (docs/observability.md): per provider, the deliveries of
+// the last 15 minutes, hour or day by outcome, the share that reached the
+// core service, the core's latency and the FAILED records waiting for a
+// redrive.
+//
+// The delivery figures are counted in this process, one row of counters per
+// provider and minute in a ring of a day's minutes (Recorder), fed by the
+// receiver's Config.OnDelivery: a restart starts them at zero, and with
+// several nodes each one shows its own share of the traffic (Prometheus,
+// which scrapes them all, is where the fleet's figures add up). The FAILED
+// figures are read from the store, which every node shares, so they are the
+// fleet's.
+//
+// It must never hold a body, a key or anything a provider sent besides the
+// provider's name and the outcome: the ring is counters only.
+package overview
+
+import (
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/webhookd/webhookd/receiver"
+)
+
+// UnknownProvider is the row of deliveries to a provider that is not
+// configured, as metrics.UnknownProvider is their label.
+const UnknownProvider = "unknown"
+
+// ringMinutes is how many minutes the ring keeps: the longest window.
+const ringMinutes = 24 * 60
+
+// LatencyBuckets are the upper bounds, in seconds, of the core latency
+// histogram: webhookd_dispatch_duration_seconds's, so that the overview's
+// p50 and p99 are the ones a Grafana panel computes with histogram_quantile
+// from the same observations.
+var LatencyBuckets = []float64{.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60}
+
+// Recorder counts deliveries per provider, minute and outcome, and the core
+// service's latency per provider and minute. It is safe for concurrent use;
+// Observe costs one uncontended lock per delivery of a provider.
+type Recorder struct {
+	now      func() time.Time
+	outcomes []receiver.Outcome
+	index    map[receiver.Outcome]int
+	width    int // counters per minute: outcomes, then latency buckets and +Inf
+	known    map[string]bool
+
+	mu    sync.RWMutex
+	rings map[string]*ring
+}
+
+// ring is one provider's counters: ringMinutes rows of width counters, and
+// the minute each row holds (a row whose minute is not the one asked for is
+// stale, and counts as zero).
+type ring struct {
+	mu      sync.Mutex
+	minutes []int64
+	cells   []uint32
+}
+
+// NewRecorder returns a Recorder for the configured providers; deliveries
+// to any other name are counted as UnknownProvider, so that a scan of
+// made-up routes cannot grow it. now is the clock; time.Now if nil.
+func NewRecorder(providers []string, now func() time.Time) *Recorder {
+	if now == nil {
+		now = time.Now
+	}
+	rec := &Recorder{
+		now:      now,
+		outcomes: receiver.Outcomes(),
+		index:    map[receiver.Outcome]int{},
+		known:    map[string]bool{},
+		rings:    map[string]*ring{},
+	}
+	for i, o := range rec.outcomes {
+		rec.index[o] = i
+	}
+	rec.width = len(rec.outcomes) + len(LatencyBuckets) + 1
+	for _, p := range providers {
+		rec.known[p] = true
+	}
+	return rec
+}
+
+// Providers returns the configured providers' names, sorted.
+func (r *Recorder) Providers() []string {
+	names := make([]string, 0, len(r.known))
+	for p := range r.known {
+		names = append(names, p)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// Observe counts one answered delivery. It is (part of) the receiver's
+// Config.OnDelivery. The core latency is the forward's duration, retries
+// included, counted when the core service answered at all.
+func (r *Recorder) Observe(d receiver.Delivery) {
+	provider := d.Provider
+	if !r.known[provider] {
+		provider = UnknownProvider
+	}
+	oi, ok := r.index[d.Outcome]
+	if !ok {
+		oi = r.index[receiver.OutcomeError]
+	}
+	li := -1
+	if d.Dispatch != nil && d.Dispatch.Status != 0 {
+		li = len(r.outcomes) + bucketOf(d.Dispatch.Duration.Seconds())
+	}
+	minute := r.now().Unix() / 60
+	rg := r.ring(provider)
+	rg.mu.Lock()
+	row := rg.row(minute, r.width)
+	row[oi]++
+	if li >= 0 {
+		row[li]++
+	}
+	rg.mu.Unlock()
+}
+
+// bucketOf is the index of the first bucket whose bound holds s, or
+// len(LatencyBuckets) (+Inf).
+func bucketOf(s float64) int {
+	for i, b := range LatencyBuckets {
+		if s <= b {
+			return i
+		}
+	}
+	return len(LatencyBuckets)
+}
+
+// ring returns provider's ring, made on its first delivery: a provider that
+// gets none costs nothing.
+func (r *Recorder) ring(provider string) *ring {
+	r.mu.RLock()
+	rg := r.rings[provider]
+	r.mu.RUnlock()
+	if rg != nil {
+		return rg
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if rg = r.rings[provider]; rg == nil {
+		rg = &ring{minutes: make([]int64, ringMinutes), cells: make([]uint32, ringMinutes*r.width)}
+		for i := range rg.minutes {
+			rg.minutes[i] = -1
+		}
+		r.rings[provider] = rg
+	}
+	return rg
+}
+
+// row returns minute's counters, cleared first if the slot held an older
+// minute. The caller holds rg.mu.
+func (rg *ring) row(minute int64, width int) []uint32 {
+	slot := int(minute % ringMinutes)
+	row := rg.cells[slot*width : (slot+1)*width]
+	if rg.minutes[slot] != minute {
+		clear(row)
+		rg.minutes[slot] = minute
+	}
+	return row
+}
+
+// add adds minute's counters to dst (width long), if the ring still holds
+// that minute. The caller holds rg.mu.
+func (rg *ring) add(dst []uint64, minute int64, width int) {
+	slot := int(minute % ringMinutes)
+	if minute < 0 || rg.minutes[slot] != minute {
+		return
+	}
+	for i, v := range rg.cells[slot*width : (slot+1)*width] {
+		dst[i] += uint64(v)
+	}
+}
