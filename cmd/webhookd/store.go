@@ -48,7 +48,12 @@ func openStore(ctx context.Context, cfg *config, opts lmdb.Options, openLocal fu
 	}
 	ctx, cancel := context.WithTimeout(ctx, postgresOpenTimeout)
 	defer cancel()
-	shared, err := postgres.Open(ctx, cfg.PostgresDSN, postgres.Options{Options: opts.Options, OpTimeout: cfg.StoreTimeout})
+	popts := postgres.Options{Options: opts.Options, OpTimeout: cfg.StoreTimeout}
+	if cfg.Store == "postgres" {
+		// The Postgres writer's batches are the node's commits.
+		popts.OnCommit = opts.OnCommit
+	}
+	shared, err := postgres.Open(ctx, cfg.PostgresDSN, popts)
 	if err != nil {
 		return nil, fmt.Errorf("%s_POSTGRES_DSN: %w", envPrefix, err)
 	}

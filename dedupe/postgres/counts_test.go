@@ -145,3 +145,32 @@ func BenchmarkPostgresStats(b *testing.B) {
 		}
 	}
 }
+
+// A schema whose counts are kept by row triggers (one counts write per
+// row, as schemas made before the writer's batches were) is moved to the
+// statement triggers on open, and counted afresh.
+func TestPostgresRowCountTriggersAreReplaced(t *testing.T) {
+	dsn := testPostgresDSN(t)
+	ctx := context.Background()
+	schema := testSchema(t, dsn)
+	s := openTestPG(t, dsn, schema, dedupe.Options{})
+	admin := pgtest.AdminConn(t, dsn, schema)
+	for _, q := range rowCountTriggers(schema) {
+		_, err := admin.Exec(ctx, q)
+		require.NoError(t, err, q)
+	}
+	l, _, err := s.Claim(ctx, "stripe:evt_row", "fp", nil)
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
+	require.NoError(t, s.Close())
+
+	s = openTestPG(t, dsn, schema, dedupe.Options{})
+	var rowTriggers int
+	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM pg_trigger WHERE tgrelid = $1::regclass AND tgtype & 1 = 1`, Table).Scan(&rowTriggers))
+	require.Zero(t, rowTriggers, "the row triggers were replaced")
+	_, _, err = s.Claim(ctx, "stripe:evt_statement", "fp", nil)
+	require.NoError(t, err)
+	got, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[dedupe.State]int{dedupe.Completed: 1, dedupe.InFlight: 1}, got)
+}

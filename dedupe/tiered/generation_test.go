@@ -26,7 +26,19 @@ func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.T
 
 func (c *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
 
-// count runs fn and returns how many statements it sent.
+// TraceBatchStart counts a writer's batch (postgres/writer.go), one
+// pipeline, as the one round trip it is.
+func (c *queryCounter) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
+	c.n.Add(1)
+	return ctx
+}
+
+func (c *queryCounter) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
+
+func (c *queryCounter) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData) {}
+
+// count runs fn and returns how many round trips (statements, or batches
+// of them) it made.
 func (c *queryCounter) count(fn func()) int64 {
 	before := c.n.Load()
 	fn()

@@ -17,7 +17,7 @@ type crashOpts struct {
 	lease, timeout time.Duration
 	// gapMin and gapMax bound the time under load before each kill.
 	gapMin, gapMax time.Duration
-	store          string // lmdb or postgres
+	store          string // lmdb, postgres or tiered
 	pgDSN          string
 }
 
@@ -80,7 +80,7 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 	}
 	extra := []string{"WEBHOOKD_LEASE=" + o.lease.String(), "WEBHOOKD_DISPATCH_TIMEOUT=" + o.timeout.String(),
 		"WEBHOOKD_STORE_TIMEOUT=" + storeTimeout(o.lease, o.timeout).String()}
-	if o.store == variantPostgres {
+	if o.store == variantPostgres || o.store == variantTiered {
 		if o.pgDSN == "" {
 			return nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)
 		}
@@ -89,7 +89,7 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 			return nil, err
 		}
 		defer drop()
-		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+dsn)
+		extra = append(extra, "WEBHOOKD_STORE="+o.store, "WEBHOOKD_POSTGRES_DSN="+dsn)
 	}
 	dataDir, logPath := filepath.Join(dir, "data"), filepath.Join(e.tmp, "crash.log")
 	start := func() (*proc, error) { return e.startWebhookd(addr, dataDir, st.URL, logPath, extra...) }

@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.IntVar(&co.count, "count", 0, "deliveries per design and round when -duration is 0 (default u*d)")
 		fs.IntVar(&co.rounds, "rounds", 3, "rounds; designs alternate within each")
 		fs.IntVar(&co.warmup, "warmup", 500, "untimed deliveries of other events before each run")
-		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, redis")
+		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, redis")
 		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of webhookd (lmdb, postgres), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")
@@ -100,11 +100,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.DurationVar(&cr.timeout, "dispatch-timeout", time.Second, "WEBHOOKD_DISPATCH_TIMEOUT (below the lease)")
 		fs.DurationVar(&cr.gapMin, "gap-min", 200*time.Millisecond, "least load time before a kill")
 		fs.DurationVar(&cr.gapMax, "gap-max", time.Second, "most load time before a kill")
-		fs.StringVar(&cr.store, "store", variantLMDB, "webhookd's store: lmdb or postgres")
+		fs.StringVar(&cr.store, "store", variantLMDB, "webhookd's store: lmdb, postgres or tiered")
 	case "faults":
 		fs.DurationVar(&fo.lease, "lease", 3*time.Second, "lease of the design under test")
 		fs.DurationVar(&fo.timeout, "dispatch-timeout", time.Second, "forward budget of the design under test (below the lease)")
-		fs.StringVar(&fo.variant, "variant", variantLMDB, "design under test: lmdb, postgres, redis or proxy")
+		fs.StringVar(&fo.variant, "variant", variantLMDB, "design under test: lmdb, postgres, tiered, redis or proxy")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {

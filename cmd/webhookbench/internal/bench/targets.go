@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -38,6 +39,10 @@ type proc struct {
 	cpu    []cpuSource
 	exited chan struct{}
 	err    error
+	// peers are more nodes of the same design, on the same shared store:
+	// url hands deliveries to p and its peers in turn.
+	peers []*proc
+	turn  atomic.Uint64
 }
 
 // freeAddr returns a loopback address nothing listens on now. Choosing the
@@ -90,8 +95,18 @@ func startProc(cmd *exec.Cmd, addr, logPath string) (*proc, error) {
 	}
 }
 
-// url is where p takes Stripe deliveries.
-func (p *proc) url() string { return "http://" + p.addr + webhookPath }
+// url is where p takes Stripe deliveries: p's own address, or, with
+// peers, each node's in turn.
+func (p *proc) url() string {
+	if len(p.peers) == 0 {
+		return "http://" + p.addr + webhookPath
+	}
+	n := p.turn.Add(1) % uint64(len(p.peers)+1)
+	if n == 0 {
+		return "http://" + p.addr + webhookPath
+	}
+	return p.peers[n-1].url()
+}
 
 // stop asks p to stop (SIGTERM) and waits, killing it after a while.
 func (p *proc) stop() {

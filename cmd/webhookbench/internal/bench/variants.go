@@ -16,14 +16,20 @@ const (
 	variantProxy    = "proxy"
 	variantPostgres = "postgres"
 	variantRedis    = "redis"
+	variantTiered   = "tiered"
+	// variantPostgres2 is two webhookd nodes on one Postgres schema, the
+	// load handed to each in turn.
+	variantPostgres2 = "postgres2"
 )
 
 // variantLabels name the designs in reports.
 var variantLabels = map[string]string{
-	variantLMDB:     "webhookd, LMDB store (default)",
-	variantProxy:    "bare httputil.ReverseProxy",
-	variantPostgres: "webhookd, Postgres store",
-	variantRedis:    "Redis SET NX PX + dispatch.Forwarder",
+	variantLMDB:      "webhookd, LMDB store (default)",
+	variantProxy:     "bare httputil.ReverseProxy",
+	variantPostgres:  "webhookd, Postgres store",
+	variantRedis:     "Redis SET NX PX + dispatch.Forwarder",
+	variantTiered:    "webhookd, tiered store (LMDB + Postgres)",
+	variantPostgres2: "webhookd, Postgres store, two nodes",
 }
 
 // dedupes reports whether a design dedupes and sets Idempotency-Key.
@@ -73,7 +79,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			return nil, nil, err
 		}
 		return p, p.stop, nil
-	case variantPostgres:
+	case variantPostgres, variantTiered, variantPostgres2:
 		if o.pgDSN == "" {
 			return nil, nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)
 		}
@@ -84,14 +90,41 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		// The name finds webhookd's backends in pg_stat_activity, for
 		// their CPU time; other clients of the server have other names.
 		app := "webhookbench_" + newRunID()
-		extra = append(extra, "WEBHOOKD_STORE=postgres", "WEBHOOKD_POSTGRES_DSN="+withParam(dsn, "application_name", app))
+		store := variant
+		if variant == variantPostgres2 {
+			store = variantPostgres
+		}
+		extra = append(extra, "WEBHOOKD_STORE="+store, "WEBHOOKD_POSTGRES_DSN="+withParam(dsn, "application_name", app))
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, extra...)
 		if err != nil {
 			drop()
 			return nil, nil, err
 		}
+		if variant == variantPostgres2 {
+			addr2, err := freeAddr()
+			if err != nil {
+				p.stop()
+				drop()
+				return nil, nil, err
+			}
+			q, err := e.startWebhookd(addr2, filepath.Join(o.dir, "data2"), o.downstream, filepath.Join(o.dir, variant+"-2.log"), extra...)
+			if err != nil {
+				p.stop()
+				drop()
+				return nil, nil, err
+			}
+			p.peers = []*proc{q}
+			p.cpu = append(p.cpu, q.cpu...)
+		}
+		// Both nodes' backends carry app: one source counts them all.
 		p.cpu = append(p.cpu, pgBackendSource(o.pgDSN, app))
-		return p, func() { p.stop(); drop() }, nil
+		return p, func() {
+			for _, q := range p.peers {
+				q.stop()
+			}
+			p.stop()
+			drop()
+		}, nil
 	case variantProxy:
 		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
 		if err != nil {
@@ -130,7 +163,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			rdb.Close()
 		}, nil
 	}
-	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres or redis)", variant)
+	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered or redis)", variant)
 }
 
 // dropRedisPrefix deletes one run's keys.
