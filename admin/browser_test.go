@@ -74,7 +74,8 @@ func TestConsoleInBrowser(t *testing.T) {
 	deliver := func(id, typ string, core int) {
 		down.status.Store(int32(core))
 		event := []byte(`{"id":"` + id + `","object":"event","type":"` + typ + `","livemode":false,"data":{"object":{"id":"pi_` + id[4:] + `","object":"payment_intent","amount":250000,"currency":"idr","status":"succeeded"}}}`)
-		body, hdr, err := sa.Sign(event)
+		signed, err := sa.Sign(event)
+		body, hdr := signed.Body, signed.Header
 		require.NoError(t, err)
 		req, err := http.NewRequest(http.MethodPost, recv.URL+"/webhooks/stripe", bytes.NewReader(body))
 		require.NoError(t, err)

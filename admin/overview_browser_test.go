@@ -83,14 +83,16 @@ func TestOverviewInBrowser(t *testing.T) {
 	stripeEvent := func(id string, core, want int) {
 		t.Helper()
 		down.status.Store(int32(core))
-		body, hdr, err := sa.Sign([]byte(`{"id":"` + id + `","object":"event","type":"charge.succeeded","data":{"object":{"id":"ch_1"}}}`))
+		signed, err := sa.Sign([]byte(`{"id":"` + id + `","object":"event","type":"charge.succeeded","data":{"object":{"id":"ch_1"}}}`))
+		body, hdr := signed.Body, signed.Header
 		require.NoError(t, err)
 		post("stripe", body, hdr, want)
 	}
 	xenditEvent := func(id string, core, want int) {
 		t.Helper()
 		down.status.Store(int32(core))
-		body, hdr, err := xa.Sign([]byte(`{"id":"` + id + `","external_id":"inv-` + id + `","status":"PAID","amount":185000}`))
+		signed, err := xa.Sign([]byte(`{"id":"` + id + `","external_id":"inv-` + id + `","status":"PAID","amount":185000}`))
+		body, hdr := signed.Body, signed.Header
 		require.NoError(t, err)
 		post("xendit", body, hdr, want)
 	}

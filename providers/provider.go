@@ -1,19 +1,20 @@
 // Package providers defines what a payment provider adapter is and keeps the
 // explicit registry of the adapters a receiver serves.
 //
-// An adapter turns a raw delivery (headers and body bytes, exactly as they
-// arrived) into a verified Event. It must never re-serialise the body before
-// verifying it, and it must never touch the dedupe store: the receiver only
-// claims an event key after Verify has succeeded.
+// An adapter turns a raw delivery (headers, query and body bytes, exactly
+// as they arrived) into verified events. It must never re-serialise the
+// body before verifying it, and it must never touch the dedupe store: the
+// receiver only claims an event key after Verify has succeeded.
 package providers
 
 import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 )
 
-// The receiver maps these two classes of adapter error to HTTP statuses.
+// The receiver maps these classes of adapter error to HTTP statuses.
 // Adapters define their own, more precise sentinel errors that wrap one of
 // them, so a caller can test either errors.Is(err, stripe.ErrTooOld) or
 // errors.Is(err, providers.ErrUnauthorized).
@@ -28,10 +29,28 @@ var (
 	// reports something other than the delivery claims. The receiver answers
 	// 401 without forwarding.
 	ErrMismatch = errors.New("delivery contradicts the provider's own record")
-	// ErrUnavailable means a Confirmer could not reach the provider. The
-	// receiver answers 503 so that the provider retries.
+	// ErrUnavailable means a network call that Verify or Confirm needs
+	// failed (a certificate fetch, a status API). The receiver answers 503,
+	// never 401, so that the provider retries a genuine delivery.
 	ErrUnavailable = errors.New("provider API unavailable")
+	// ErrCannotSign is wrapped by the Sign of an adapter whose provider
+	// signs with a key webhookd never holds (PayPal's certificate): its
+	// fixtures cannot be replayed signed.
+	ErrCannotSign = errors.New("provider's signature cannot be made here")
 )
+
+// Delivery is one request to a provider route, exactly as it arrived. The
+// receiver passes it by value: the header and query maps and the body are
+// the request's own, read by adapters and never modified.
+type Delivery struct {
+	// Header is the request's headers.
+	Header http.Header
+	// Query is the request URL's query; nil when it has none. Some
+	// gateways sign a query value.
+	Query url.Values
+	// Body is the raw body, never re-serialised.
+	Body []byte
+}
 
 // Event is what an adapter derives from one verified delivery.
 type Event struct {
@@ -46,132 +65,70 @@ type Event struct {
 	Fingerprint string
 }
 
-// Provider is an adapter for one payment provider.
-type Provider interface {
-	// Name is the provider's route segment and key prefix ("stripe").
-	Name() string
-	// Verify authenticates a delivery from its raw body and headers. Its
-	// errors wrap ErrUnauthorized.
-	Verify(header http.Header, body []byte) error
-	// Parse derives the event from a verified body. Its errors wrap
-	// ErrMalformed.
-	Parse(body []byte) (Event, error)
-}
-
-// Confirmer is implemented by adapters that can ask the provider whether a
-// verified delivery is true before it is forwarded (Midtrans's signature, for
-// one, does not cover the transaction status). Confirm errors wrap
-// ErrMismatch or ErrUnavailable.
-type Confirmer interface {
-	Confirm(ctx context.Context, ev Event, body []byte) error
-}
-
-// Signer is implemented by adapters that can sign a raw body the way their
-// provider does, so that `webhookd replay` can send fixtures. It returns the
-// body to send (Midtrans puts its signature inside the body) and the headers
-// to set.
-type Signer interface {
-	Sign(body []byte) ([]byte, http.Header, error)
-}
-
-// HeaderParser is implemented by adapters whose event key is not in the body
-// but in a signed header (Standard Webhooks' webhook-id). The receiver calls
-// ParseHeader instead of Parse for them (see ParseDelivery); their Parse,
-// which cannot see the header, must fail with an error wrapping
-// ErrMalformed. Adapters that key on the body need not implement it.
-type HeaderParser interface {
-	// ParseHeader derives the event from a verified delivery's headers and
-	// body. Its errors wrap ErrMalformed.
-	ParseHeader(header http.Header, body []byte) (Event, error)
-}
-
-// ParseDelivery derives the event of a verified delivery: p's ParseHeader
-// when p is a HeaderParser, else p's Parse of the body. The receiver and
-// the conformance kit call it, so that an adapter keyed by a header is
-// parsed with the headers it was verified with.
-func ParseDelivery(p Provider, header http.Header, body []byte) (Event, error) {
-	if hp, ok := p.(HeaderParser); ok {
-		return hp.ParseHeader(header, body)
-	}
-	return p.Parse(body)
-}
-
-// ContextVerifier is implemented by adapters whose verification needs the
-// network (PayPal's signing certificate is fetched from the URL a delivery
-// names). The receiver calls VerifyContext instead of Verify for them (see
-// VerifyDelivery), with a context that ends when the request does. Its
-// errors wrap ErrUnauthorized, or ErrUnavailable when the network call
-// failed: a genuine delivery must then be answered 503, so that the
-// provider retries, never 401.
-type ContextVerifier interface {
-	VerifyContext(ctx context.Context, header http.Header, body []byte) error
-}
-
-// VerifyDelivery authenticates a delivery: p's VerifyContext when p is a
-// ContextVerifier, else p's Verify. The receiver and the conformance kit
-// call it, so that an adapter that needs the network is given the
-// request's context.
-func VerifyDelivery(ctx context.Context, p Provider, header http.Header, body []byte) error {
-	if cv, ok := p.(ContextVerifier); ok {
-		return cv.VerifyContext(ctx, header, body)
-	}
-	return p.Verify(header, body)
-}
-
-// Item is one event of a request that carries several (see Batcher).
+// Item is one event of a delivery and what the core service receives for
+// it.
 type Item struct {
-	// Event is the item's own event: its key, type and fingerprint.
-	Event Event
-	// Body is what the core service receives for this item, in place of
-	// the request's body (Adyen: a notification holding this one item,
-	// its bytes unchanged).
+	Event
+	// Body is forwarded to the core service for this event: the
+	// delivery's body for a provider whose request carries one event,
+	// the item's own notification for a batch (Adyen: a notification
+	// holding this one item, its bytes unchanged).
 	Body []byte
 }
 
-// Batcher is implemented by adapters whose one request may carry several
-// events, each signed on its own (Adyen's notificationItems). The receiver
-// verifies the whole request first (Verify must check every item, so that
-// one forged item fails the request before anything is stored), then
-// claims, forwards and records each item under its own key, in the order
-// Split returns them, and answers the provider from the items' outcomes
-// (docs/contract.md, "Batches (Adyen)"). Its Parse, which cannot return
-// several events, must fail with an error wrapping ErrMalformed for a
-// request of more than one item. Single-event adapters need not implement
-// it.
-type Batcher interface {
-	// Split derives the events of a verified delivery, in the request's
-	// order, each with the body to forward. Its errors wrap ErrMalformed.
-	Split(header http.Header, body []byte) ([]Item, error)
-}
-
-// SplitDelivery derives the events of a verified delivery: p's Split when p
-// is a Batcher, else the one event of ParseDelivery, forwarded with the
-// request's own body. The receiver and the conformance kit call it.
-func SplitDelivery(p Provider, header http.Header, body []byte) ([]Item, error) {
-	if b, ok := p.(Batcher); ok {
-		return b.Split(header, body)
-	}
-	ev, err := ParseDelivery(p, header, body)
-	if err != nil {
-		return nil, err
-	}
-	return []Item{{Event: ev, Body: body}}, nil
-}
-
-// Acknowledgement is the answer a provider expects once it need not send a
-// request again.
+// Acknowledgement is the answer a batch provider expects once it need not
+// send a request again.
 type Acknowledgement struct {
 	Status      int
 	ContentType string
 	Body        []byte
 }
 
-// Acknowledger is implemented by adapters whose provider expects a set
-// answer rather than the core service's own (Adyen: 200 with the text body
-// "[accepted]"). The receiver answers it once every event of the request
-// is COMPLETED or FAILED, forwarded now or replayed; until then it answers
-// as for a batch (see Batcher). A Batcher that is not an Acknowledger is
-// answered 200 with no body.
-type Acknowledger interface {
-	Acknowledgement() Acknowledgement
+// Provider is an adapter for one payment provider: the whole of what the
+// receiver, `webhookd replay` and the conformance kit
+// (providers/providertest) ask of it.
+type Provider interface {
+	// Name is the provider's route segment and key prefix ("stripe").
+	Name() string
+	// Verify authenticates the delivery. It must check every event a
+	// batch carries, so that one forged item fails the request before
+	// anything is stored. Its errors wrap ErrUnauthorized, or
+	// ErrUnavailable when a network call it needs failed (503, never
+	// 401). ctx ends when the request does.
+	Verify(ctx context.Context, d Delivery) error
+	// Parse derives a verified delivery's events, in the request's order:
+	// one for most providers, whose Item.Body is d.Body. Its errors wrap
+	// ErrMalformed.
+	Parse(d Delivery) ([]Item, error)
+	// Ack is nil for a provider whose request carries one event: the
+	// receiver relays the core service's answer. A batch provider returns
+	// the set answer it expects once every item is COMPLETED or FAILED
+	// (Adyen: 200 "[accepted]"); until then the receiver answers for the
+	// most urgent unfinished item (docs/contract.md, "Batches (Adyen)").
+	Ack() *Acknowledgement
+	// Sign signs body as the provider would, for `webhookd replay` and
+	// tests, and returns the delivery to send: its body may differ from
+	// body (Midtrans signs inside the body). An adapter that cannot sign
+	// returns an error wrapping ErrCannotSign.
+	Sign(body []byte) (Delivery, error)
+}
+
+// Confirmer is implemented by adapters that ask the provider's API whether
+// a verified event is true before it is forwarded (Midtrans's signature,
+// for one, does not cover the transaction status). The receiver calls
+// Confirm for each item after claiming its key. Its errors wrap
+// ErrMismatch or ErrUnavailable.
+type Confirmer interface {
+	Confirm(ctx context.Context, it Item) error
+}
+
+// One returns the single item of a delivery that carries one event: the
+// event that event derives from its body, forwarded with that body.
+// Adapters of single-event providers implement Parse with it.
+func One(d Delivery, event func(body []byte) (Event, error)) ([]Item, error) {
+	ev, err := event(d.Body)
+	if err != nil {
+		return nil, err
+	}
+	return []Item{{Event: ev, Body: d.Body}}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/adyen"
 	"github.com/webhookd/webhookd/receiver"
 )
@@ -55,7 +56,7 @@ func TestAdyenBatchEndToEnd(t *testing.T) {
 		h.config = func(c *receiver.Config) { c.OnDelivery = seen.add }
 	})
 	batch := fixture(t, "adyen", "batch_of_three.json")
-	items, err := a.Split(nil, batch)
+	items, err := a.Parse(providers.Delivery{Body: batch})
 	require.NoError(t, err)
 
 	t.Run("a batch of 3: 3 forwards in order, [accepted]", func(t *testing.T) {
@@ -100,11 +101,12 @@ func TestAdyenBatchEndToEnd(t *testing.T) {
 
 	t.Run("a batch with one forged item: 401, nothing stored or forwarded", func(t *testing.T) {
 		other := fixture(t, "adyen", "authorisation_success.json")
-		signed, _, err := a.Sign(other)
+		sd, err := a.Sign(other)
+		signed := sd.Body
 		require.NoError(t, err)
 		// Two genuine items and, between them, one whose amount was
 		// raised after signing.
-		genuine, err := a.Split(nil, signed)
+		genuine, err := a.Parse(providers.Delivery{Body: signed})
 		require.NoError(t, err)
 		forged := bytes.Replace(items[1].Body, []byte(`"value": 24950`), []byte(`"value": 94950`), 1)
 		require.NotEqual(t, items[1].Body, forged)
@@ -175,7 +177,7 @@ func TestAdyenBatchRetryForwardsOnlyUnfinished(t *testing.T) {
 func TestAdyenBatchAnswers(t *testing.T) {
 	a := newAdyen(t)
 	batch := fixture(t, "adyen", "batch_of_three.json")
-	items, err := a.Split(nil, batch)
+	items, err := a.Parse(providers.Delivery{Body: batch})
 	require.NoError(t, err)
 	claim := func(h *harness, i int, fp string) {
 		_, _, err := h.store.Claim(t.Context(), adyenBatch[i], fp, nil)

@@ -90,13 +90,18 @@ func TestAllocationsPerDelivery(t *testing.T) {
 }
 
 // stubProvider verifies everything and parses every body to one event, so
-// that a delivery's allocations are the receiver's.
+// that a delivery's allocations are the receiver's: its one item is made
+// once, not per delivery.
 type stubProvider struct{}
 
-func (stubProvider) Name() string                     { return "stub" }
-func (stubProvider) Verify(http.Header, []byte) error { return nil }
-func (stubProvider) Parse([]byte) (providers.Event, error) {
-	return providers.Event{Key: "evt_1", Type: "charge.succeeded", Fingerprint: "fp"}, nil
+var stubItems = []providers.Item{{Event: providers.Event{Key: "evt_1", Type: "charge.succeeded", Fingerprint: "fp"}}}
+
+func (stubProvider) Name() string                                       { return "stub" }
+func (stubProvider) Verify(context.Context, providers.Delivery) error   { return nil }
+func (stubProvider) Parse(providers.Delivery) ([]providers.Item, error) { return stubItems, nil }
+func (stubProvider) Ack() *providers.Acknowledgement                    { return nil }
+func (stubProvider) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, providers.ErrCannotSign
 }
 
 // nopStore claims every key and records nothing.

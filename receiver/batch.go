@@ -8,7 +8,7 @@ import (
 	"github.com/webhookd/webhookd/providers"
 )
 
-// A request that carries several events (a providers.Batcher's, Adyen's
+// A request of a batch provider (one whose Ack is not nil: Adyen's
 // notificationItems) runs each item through the very steps of a
 // single-event request (deliver: capture, claim, confirm, forward, record),
 // in the request's order, with the item's own key and forwarded body, and
@@ -23,12 +23,12 @@ import (
 //     being forwarded and recorded, so that the provider's retry of the
 //     request finds them finished and forwards only what is not, as far
 //     as the request's time budget reaches (below).
-//   - The provider is answered its acknowledgement (providers.Acknowledger;
-//     200 with no body otherwise) once every item is COMPLETED or FAILED,
-//     forwarded now or replayed; else the answer of the most urgent item
-//     that is not, in this order: 503, 409, 422, then any other (a core
-//     service's 4xx under WEBHOOKD_FAILED_POLICY=retry, which released the
-//     key), the first in the request's order among equals.
+//   - The provider is answered its acknowledgement (Provider.Ack) once
+//     every item is COMPLETED or FAILED, forwarded now or replayed; else
+//     the answer of the most urgent item that is not, in this order: 503,
+//     409, 422, then any other (a core service's 4xx under
+//     WEBHOOKD_FAILED_POLICY=retry, which released the key), the first in
+//     the request's order among equals.
 //   - The request has one time budget, Config.BatchTimeout (serve sets the
 //     dispatch timeout, what one single-event request may take): when it
 //     runs out, the forward in flight is cut and its key released, and the
@@ -39,37 +39,11 @@ import (
 // Each item gets its own delivery line and OnDelivery call; the request
 // gets one more, with OutcomeBatch and Items set.
 
-// answersItems reports whether p's requests are answered from their items:
-// a Batcher's, and an Acknowledger's (whose acknowledgement replaces the
-// core service's answer).
-func answersItems(p providers.Provider) bool {
-	if _, ok := p.(providers.Batcher); ok {
-		return true
-	}
-	_, ok := p.(providers.Acknowledger)
-	return ok
-}
-
-// receiveItems delivers a verified request's items and answers it.
-func (h *handler) receiveItems(d *delivery, p providers.Provider, body []byte) {
-	items, err := providers.SplitDelivery(p, d.r.Header, body)
-	if err == nil {
-		// Every item must be usable before any is claimed, as a bad
-		// signature stores nothing either.
-		for _, it := range items {
-			if err = checkEvent(it.Event); err != nil {
-				break
-			}
-		}
-	}
-	if err == nil && len(items) == 0 {
-		err = ErrBadEvent
-	}
-	if err != nil {
-		h.fail(d, err, nil)
-		return
-	}
-	d.provider, d.body, d.Items = p, body, len(items)
+// receiveItems delivers a verified request's items and answers it with
+// ack once every item is settled.
+func (h *handler) receiveItems(d *delivery, items []providers.Item, ack *providers.Acknowledgement) {
+	p := d.provider
+	d.Items = len(items)
 	var budget context.Context
 	if h.BatchTimeout > 0 {
 		var cancel context.CancelFunc
@@ -80,11 +54,11 @@ func (h *handler) receiveItems(d *delivery, p providers.Provider, body []byte) {
 	for i, it := range items {
 		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event, budget: budget}
 		item.Provider = d.Provider
-		item.Key, item.Type = d.Provider+":"+it.Event.Key, it.Event.Type
+		item.Key, item.Type = d.Provider+":"+it.Key, it.Type
 		h.deliverItem(item)
 		done[i] = item
 	}
-	h.answerItems(d, done)
+	h.answerItems(d, done, ack)
 }
 
 // deliverItem delivers one item and reports it: an item the request's
@@ -133,8 +107,9 @@ func urgency(status int) int {
 	return 3
 }
 
-// answerItems answers the request from its items' outcomes.
-func (h *handler) answerItems(d *delivery, items []*delivery) {
+// answerItems answers the request from its items' outcomes: ack when
+// every one is settled.
+func (h *handler) answerItems(d *delivery, items []*delivery, ack *providers.Acknowledgement) {
 	d.Outcome = OutcomeBatch
 	var pick *delivery
 	replayed := true
@@ -149,10 +124,6 @@ func (h *handler) answerItems(d *delivery, items []*delivery) {
 	}
 	w := d.w
 	if pick == nil {
-		ack := providers.Acknowledgement{Status: http.StatusOK}
-		if a, ok := d.provider.(providers.Acknowledger); ok {
-			ack = a.Acknowledgement()
-		}
 		if ack.ContentType != "" {
 			w.Header().Set("Content-Type", ack.ContentType)
 		}

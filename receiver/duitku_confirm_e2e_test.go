@@ -2,6 +2,7 @@ package receiver_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
 )
 
@@ -33,11 +35,12 @@ func TestDuitkuVerifyStatus(t *testing.T) {
 	dk, err := duitku.New(duitkuMerchant, []string{duitkuKey}, duitku.WithStatusCheck(api.URL), duitku.WithStatusTimeout(2*time.Second))
 	require.NoError(t, err)
 	h := newHarness(t, withProviders(dk))
-	failed, header, err := dk.Sign(fixture(t, "duitku", "credit_card_failed.json"))
+	signed, err := dk.Sign(fixture(t, "duitku", "credit_card_failed.json"))
+	failed, header := signed.Body, signed.Header
 	require.NoError(t, err)
 	forged := strings.Replace(string(failed), "resultCode=01", "resultCode=00", 1)
 	forged = strings.Replace(forged, "reference=DS1578224L3RB7YD2C6XGF", "reference=ATTACK", 1)
-	require.NoError(t, newDuitku(t, duitkuKey).Verify(nil, []byte(forged)), "the forgery verifies")
+	require.NoError(t, newDuitku(t, duitkuKey).Verify(context.Background(), providers.Delivery{Body: []byte(forged)}), "the forgery verifies")
 
 	t.Run("the forged success is 401, not forwarded, key released", func(t *testing.T) {
 		api.set(http.StatusOK, duitkuStatus("DS1578224L3RB7YD2C6XGF", "02"))
@@ -132,7 +135,7 @@ func TestDuitkuShiftedDigits(t *testing.T) {
 	for _, s := range shifted {
 		require.Equal(t, string(genuine[bytes.Index(genuine, []byte("&signature=")):]), string(s[bytes.Index(s, []byte("&signature=")):]),
 			"each shifted reading carries the genuine signature")
-		require.NoError(t, dk.Verify(header, s), "and verifies")
+		require.NoError(t, dk.Verify(context.Background(), providers.Delivery{Header: header, Body: s}), "and verifies")
 	}
 
 	t.Run("opted out, each reading is a new event", func(t *testing.T) {

@@ -58,7 +58,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	sender := newDuitku(t, duitkuKey)
 
 	t.Run("form forwarded byte for byte with its Content-Type, retries replayed", func(t *testing.T) {
-		body, header, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		signed, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		for i := range 3 {
 			r := h.sendAs(duitku.Name, body, header)
@@ -75,7 +76,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	})
 
 	t.Run("the same callback with its fields in another order is a replay", func(t *testing.T) {
-		body, header, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		signed, err := sender.Sign(fixture(t, "duitku", "ovo_success.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		pairs := strings.Split(string(body), "&")
 		pairs[0], pairs[len(pairs)-1] = pairs[len(pairs)-1], pairs[0]
@@ -87,7 +89,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 
 	t.Run("a field given twice is 400, nothing stored or forwarded", func(t *testing.T) {
 		before := h.down.calls.Load()
-		body, header, err := sender.Sign(fixture(t, "duitku", "qris_success.json"))
+		signed, err := sender.Sign(fixture(t, "duitku", "qris_success.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		for _, extra := range []string{"&amount=1", "&merchantOrderId=INV-2024-000999", "&resultCode=00"} {
 			r := h.sendAs(duitku.Name, append(bytes.Clone(body), extra...), header)
@@ -101,12 +104,14 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	t.Run("forged, foreign or not a form is refused", func(t *testing.T) {
 		before := h.down.calls.Load()
 		body := fixture(t, "duitku", "va_bca_success.json")
-		forged, header, err := newDuitku(t, "someone_elses_key").Sign(body)
+		signed, err := newDuitku(t, "someone_elses_key").Sign(body)
+		forged, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, h.sendAs(duitku.Name, forged, header).status)
 		other, err := duitku.New("DS99999", []string{duitkuKey})
 		require.NoError(t, err)
-		foreign, header, err := other.Sign([]byte(strings.Replace(string(body), "merchantCode=DS15782", "merchantCode=DS99999", 1)))
+		signed, err = other.Sign([]byte(strings.Replace(string(body), "merchantCode=DS15782", "merchantCode=DS99999", 1)))
+		foreign, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		require.Equal(t, http.StatusUnauthorized, h.sendAs(duitku.Name, foreign, header).status, "signed with our key for another merchant code")
 		require.Equal(t, http.StatusBadRequest, h.sendAs(duitku.Name, []byte("%zz"), header).status)
@@ -114,7 +119,8 @@ func TestDuitkuEndToEnd(t *testing.T) {
 	})
 
 	t.Run("a callback signed with the old key is accepted", func(t *testing.T) {
-		body, header, err := newDuitku(t, duitkuKeyOld).Sign(fixture(t, "duitku", "credit_card_failed.json"))
+		signed, err := newDuitku(t, duitkuKeyOld).Sign(fixture(t, "duitku", "credit_card_failed.json"))
+		body, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		r := h.sendAs(duitku.Name, body, header)
 		require.Equal(t, http.StatusCreated, r.status, r.body)
@@ -205,27 +211,71 @@ func TestPaypalEndToEnd(t *testing.T) {
 	})
 }
 
-// requestBound verifies only with the request's own context: its plain
-// Verify refuses everything.
+// requestBound verifies only with the request's own context.
 type requestBound struct{}
 
-func (requestBound) Name() string                     { return "bound" }
-func (requestBound) Verify(http.Header, []byte) error { return providers.ErrUnauthorized }
-func (requestBound) Parse(b []byte) (providers.Event, error) {
-	return providers.Event{Key: "k1", Fingerprint: "f"}, nil
+func (requestBound) Name() string { return "bound" }
+func (requestBound) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return []providers.Item{{Event: providers.Event{Key: "k1", Fingerprint: "f"}, Body: d.Body}}, nil
 }
-func (requestBound) VerifyContext(ctx context.Context, _ http.Header, _ []byte) error {
+func (requestBound) Ack() *providers.Acknowledgement { return nil }
+func (requestBound) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, providers.ErrCannotSign
+}
+func (requestBound) Verify(ctx context.Context, _ providers.Delivery) error {
 	if ctx.Value(http.ServerContextKey) == nil {
 		return providers.ErrUnauthorized
 	}
 	return nil
 }
 
-// TestContextVerifierGetsTheRequestContext: the receiver verifies a
-// providers.ContextVerifier through VerifyContext, with the request's
-// context (so a fetch ends when the request does).
-func TestContextVerifierGetsTheRequestContext(t *testing.T) {
+// TestVerifyGetsTheRequestContext: the receiver verifies with the
+// request's context (so a fetch ends when the request does).
+func TestVerifyGetsTheRequestContext(t *testing.T) {
 	h := newHarness(t, withProviders(requestBound{}))
 	r := h.sendAs("bound", []byte(`{}`), http.Header{"Content-Type": {"application/json"}})
 	require.Equal(t, http.StatusCreated, r.status, r.body)
+}
+
+// queryKeyed keys each delivery on its URL query's id, as a gateway that
+// signs a query value would.
+type queryKeyed struct{ requestBound }
+
+func (queryKeyed) Name() string { return "query" }
+func (queryKeyed) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return []providers.Item{{Event: providers.Event{Key: d.Query.Get("id"), Fingerprint: "f"}, Body: d.Body}}, nil
+}
+
+// twoEvents answers every request with two items but no acknowledgement.
+type twoEvents struct{ requestBound }
+
+func (twoEvents) Name() string { return "two" }
+func (twoEvents) Parse(d providers.Delivery) ([]providers.Item, error) {
+	it := providers.Item{Event: providers.Event{Key: "k1", Fingerprint: "f"}, Body: d.Body}
+	other := it
+	other.Key = "k2"
+	return []providers.Item{it, other}, nil
+}
+
+// TestOnePath: the adapter is given the request's query; a provider
+// without an acknowledgement, whose answer is the core's, cannot carry
+// several events in one request: 400, nothing forwarded.
+func TestOnePath(t *testing.T) {
+	h := newHarness(t, withProviders(queryKeyed{}, twoEvents{}))
+	send := func(path string) reply {
+		req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/"+path, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return reply{resp.StatusCode, resp.Header, string(b)}
+	}
+	require.Equal(t, http.StatusCreated, send("query?id=evt_q1").status)
+	require.Equal(t, http.StatusBadRequest, send("query").status, "no id in the query, no key")
+	r := send("two")
+	require.Equal(t, http.StatusBadRequest, r.status, r.body)
+	require.EqualValues(t, 1, h.down.calls.Load())
+	require.Zero(t, h.state("two:k1"))
 }

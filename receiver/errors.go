@@ -76,9 +76,9 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 	// OutcomeError: anything else, a handler panic included (500).
 	OutcomeError Outcome = "error"
-	// OutcomeBatch: a verified request split into items (a
-	// providers.Batcher's), answered from its items' outcomes; each item
-	// is counted with its own outcome besides.
+	// OutcomeBatch: a verified request split into items (a batch
+	// provider's, whose Ack is not nil), answered from its items'
+	// outcomes; each item is counted with its own outcome besides.
 	OutcomeBatch Outcome = "batch"
 )
 

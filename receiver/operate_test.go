@@ -114,11 +114,13 @@ func TestOneLogLinePerDeliveryWithoutSecrets(t *testing.T) {
 }
 
 // panicky is a provider whose Parse panics: a bug in an adapter.
-type panicky struct{}
+type panicky struct{ requestBound }
 
-func (panicky) Name() string                          { return "panicky" }
-func (panicky) Verify(http.Header, []byte) error      { return nil }
-func (panicky) Parse([]byte) (providers.Event, error) { panic("adapter bug: index out of range") }
+func (panicky) Name() string                                     { return "panicky" }
+func (panicky) Verify(context.Context, providers.Delivery) error { return nil }
+func (panicky) Parse(providers.Delivery) ([]providers.Item, error) {
+	panic("adapter bug: index out of range")
+}
 
 // panickingForwarder panics after the key has been claimed.
 type panickingForwarder struct{}

@@ -225,7 +225,8 @@ func TestDokuBehindRewritingProxy(t *testing.T) {
 	}
 
 	body := fixture(t, "doku", "va_mandiri_success.json")
-	_, header, err := d.Sign(body)
+	signed, err := d.Sign(body)
+	header := signed.Header
 	require.NoError(t, err)
 	require.Equal(t, dokuHeader(dokuKey, header.Get(doku.HeaderRequestID), mustTime(t, header.Get(doku.HeaderTimestamp)), dokuPublicPath, body), header,
 		"replay signs for the registered path")

@@ -2,6 +2,7 @@ package receiver_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -70,7 +71,8 @@ func (h *harness) send(provider string, body []byte, header http.Header) reply {
 // signed sends body the way the provider would: signed by the adapter.
 func (h *harness) signed(p providers.Provider, body []byte) reply {
 	h.t.Helper()
-	out, header, err := p.(providers.Signer).Sign(body)
+	signed, err := p.Sign(body)
+	out, header := signed.Body, signed.Header
 	require.NoError(h.t, err)
 	return h.send(p.Name(), out, header)
 }
@@ -283,7 +285,7 @@ func TestMidtransVerifyStatus(t *testing.T) {
 	// A captured notification replayed with its status edited still carries
 	// a valid signature: Midtrans does not sign the status.
 	forged := bytes.Replace(accept, []byte(`"transaction_status": "capture"`), []byte(`"transaction_status": "settlement"`), 1)
-	require.NoError(t, newMidtrans(t).Verify(nil, forged))
+	require.NoError(t, newMidtrans(t).Verify(context.Background(), providers.Delivery{Body: forged}))
 
 	t.Run("mismatch is 401, not forwarded, key released", func(t *testing.T) {
 		api.set(http.StatusOK, cardStatus("capture", "accept"))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"math"
 	"net/http"
@@ -111,7 +110,7 @@ type Config struct {
 	// 503 with Retry-After. DefaultStoreTimeout if zero.
 	StoreTimeout time.Duration
 	// BatchTimeout bounds the whole of a request split into items (a
-	// providers.Batcher's, docs/contract.md "Batches (Adyen)"), whose items
+	// batch provider's, docs/contract.md "Batches (Adyen)"), whose items
 	// are forwarded one after another, each within the forwarder's own
 	// budget: without it a batch of N items could take N dispatch budgets
 	// while the provider gives up after one and sends the request again.
@@ -222,28 +221,52 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
+	in := providers.Delivery{Header: r.Header, Body: body}
+	if r.URL.RawQuery != "" {
+		// Parsed only when present: most providers send none, and the
+		// map would cost every delivery an allocation.
+		in.Query = r.URL.Query()
+	}
 	verify := h.step(d, "verify")
-	err = providers.VerifyDelivery(d.r.Context(), p, r.Header, body)
+	err = p.Verify(d.r.Context(), in)
 	verify.end(err)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
 	}
-	if answersItems(p) {
-		h.receiveItems(d, p, body)
-		return
-	}
-	ev, err := providers.ParseDelivery(p, r.Header, body)
-	if err == nil {
-		err = checkEvent(ev)
-	}
+	items, err := parse(p, in)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
 	}
-	d.provider, d.body, d.ev = p, body, ev
-	d.Key, d.Type = d.Provider+":"+ev.Key, ev.Type
+	d.provider = p
+	if ack := p.Ack(); ack != nil {
+		h.receiveItems(d, items, ack)
+		return
+	}
+	d.body, d.ev = items[0].Body, items[0].Event
+	d.Key, d.Type = d.Provider+":"+d.ev.Key, d.ev.Type
 	h.deliver(d)
+}
+
+// parse derives a verified delivery's items and checks that every one is
+// usable before any is claimed, as a bad signature stores nothing either.
+// A provider without an acknowledgement relays the core service's answer
+// to its one event, so its request must carry exactly one.
+func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error) {
+	items, err := p.Parse(in)
+	if err != nil {
+		return nil, err
+	}
+	if len(items) == 0 || (len(items) > 1 && p.Ack() == nil) {
+		return nil, ErrBadEvent
+	}
+	for _, it := range items {
+		if err := checkEvent(it.Event); err != nil {
+			return nil, err
+		}
+	}
+	return items, nil
 }
 
 // deliver runs one verified event (d's provider, body and ev are set)
@@ -309,7 +332,7 @@ func (h *handler) forward(d *delivery) {
 	}
 	if c, ok := d.provider.(providers.Confirmer); ok {
 		confirm := h.step(d, "confirm")
-		err := c.Confirm(callCtx, d.ev, d.body)
+		err := c.Confirm(callCtx, providers.Item{Event: d.ev, Body: d.body})
 		confirm.end(err)
 		if err != nil {
 			h.release(d)
@@ -370,58 +393,6 @@ func checkEvent(ev providers.Event) error {
 		}
 	}
 	return nil
-}
-
-// firstBodyBuffer is how much readBody sets aside before a byte has
-// arrived: most provider events fit in it.
-const firstBodyBuffer = 4 << 10
-
-// readBody reads the body, up to limit bytes. A Content-Length over the
-// limit is refused before reading. Otherwise the buffer grows with the bytes
-// that arrive, doubling up to limit: the announced length is the client's
-// word, and sizing the buffer from it would let unauthenticated connections
-// that send nothing hold limit bytes each for the whole read timeout.
-func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
-	if r.ContentLength > limit {
-		return nil, ErrTooLarge
-	}
-	size := int64(firstBodyBuffer)
-	if r.ContentLength >= 0 && r.ContentLength < size {
-		// One byte more than announced, so the read that sees EOF needs
-		// no second buffer.
-		size = r.ContentLength + 1
-	}
-	buf := make([]byte, 0, min(size, limit+1))
-	body := http.MaxBytesReader(w, r.Body, limit)
-	for {
-		if len(buf) == cap(buf) {
-			// Room for limit+1 at most: MaxBytesReader fails the read
-			// past the limit.
-			next := make([]byte, len(buf), min(2*int64(cap(buf)), limit+1))
-			copy(next, buf)
-			buf = next
-		}
-		n, err := body.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		switch {
-		case err == nil:
-		case errors.Is(err, io.EOF):
-			return buf, nil
-		default:
-			return nil, readError(err)
-		}
-	}
-}
-
-// readError names why a body could not be read. It is apart from readBody
-// because errors.As needs its target on the heap: declared in readBody's
-// loop, it cost an allocation per read of every body.
-func readError(err error) error {
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return ErrTooLarge
-	}
-	return errors.Join(providers.ErrMalformed, err)
 }
 
 // record logs a failure to record the downstream's answer of a claimed

@@ -20,6 +20,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 )
@@ -418,7 +419,7 @@ func TestCrashedClaimIsReclaimedAfterLease(t *testing.T) {
 func fingerprint(t *testing.T, body []byte) string {
 	ad, err := stripe.New([]string{secret}, time.Minute)
 	require.NoError(t, err)
-	ev, err := ad.Parse(body)
+	ev, err := providertest.OneEvent(ad.Parse(providers.Delivery{Body: body}))
 	require.NoError(t, err)
 	return ev.Fingerprint
 }

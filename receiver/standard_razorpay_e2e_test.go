@@ -173,7 +173,8 @@ func TestRazorpayEndToEnd(t *testing.T) {
 	const key = "razorpay:payment.captured:pay_WhkP4c8nSLa2Qe:1773480125"
 	send := func(s *razorpay.Adapter, body []byte, eventID string) reply {
 		t.Helper()
-		out, header, err := s.Sign(body)
+		signed, err := s.Sign(body)
+		out, header := signed.Body, signed.Header
 		require.NoError(t, err)
 		header.Set(razorpay.EventIDHeader, eventID)
 		return h.send("razorpay", out, header)

@@ -103,7 +103,8 @@ func TestRedriveEndToEnd(t *testing.T) {
 
 			event := []byte(`{"id":"evt_redrive_1","object":"event","type":"invoice.paid","data":{"object":{"id":"in_1"}}}`)
 			deliver := func() *http.Response {
-				body, hdr, err := sa.Sign(event)
+				signed, err := sa.Sign(event)
+				body, hdr := signed.Body, signed.Header
 				require.NoError(t, err)
 				req, err := http.NewRequest(http.MethodPost, recv.URL+"/webhooks/stripe", bytes.NewReader(body))
 				require.NoError(t, err)

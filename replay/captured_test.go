@@ -33,10 +33,10 @@ func TestLoadCapturedHeaders(t *testing.T) {
 }
 
 // formSigner signs like Duitku: the body unchanged, its own Content-Type.
-type formSigner struct{}
+type formSigner struct{ headerCheck }
 
-func (formSigner) Sign(b []byte) ([]byte, http.Header, error) {
-	return b, http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, nil
+func (formSigner) Sign(b []byte) (providers.Delivery, error) {
+	return providers.Delivery{Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Body: b}, nil
 }
 
 // headerCheck is an adapter that cannot sign and accepts a delivery only
@@ -44,13 +44,17 @@ func (formSigner) Sign(b []byte) ([]byte, http.Header, error) {
 type headerCheck struct{}
 
 func (headerCheck) Name() string { return "captured" }
-func (headerCheck) Verify(h http.Header, _ []byte) error {
-	if h.Get("X-Captured") != "ok" {
+func (headerCheck) Verify(_ context.Context, d providers.Delivery) error {
+	if d.Header.Get("X-Captured") != "ok" {
 		return providers.ErrUnauthorized
 	}
 	return nil
 }
-func (headerCheck) Parse([]byte) (providers.Event, error) { return providers.Event{}, nil }
+func (headerCheck) Parse(providers.Delivery) ([]providers.Item, error) { return nil, nil }
+func (headerCheck) Ack() *providers.Acknowledgement                    { return nil }
+func (headerCheck) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, providers.ErrCannotSign
+}
 
 func TestRunSendsSignersContentTypeAndCapturedHeaders(t *testing.T) {
 	var (
@@ -72,7 +76,7 @@ func TestRunSendsSignersContentTypeAndCapturedHeaders(t *testing.T) {
 	}
 	rep, err := Run(context.Background(), fixtures, Options{
 		URL:       srv.URL,
-		Signers:   map[string]providers.Signer{"duitku": formSigner{}},
+		Signers:   map[string]providers.Provider{"duitku": formSigner{}},
 		Verifiers: map[string]providers.Provider{"captured": headerCheck{}},
 	})
 	require.NoError(t, err)

@@ -45,8 +45,9 @@ type Options struct {
 	// URL is the receiver's base URL (http://localhost:8080); a fixture of
 	// provider p is posted to URL/webhooks/p.
 	URL string
-	// Signers signs each provider's fixtures, by provider name.
-	Signers map[string]providers.Signer
+	// Signers signs each provider's fixtures, by provider name (with
+	// Provider.Sign).
+	Signers map[string]providers.Provider
 	// Verifiers are the adapters of providers that cannot be signed for
 	// locally (only PayPal holds PayPal's key), by provider name. Their
 	// fixtures are sent with the headers they were captured with
@@ -152,7 +153,7 @@ func Check(fixtures []Fixture, opts Options) error {
 		if s == nil {
 			return fmt.Errorf("%w %q (fixture %s)", ErrNoSigner, f.Provider, f.Path)
 		}
-		if _, _, err := s.Sign(f.Body); err != nil {
+		if _, err := s.Sign(f.Body); err != nil {
 			return fmt.Errorf("replay: %s: cannot sign as %s: %w", f.Path, f.Provider, err)
 		}
 	}
@@ -266,7 +267,7 @@ func checkCaptured(ctx context.Context, fixtures []Fixture, opts Options) map[in
 			continue
 		}
 		checkCtx, cancel := context.WithTimeout(ctx, timeout)
-		err := providers.VerifyDelivery(checkCtx, p, f.Header.Clone(), f.Body)
+		err := p.Verify(checkCtx, providers.Delivery{Header: f.Header.Clone(), Body: f.Body})
 		cancel()
 		switch {
 		case err == nil:
@@ -282,19 +283,24 @@ func checkCaptured(ctx context.Context, fixtures []Fixture, opts Options) map[in
 // send signs f afresh (a new timestamp, as the provider's own retry would
 // carry) and posts it; with no signer, it posts f with its captured
 // headers.
-func send(ctx context.Context, client *http.Client, base string, s providers.Signer, i int, f Fixture) (res Result) {
+func send(ctx context.Context, client *http.Client, base string, s providers.Provider, i int, f Fixture) (res Result) {
 	res.Fixture = i
 	start := time.Now()
 	defer func() { res.Latency = time.Since(start) }()
-	body, header := f.Body, f.Header.Clone()
+	body, header, target := f.Body, f.Header.Clone(), base+"/webhooks/"+url.PathEscape(f.Provider)
 	if s != nil {
-		var err error
-		if body, header, err = s.Sign(f.Body); err != nil {
+		signed, err := s.Sign(f.Body)
+		if err != nil {
 			res.Err = fmt.Errorf("sign: %w", err)
 			return res
 		}
+		body, header = signed.Body, signed.Header
+		// A gateway may sign a query value (Mercado Pago's data.id).
+		if len(signed.Query) > 0 {
+			target += "?" + signed.Query.Encode()
+		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/webhooks/"+url.PathEscape(f.Provider), bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
 		res.Err = err
 		return res

@@ -100,7 +100,7 @@ func newReceiverStub(t *testing.T, answer func(r *http.Request) (int, http.Heade
 			s.bad.CompareAndSwap(nil, "request to "+r.Method+" "+r.URL.Path)
 		case r.Header.Get("Content-Type") != "application/json":
 			s.bad.CompareAndSwap(nil, "Content-Type "+r.Header.Get("Content-Type"))
-		case ad.Verify(r.Header, body) != nil:
+		case ad.Verify(context.Background(), providers.Delivery{Header: r.Header, Body: body}) != nil:
 			s.bad.CompareAndSwap(nil, "signature does not verify")
 		}
 		status, h, b := answer(r)
@@ -121,10 +121,10 @@ func (s *receiverStub) requireWellFormed(t *testing.T) {
 	}
 }
 
-func signers(t *testing.T) map[string]providers.Signer {
+func signers(t *testing.T) map[string]providers.Provider {
 	ad, err := stripe.New([]string{secret, "whsec_old"}, 5*time.Minute)
 	require.NoError(t, err)
-	return map[string]providers.Signer{"stripe": ad}
+	return map[string]providers.Provider{"stripe": ad}
 }
 
 func fixtures(n int) []Fixture {

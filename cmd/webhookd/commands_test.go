@@ -22,6 +22,7 @@ import (
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -34,7 +35,7 @@ func stubReceiver(t *testing.T, status int, replayed bool) (*httptest.Server, *a
 	var verified atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, _ := io.ReadAll(r.Body)
-		if r.URL.Path == "/webhooks/stripe" && ad.Verify(r.Header, body) == nil {
+		if r.URL.Path == "/webhooks/stripe" && ad.Verify(context.Background(), providers.Delivery{Header: r.Header, Body: body}) == nil {
 			verified.Add(1)
 		}
 		if replayed {
@@ -49,7 +50,7 @@ func stubReceiver(t *testing.T, status int, replayed bool) (*httptest.Server, *a
 }
 
 func TestReplayExitStatus(t *testing.T) {
-	fixtures := filepath.Join("testdata", "stripe")
+	fixtures := stripeFixtures
 	tests := []struct {
 		status   int
 		replayed bool
@@ -100,7 +101,7 @@ func TestReplayRefusesBeforeSending(t *testing.T) {
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { requests.Add(1) }))
 	defer srv.Close()
-	fixtures := filepath.Join("testdata", "stripe")
+	fixtures := stripeFixtures
 
 	run1 := func(env map[string]string, args ...string) (string, int) {
 		clearEnv(t)

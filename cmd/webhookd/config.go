@@ -49,6 +49,7 @@ type config struct {
 	StoreRequests     bool          `envconfig:"STORE_REQUESTS" default:"true" desc:"keep each verified request's body and forwarded headers with its record (needed for redrive and the console); false keeps only the answer"`
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
+	ProviderSpecs     string        `envconfig:"PROVIDER_SPECS" desc:"a provider spec file, or a directory of *.yaml specs: each adds a gateway described as data (docs/provider-specs.md); one that does not load, or whose example does not verify, stops serve"`
 
 	// storeTimeoutSet is whether the operator chose StoreTimeout; unset, it
 	// is derived from the lease (defaultStoreTimeout).
@@ -79,11 +80,14 @@ func loadConfigFrom(environ []string) (*config, error) {
 	if err := loadVars(envVars(&c), lookup); err != nil {
 		return nil, err
 	}
-	var err error
-	if c.providers, err = loadProviders(lookup); err != nil {
+	table, err := userSpecs(c.ProviderSpecs)
+	if err != nil {
 		return nil, err
 	}
-	c.unknown = unknownVariables(environ, knownVariables())
+	if c.providers, err = loadProviders(table, lookup); err != nil {
+		return nil, err
+	}
+	c.unknown = unknownVariables(environ, knownVariables(table))
 	// Set but empty turns the admin listener off (docs/contract.md), where
 	// every other variable set empty takes its default.
 	if v, ok := env[envName("ADMIN_ADDR")]; ok && strings.TrimSpace(v) == "" {
@@ -101,11 +105,16 @@ func loadConfigFrom(environ []string) (*config, error) {
 }
 
 // knownVariables lists every variable webhookd reads: config's and each
-// provider table entry's.
-func knownVariables() []string {
+// provider's of table.
+func knownVariables(table []providers.Entry) []string {
 	var names []string
-	for _, v := range allVars(&config{}) {
+	for _, v := range envVars(&config{}) {
 		names = append(names, v.key)
+	}
+	for _, e := range table {
+		for _, v := range envVars(e.Settings()) {
+			names = append(names, v.key)
+		}
 	}
 	return names
 }
@@ -280,15 +289,22 @@ var usageTemplate = template.Must(template.New("usage").Parse(
 {{end}}`))
 
 // usageVariables writes the table of variables for `webhookd help`:
-// config's, then each provider's in table order. envconfig renders it, so
-// the names shown are the ones the envconfig package derives from the tags;
-// TestEnvVarsAreEnvconfigs holds loadVars to the same names.
-func usageVariables(tw *tabwriter.Writer) error {
+// config's, then each provider's of table in order. envconfig renders
+// tagged settings, so the names shown are the ones the envconfig package
+// derives from the tags (TestEnvVarsAreEnvconfigs holds loadVars to the
+// same names); a provider spec's variables are rendered from their values.
+func usageVariables(tw *tabwriter.Writer, table []providers.Entry) error {
 	specs := []any{&config{}}
-	for _, e := range providerTable() {
+	for _, e := range table {
 		specs = append(specs, e.Settings())
 	}
 	for _, spec := range specs {
+		if _, ok := spec.(providers.VariableLister); ok {
+			for _, v := range envVars(spec) {
+				fmt.Fprintf(tw, "  %s\t%s\t%s\n", v.key, v.def, v.desc)
+			}
+			continue
+		}
 		if err := envconfig.Usaget(envPrefix, spec, tw, usageTemplate); err != nil {
 			return err
 		}

@@ -132,7 +132,7 @@ func TestBuildRegistryProviders(t *testing.T) {
 	require.NoError(t, err)
 	p, ok := reg.Lookup("midtrans")
 	require.True(t, ok)
-	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)),
+	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Body: []byte(`{}`)}),
 		"with WEBHOOKD_MIDTRANS_VERIFY_STATUS=false nothing is asked")
 
 	// Left unset, a notification is confirmed (this one is not readable,
@@ -145,5 +145,5 @@ func TestBuildRegistryProviders(t *testing.T) {
 	require.NoError(t, err)
 	p, ok = reg.Lookup("midtrans")
 	require.True(t, ok)
-	require.ErrorIs(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, []byte(`{}`)), providers.ErrMismatch)
+	require.ErrorIs(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Body: []byte(`{}`)}), providers.ErrMismatch)
 }

@@ -43,11 +43,16 @@ func TestMain(m *testing.M) {
 
 const testSecret = "whsec_e2e_secret"
 
-// testFixtures are this package's own Stripe fixtures and their event ids.
+// stripeFixtures is the repository's Stripe fixtures, the ones a newcomer
+// replays; testFixtures are their event ids.
+const stripeFixtures = "../../fixtures/stripe"
+
 var testFixtures = map[string]string{
-	"customer_created.json":      "evt_1QcliTestCustomer",
-	"invoice_paid.json":          "evt_1QcliTestInvoicePaid",
-	"payment_intent_failed.json": "evt_3QcliTestPiFailed",
+	"charge_refunded.json":               "evt_3Qx7Wbhkd0Refund0003",
+	"checkout_session_completed.json":    "evt_1Qx7Wbhkd0Checkout04",
+	"invoice_paid.json":                  "evt_1Qx7Wbhkd0InvPaid005",
+	"payment_intent_payment_failed.json": "evt_3Qx7Wbhkd0PayFail0002",
+	"payment_intent_succeeded.json":      "evt_3Qx7Wbhkd0PayInt0001",
 }
 
 // webhookdCmd is `webhookd args...` as a child process with only the given
@@ -220,7 +225,7 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 		"WEBHOOKD_CAPTURE_DIR":    captureDir,
 	})
 	keysEnv := map[string]string{"WEBHOOKD_DATA_DIR": dataDir}
-	fixtures := filepath.Join("testdata", "stripe")
+	fixtures := stripeFixtures
 
 	// Replaying every fixture forwards each exactly once.
 	out, errOut, code := replayCmd(t, "--url", srv.url, fixtures)
@@ -230,7 +235,7 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 		require.Regexp(t, `stripe\s+201$`, fixtureLine(t, out, name))
 	}
 	require.Equal(t, len(testFixtures), c.total())
-	require.Contains(t, out, "3 requests (3 fixtures x 1, 1 at a time)")
+	require.Contains(t, out, "5 requests (5 fixtures x 1, 1 at a time)")
 
 	// A second replay forwards nothing new: every answer is replayed.
 	out, _, code = replayCmd(t, "--url", srv.url, fixtures)
@@ -239,7 +244,7 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 	for name := range testFixtures {
 		require.Regexp(t, `stripe\s+201 replayed$`, fixtureLine(t, out, name))
 	}
-	require.Regexp(t, `(?m)^201\s+3\s+3\s`, out, "totals: 3 answers of 201, all replayed")
+	require.Regexp(t, `(?m)^201\s+5\s+5\s`, out, "totals: 5 answers of 201, all replayed")
 
 	// keys, as another process, while serve holds the store open.
 	stdout, stderr, code := execWebhookd(t, keysEnv, "keys", "list")
@@ -262,7 +267,7 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 	require.Zero(t, code)
 	require.Empty(t, stdout)
 
-	key := "stripe:" + testFixtures["payment_intent_failed.json"]
+	key := "stripe:" + testFixtures["payment_intent_payment_failed.json"]
 	stdout, stderr, code = execWebhookd(t, keysEnv, "keys", "get", key, "--json")
 	require.Zero(t, code, stderr)
 	var v admin.RecordView
@@ -294,9 +299,9 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 	stdout, stderr, code = execWebhookd(t, keysEnv, "keys", "delete", key)
 	require.Zero(t, code, stderr)
 	require.Contains(t, stdout, "deleted "+key)
-	out, _, code = replayCmd(t, "--url", srv.url, filepath.Join(fixtures, "payment_intent_failed.json"))
+	out, _, code = replayCmd(t, "--url", srv.url, filepath.Join(fixtures, "payment_intent_payment_failed.json"))
 	require.Zero(t, code)
-	require.Regexp(t, `stripe\s+201$`, fixtureLine(t, out, "payment_intent_failed.json"), "forwarded, not replayed")
+	require.Regexp(t, `stripe\s+201$`, fixtureLine(t, out, "payment_intent_payment_failed.json"), "forwarded, not replayed")
 	require.Equal(t, 2, c.count(key))
 	require.Equal(t, len(testFixtures)+1, c.total())
 
@@ -324,10 +329,10 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 	}
 
 	// A duplicate storm of a fresh event reaches the core service once.
-	stormKey := "stripe:" + testFixtures["customer_created.json"]
+	stormKey := "stripe:" + testFixtures["payment_intent_succeeded.json"]
 	_, stderr, code = execWebhookd(t, keysEnv, "keys", "delete", stormKey)
 	require.Zero(t, code, stderr)
-	out, _, code = replayCmd(t, "--url", srv.url, "--repeat", "8", "--concurrency", "8", filepath.Join(fixtures, "customer_created.json"))
+	out, _, code = replayCmd(t, "--url", srv.url, "--repeat", "8", "--concurrency", "8", filepath.Join(fixtures, "payment_intent_succeeded.json"))
 	require.Zero(t, code, "2xx and 409 answers only:\n%s", out)
 	require.Equal(t, 2, c.count(stormKey), "one new forward for eight deliveries")
 	require.Contains(t, out, "8 requests (1 fixture x 8, 8 at a time)")

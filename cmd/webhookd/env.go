@@ -8,14 +8,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/webhookd/webhookd/providers"
 )
 
 // envVar is one variable: a struct field tagged envconfig:"NAME", with
 // default:"..." and desc:"..." (its help line), and on a provider's enabling
-// variables example:"..." (a value tests set).
+// variables example:"..." (a value tests set); or a providers.Variable of
+// a provider whose variables are data (a spec), which sets itself.
 type envVar struct {
 	key, def, desc, example string
 	field                   reflect.Value
+	set                     func(string) error
 }
 
 // envVars lists the variables of the struct ptr points to, prefixed, named
@@ -25,6 +29,13 @@ type envVar struct {
 // set to the empty string as a value, where webhookd reads a snapshot (no
 // os.Setenv in tests, no edits to the environment) and takes empty as unset.
 func envVars(ptr any) []envVar {
+	if l, ok := ptr.(providers.VariableLister); ok {
+		var out []envVar
+		for _, v := range l.Variables() {
+			out = append(out, envVar{key: envName(v.Name), def: v.Default, desc: v.Help, example: v.Example, set: v.Set})
+		}
+		return out
+	}
 	v := reflect.ValueOf(ptr).Elem()
 	var out []envVar
 	for i := range v.NumField() {
@@ -57,7 +68,11 @@ func loadVars(vars []envVar, lookup func(string) string) error {
 		if s == "" {
 			continue
 		}
-		if err := setField(v.field, s); err != nil {
+		set := v.set
+		if set == nil {
+			set = func(s string) error { return setField(v.field, s) }
+		}
+		if err := set(s); err != nil {
 			return fmt.Errorf("%s: %w", v.key, err)
 		}
 	}
@@ -93,14 +108,9 @@ func setField(f reflect.Value, s string) error {
 		}
 		f.SetInt(n)
 	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
-		// "a, b" is two items; an empty item is a typo (a doubled or
-		// trailing comma), refused by position, not by value.
-		items := strings.Split(s, ",")
-		for i := range items {
-			items[i] = strings.TrimSpace(items[i])
-			if items[i] == "" {
-				return fmt.Errorf("item %d of %d is empty", i+1, len(items))
-			}
+		items, err := providers.SplitList(s)
+		if err != nil {
+			return err
 		}
 		f.Set(reflect.ValueOf(items))
 	default:

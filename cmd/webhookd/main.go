@@ -64,6 +64,7 @@ func commands() []command {
 		{"keys", "list | get KEY | delete KEY | redrive KEY...: read or edit the dedupe store, or forward stored requests again, also while serve runs", runKeys},
 		{"healthcheck", "GET the running server's /healthz, exit 0 if it answers 200 (Docker HEALTHCHECK) [--url URL] [--timeout D]", runHealthcheck},
 		{"backup", "write a compacted, consistent copy of the store to a new directory: backup DEST", runBackup},
+		{"providers", "list every provider with its route and variables; providers check PATH... verifies provider spec files (docs/provider-specs.md)", runProviders},
 		{"check", "verify the store read-only (records, index, file size); exit 1 on damage", runCheck},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},
 	}
@@ -97,7 +98,14 @@ func usage(w io.Writer) int {
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "\nEnvironment variables (name, default, meaning):")
-	if err := usageVariables(tw); err != nil {
+	// The operator's own specs are listed too; one that does not load is
+	// said in one line, and help goes on with the built-in providers.
+	table, err := userSpecs(os.Getenv(envName("PROVIDER_SPECS")))
+	if err != nil {
+		fmt.Fprintf(w, "  (%v)\n", err)
+		table = providerTable()
+	}
+	if err := usageVariables(tw, table); err != nil {
 		fmt.Fprintln(w, err)
 		return 1
 	}

@@ -12,16 +12,33 @@ import (
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/razorpay"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
 
-// providerTable is every provider webhookd can serve, one line each, in the
-// order help lists them. Serve, replay, help and the unknown-variable check
-// read it; adding a provider is its package under providers/ plus one line
-// here (docs/adding-a-provider.md).
+// providerTable is every provider built into webhookd, in the order help
+// lists them: the Go adapters, one line each, then the specs embedded from
+// providers/spec/builtin. Serve, replay, help and the unknown-variable
+// check read it, with the operator's own specs added (addSpecs); adding a
+// provider is its package under providers/ plus one line here
+// (docs/adding-a-provider.md), or one spec file (docs/provider-specs.md).
 func providerTable() []providers.Entry {
+	specs, err := spec.Builtin()
+	if err == nil {
+		var table []providers.Entry
+		if table, err = addSpecs(goProviders(), specs); err == nil {
+			return table
+		}
+	}
+	// The built-in specs are the binary's own, and TestBuiltinSpecs loads
+	// every one: failing here is a broken build, not a configuration.
+	panic(fmt.Sprintf("built-in provider specs: %v", err))
+}
+
+// goProviders is every provider written in Go, one line each.
+func goProviders() []providers.Entry {
 	return []providers.Entry{
 		stripe.Entry(),
 		midtrans.Entry(),
@@ -36,6 +53,56 @@ func providerTable() []providers.Entry {
 	}
 }
 
+// addSpecs appends each spec's entry to table, refusing a spec whose name
+// or any of whose variables another provider (or webhookd itself) already
+// has: its error is one line naming the spec's file.
+func addSpecs(table []providers.Entry, specs []*spec.Spec) ([]providers.Entry, error) {
+	owner := map[string]string{}
+	for _, v := range envVars(&config{}) {
+		owner[v.key] = "webhookd's own"
+	}
+	taken := map[string]bool{}
+	for _, e := range table {
+		taken[e.Name] = true
+		for _, v := range envVars(e.Settings()) {
+			owner[v.key] = "provider " + e.Name + "'s"
+		}
+	}
+	for _, s := range specs {
+		e := s.Entry()
+		if taken[e.Name] {
+			return nil, fmt.Errorf("%s: name %q is already another provider's", s.File(), e.Name)
+		}
+		taken[e.Name] = true
+		for _, v := range envVars(e.Settings()) {
+			if o, clash := owner[v.key]; clash {
+				return nil, fmt.Errorf("%s: variable %s is already %s", s.File(), v.key, o)
+			}
+			owner[v.key] = "provider " + e.Name + "'s"
+		}
+		table = append(table, e)
+	}
+	return table, nil
+}
+
+// userSpecs loads the specs of WEBHOOKD_PROVIDER_SPECS (none when path is
+// empty) and adds them to the built-in table.
+func userSpecs(path string) ([]providers.Entry, error) {
+	table := providerTable()
+	if path == "" {
+		return table, nil
+	}
+	specs, err := spec.LoadPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envName("PROVIDER_SPECS"), err)
+	}
+	table, err = addSpecs(table, specs)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", envName("PROVIDER_SPECS"), err)
+	}
+	return table, nil
+}
+
 // providerConfig is one table entry with its variables filled in.
 type providerConfig struct {
 	entry    providers.Entry
@@ -43,8 +110,7 @@ type providerConfig struct {
 }
 
 // loadProviders fills every table entry's settings from lookup.
-func loadProviders(lookup func(string) string) ([]providerConfig, error) {
-	table := providerTable()
+func loadProviders(table []providers.Entry, lookup func(string) string) ([]providerConfig, error) {
 	out := make([]providerConfig, 0, len(table))
 	for _, e := range table {
 		s := e.Settings()
@@ -77,22 +143,22 @@ func buildRegistry(cfg *config) (*providers.Registry, error) {
 	return &reg, nil
 }
 
-// providerEntry returns the table entry named name.
-func providerEntry(name string) (providers.Entry, bool) {
-	for _, e := range providerTable() {
-		if e.Name == name {
-			return e, true
+// entry returns the configuration's provider named name.
+func (c *config) entry(name string) (providers.Entry, bool) {
+	for _, p := range c.providers {
+		if p.entry.Name == name {
+			return p.entry, true
 		}
 	}
 	return providers.Entry{}, false
 }
 
-// providerNames lists the table's names as prose: "stripe, midtrans or
-// xendit".
-func providerNames() string {
+// providerNames lists the configuration's providers as prose: "stripe,
+// midtrans or xendit".
+func (c *config) providerNames() string {
 	var names []string
-	for _, e := range providerTable() {
-		names = append(names, e.Name)
+	for _, p := range c.providers {
+		names = append(names, p.entry.Name)
 	}
 	return orList(names)
 }

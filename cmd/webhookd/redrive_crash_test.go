@@ -107,7 +107,7 @@ func TestKillMidRedriveKeepsTheRecord(t *testing.T) {
 			"WEBHOOKD_DISPATCH_TIMEOUT": "1s",
 		}
 	}
-	fixture := filepath.Join("testdata", "stripe", "invoice_paid.json")
+	fixture := filepath.Join(stripeFixtures, "invoice_paid.json")
 	key := "stripe:" + testFixtures["invoice_paid.json"]
 
 	srv := startKillable(t, env())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -101,12 +102,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // only PayPal holds its key) is returned among the verifiers instead:
 // replay sends its fixtures with their captured headers, once they verify
 // with this configuration.
-func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Signer, map[string]providers.Provider, error) {
+func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Provider, map[string]providers.Provider, error) {
 	reg, err := buildRegistry(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	signers := map[string]providers.Signer{}
+	signers := map[string]providers.Provider{}
 	verifiers := map[string]providers.Provider{}
 	for _, f := range fixtures {
 		if _, done := signers[f.Provider]; done {
@@ -115,20 +116,19 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 		if _, done := verifiers[f.Provider]; done {
 			continue
 		}
-		entry, known := providerEntry(f.Provider)
+		entry, known := cfg.entry(f.Provider)
 		if !known {
-			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, providerNames())
+			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, cfg.providerNames())
 		}
 		p, ok := reg.Lookup(f.Provider)
 		if !ok {
 			return nil, nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", envName(entry.Secret), f.Provider, f.Path, entry.SecretNoun)
 		}
-		s, ok := p.(providers.Signer)
-		if !ok {
+		if _, err := p.Sign(f.Body); errors.Is(err, providers.ErrCannotSign) {
 			verifiers[f.Provider] = p
 			continue
 		}
-		signers[f.Provider] = s
+		signers[f.Provider] = p
 	}
 	return signers, verifiers, nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -31,14 +32,11 @@ type Adapter struct {
 }
 
 var (
-	_ providers.Provider     = (*Adapter)(nil)
-	_ providers.Batcher      = (*Adapter)(nil)
-	_ providers.Acknowledger = (*Adapter)(nil)
-	_ providers.Signer       = (*Adapter)(nil)
+	_ providers.Provider = (*Adapter)(nil)
 )
 
 // Option configures an Adapter.
-type Option func(*Adapter) error
+type Option = adapter.Option[Adapter]
 
 // WithBasicAuth requires every request to carry HTTP basic auth with the
 // user and password configured for the webhook in the Customer Area,
@@ -91,10 +89,8 @@ func New(keys []string, opts ...Option) (*Adapter, error) {
 		}
 		a.keys = append(a.keys, b)
 	}
-	for _, o := range opts {
-		if err := o(a); err != nil {
-			return nil, err
-		}
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -102,7 +98,9 @@ func New(keys []string, opts ...Option) (*Adapter, error) {
 // Name returns "adyen".
 func (a *Adapter) Name() string { return Name }
 
-// Acknowledgement is Adyen's answer: 200 with the text body "[accepted]".
-func (a *Adapter) Acknowledgement() providers.Acknowledgement {
-	return providers.Acknowledgement{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(Accepted)}
-}
+// ack is Adyen's answer: 200 with the text body "[accepted]".
+var ack = providers.Acknowledgement{Status: 200, ContentType: "text/plain; charset=utf-8", Body: []byte(Accepted)}
+
+// Ack returns Adyen's answer once every item is settled: 200 with the text
+// body "[accepted]". The caller must not modify it.
+func (a *Adapter) Ack() *providers.Acknowledgement { return &ack }

@@ -2,6 +2,7 @@ package adyen_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/adyen"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 const (
@@ -82,12 +84,13 @@ func TestVector(t *testing.T) {
 	require.Equal(t, vecSignature, adyen.ItemSignature(mustHex(t, vecKey), vecText))
 	a := newAdapter(t, vecKey)
 	body := notification(vecItem(vecSignature))
-	require.NoError(t, a.Verify(nil, body))
-	signed, _, err := a.Sign(notification(vecItem("")))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}))
+	sd, err := a.Sign(notification(vecItem("")))
+	signed := sd.Body
 	require.NoError(t, err)
 	require.Equal(t, string(body), string(signed))
 	// The key is hex: its lower-case spelling is the same key.
-	require.NoError(t, newAdapter(t, strings.ToLower(vecKey)).Verify(nil, body))
+	require.NoError(t, newAdapter(t, strings.ToLower(vecKey)).Verify(context.Background(), providers.Delivery{Body: body}))
 }
 
 // TestVerifyTamper changes one signed field of the vector item at a time:
@@ -126,7 +129,7 @@ func TestVerifyTamper(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := a.Verify(nil, notification(tt.item))
+			err := a.Verify(context.Background(), providers.Delivery{Body: notification(tt.item)})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -142,30 +145,30 @@ func TestVerifyTamper(t *testing.T) {
 func TestVerifyBatch(t *testing.T) {
 	a := newAdapter(t, exampleKey, vecKey)
 	batch := readFixture(t, "batch_of_three.json")
-	require.NoError(t, a.Verify(nil, batch))
-	items, err := a.Split(nil, batch)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: batch}))
+	items, err := a.Parse(providers.Delivery{Body: batch})
 	require.NoError(t, err)
 	require.Len(t, items, 3)
 	// The vector item signed with the second key, amid the batch.
 	mixed := bytes.Replace(batch, []byte(`"notificationItems": [`), []byte(`"notificationItems": [`+vecItem(vecSignature)+`,`), 1)
-	require.NoError(t, a.Verify(nil, mixed))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: mixed}))
 	for i, psp := range []string{"WHKD2F7B4C9A1E86", "WHKD9A5E2D6B3C07", "WHKD5C1F8E3A7B98"} {
 		forged := bytes.Replace(batch, []byte(`"pspReference": "`+psp), []byte(`"pspReference": "X`+psp[1:]), 1)
-		err := a.Verify(nil, forged)
+		err := a.Verify(context.Background(), providers.Delivery{Body: forged})
 		require.ErrorIs(t, err, adyen.ErrNoValidSignature, "item %d forged", i+1)
 		require.Contains(t, err.Error(), "item "+string(rune('1'+i))+" of 3")
 	}
-	require.ErrorIs(t, newAdapter(t, otherKey).Verify(nil, batch), adyen.ErrNoValidSignature)
-	require.ErrorIs(t, a.Verify(nil, []byte(`{"live":"false","notificationItems":[]}`)), adyen.ErrNoItems)
+	require.ErrorIs(t, newAdapter(t, otherKey).Verify(context.Background(), providers.Delivery{Body: batch}), adyen.ErrNoValidSignature)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: []byte(`{"live":"false","notificationItems":[]}`)}), adyen.ErrNoItems)
 	for _, body := range []string{``, `[]`, `{"live":"false"}`, `{"notificationItems":[]}`, `{"live":"false","notificationItems":{}}`,
 		`{"live":"false","notificationItems":null}`,
 		`{"live":"false","notificationItems":[1]}`, `{"live":"false","notificationItems":[{"Other":{}}]}`,
 		`{"live":"false","notificationItems":[{"NotificationRequestItem":[]}]}`,
 		`{"live":"false","notificationItems":[{"NotificationRequestItem":null}]}`} {
-		require.ErrorIs(t, a.Verify(nil, []byte(body)), adyen.ErrUnreadableBody, body)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: []byte(body)}), adyen.ErrUnreadableBody, body)
 	}
 	var zero adyen.Adapter
-	require.ErrorIs(t, zero.Verify(nil, batch), adyen.ErrNotConfigured)
+	require.ErrorIs(t, zero.Verify(context.Background(), providers.Delivery{Body: batch}), adyen.ErrNotConfigured)
 }
 
 func TestMaxItems(t *testing.T) {
@@ -174,16 +177,17 @@ func TestMaxItems(t *testing.T) {
 	for i := range items {
 		items[i] = vecItem(vecSignature)
 	}
-	require.NoError(t, a.Verify(nil, notification(items...)))
-	require.ErrorIs(t, a.Verify(nil, notification(append(items, vecItem(vecSignature))...)), adyen.ErrUnreadableBody)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: notification(items...)}))
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(append(items, vecItem(vecSignature))...)}), adyen.ErrUnreadableBody)
 }
 
 func TestBasicAuth(t *testing.T) {
 	a, err := adyen.New([]string{exampleKey}, adyen.WithBasicAuth("adyen:s3cret:with:colons"))
 	require.NoError(t, err)
-	body, h, err := a.Sign(readFixture(t, "capture.json"))
+	signed, err := a.Sign(readFixture(t, "capture.json"))
+	body, h := signed.Body, signed.Header
 	require.NoError(t, err)
-	require.NoError(t, a.Verify(h, body))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 	tests := []struct {
 		name string
 		auth []string
@@ -196,7 +200,7 @@ func TestBasicAuth(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := a.Verify(map[string][]string{"Authorization": tt.auth}, body)
+			err := a.Verify(context.Background(), providers.Delivery{Header: map[string][]string{"Authorization": tt.auth}, Body: body})
 			require.ErrorIs(t, err, adyen.ErrBasicAuth)
 			require.ErrorIs(t, err, providers.ErrUnauthorized)
 		})
@@ -211,7 +215,7 @@ func TestBasicAuth(t *testing.T) {
 	}
 }
 
-func TestSplitFixtures(t *testing.T) {
+func TestParseFixtures(t *testing.T) {
 	type want struct{ key, typ string }
 	tests := []struct {
 		file string
@@ -234,8 +238,8 @@ func TestSplitFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			body := readFixture(t, tt.file)
-			require.NoError(t, a.Verify(nil, body), "fixtures are signed with exampleKey")
-			items, err := a.Split(nil, body)
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}), "fixtures are signed with exampleKey")
+			items, err := a.Parse(providers.Delivery{Body: body})
 			require.NoError(t, err)
 			require.Len(t, items, len(tt.want))
 			for i, it := range items {
@@ -252,24 +256,16 @@ func TestSplitFixtures(t *testing.T) {
 				require.Equal(t, `"false"`, string(n.Live))
 				require.Len(t, n.Items, 1)
 				require.True(t, bytes.Contains(body, n.Items[0]), "the item's bytes are unchanged")
-				require.NoError(t, a.Verify(nil, it.Body))
-				one, err := a.Split(nil, it.Body)
+				require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: it.Body}))
+				one, err := a.Parse(providers.Delivery{Body: it.Body})
 				require.NoError(t, err)
 				require.Equal(t, []providers.Item{{Event: it.Event, Body: it.Body}}, one)
-			}
-			ev, err := a.Parse(body)
-			if len(items) == 1 {
-				require.NoError(t, err)
-				require.Equal(t, items[0].Event, ev)
-			} else {
-				require.ErrorIs(t, err, adyen.ErrBatch)
-				require.ErrorIs(t, err, providers.ErrMalformed)
 			}
 		})
 	}
 }
 
-func TestSplitKeys(t *testing.T) {
+func TestParseKeys(t *testing.T) {
 	a := newAdapter(t, vecKey)
 	long := strings.Repeat("A", adyen.MaxFieldBytes)
 	tests := []struct {
@@ -290,7 +286,7 @@ func TestSplitKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			items, err := a.Split(nil, notification(tt.item))
+			items, err := a.Parse(providers.Delivery{Body: notification(tt.item)})
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -300,13 +296,13 @@ func TestSplitKeys(t *testing.T) {
 			require.Equal(t, tt.wantKey, items[0].Event.Key)
 		})
 	}
-	_, err := a.Split(nil, []byte(`{"live":"false","notificationItems":[]}`))
+	_, err := a.Parse(providers.Delivery{Body: []byte(`{"live":"false","notificationItems":[]}`)})
 	require.ErrorIs(t, err, adyen.ErrNotJSON)
 }
 
 func TestFingerprint(t *testing.T) {
 	a := newAdapter(t, vecKey)
-	first, err := a.Parse(notification(vecItem(vecSignature)))
+	first, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: notification(vecItem(vecSignature))}))
 	require.NoError(t, err)
 	tests := []struct {
 		name     string
@@ -320,7 +316,7 @@ func TestFingerprint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse(notification(tt.item))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: notification(tt.item)}))
 			require.NoError(t, err)
 			require.Equal(t, first.Key, ev.Key)
 			require.Equal(t, tt.wantSame, ev.Fingerprint == first.Fingerprint)
@@ -337,14 +333,15 @@ func TestSignAddsMissingSignature(t *testing.T) {
 		strings.Replace(bare, `"additionalData":{"hmacSignature":""}`, `"additionalData":{}`, 1),
 		strings.Replace(bare, `"additionalData":{"hmacSignature":""}`, `"additionalData":{"authCode":"1"}`, 1),
 	} {
-		body, _, err := a.Sign(notification(item, item))
+		signed, err := a.Sign(notification(item, item))
+		body := signed.Body
 		require.NoError(t, err, item)
-		require.NoError(t, a.Verify(nil, body), string(body))
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}), string(body))
 	}
 }
 
 func TestAcknowledgement(t *testing.T) {
-	ack := newAdapter(t).Acknowledgement()
+	ack := newAdapter(t).Ack()
 	require.Equal(t, 200, ack.Status)
 	require.Equal(t, "[accepted]", string(ack.Body))
 	require.True(t, strings.HasPrefix(ack.ContentType, "text/plain"))
@@ -377,14 +374,14 @@ func TestLive(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.live[:min(len(tt.live), 12)], func(t *testing.T) {
 			body := []byte(`{"live":` + tt.live + items)
-			err := a.Verify(nil, body)
+			err := a.Verify(context.Background(), providers.Delivery{Body: body})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
 			}
 			require.ErrorIs(t, err, tt.wantErr)
 			require.ErrorIs(t, err, providers.ErrUnauthorized)
-			_, err = a.Split(nil, body)
+			_, err = a.Parse(providers.Delivery{Body: body})
 			require.ErrorIs(t, err, providers.ErrMalformed)
 		})
 	}
@@ -401,16 +398,16 @@ func TestItemWrapper(t *testing.T) {
 		strings.TrimSuffix(good, `}`) + `,"extra":{}}`,
 		strings.TrimSuffix(good, `}`) + `,"notificationrequestitem2":null}`,
 	} {
-		require.ErrorIs(t, a.Verify(nil, notification(item)), adyen.ErrUnreadableBody, item)
-		_, err := a.Split(nil, notification(item))
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(item)}), adyen.ErrUnreadableBody, item)
+		_, err := a.Parse(providers.Delivery{Body: notification(item)})
 		require.ErrorIs(t, err, adyen.ErrNotJSON)
 	}
 }
 
-// TestForwardedBytes bounds what Split builds for the core service: the
+// TestForwardedBytes bounds what Parse builds for the core service: the
 // items' bytes plus a fixed wrapper each, whatever the request. The attack
 // it guards against is one genuine item repeated MaxItems times behind a
-// padded live, ~850 KB: before live was checked, Split built MaxItems
+// padded live, ~850 KB: before live was checked, Parse built MaxItems
 // copies of the padding (~85 MB from a 1 MiB request).
 func TestForwardedBytes(t *testing.T) {
 	a := newAdapter(t, vecKey)
@@ -420,9 +417,9 @@ func TestForwardedBytes(t *testing.T) {
 	}
 	list := `,"notificationItems":[` + strings.Join(items, ",") + `]}`
 	padded := []byte(`{"live":"` + strings.Repeat("x", 850<<10) + `"` + list)
-	err := a.Verify(nil, padded)
+	err := a.Verify(context.Background(), providers.Delivery{Body: padded})
 	if err == nil {
-		split, err := a.Split(nil, padded)
+		split, err := a.Parse(providers.Delivery{Body: padded})
 		require.NoError(t, err)
 		t.Errorf("padded live accepted: %d items, %d forwarded bytes from a %d-byte request",
 			len(split), forwardedBytes(split), len(padded))
@@ -436,8 +433,8 @@ func TestForwardedBytes(t *testing.T) {
 		items[i] = strings.Replace(vecItem(vecSignature), `"success"`, `"reason":"`+pad+`","success"`, 1)
 	}
 	body := notification(items...)
-	require.NoError(t, a.Verify(nil, body))
-	split, err := a.Split(nil, body)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}))
+	split, err := a.Parse(providers.Delivery{Body: body})
 	require.NoError(t, err)
 	got := forwardedBytes(split)
 	t.Logf("%d items: %d forwarded bytes from a %d-byte request (%.3fx)", len(split), got, len(body), float64(got)/float64(len(body)))

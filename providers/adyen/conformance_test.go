@@ -13,18 +13,23 @@ import (
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Kit{
-		New: func(secret string, _ func() time.Time) (providers.Provider, error) {
-			return adyen.New([]string{secret})
+		New: func(keys []string, _ func() time.Time) (providers.Provider, error) {
+			return adyen.New(keys)
 		},
-		Secret:      exampleKey,
-		OtherSecret: otherKey,
-		Fixtures:    fixtures,
+		Secrets:  [2]string{exampleKey, otherKey},
+		Fixtures: fixtures,
 		// Adyen's retry resends the items' fields; its serialisation
 		// may order members otherwise or carry one it added since.
 		Retry: providertest.Chain(providertest.Reordered,
 			providertest.WithMember("added_later", `{"note":"a member Adyen added since the first attempt"}`)),
 		Change:     providertest.ChangeAmount("value"),
 		TamperItem: tamperItem,
+		Examples: []providertest.Example{{
+			Source:   "https://github.com/Adyen/adyen-go-api-library/blob/main/src/hmacvalidator/hmacvalidator_test.go",
+			Secret:   vecKey,
+			Delivery: providers.Delivery{Body: notification(vecItem(vecSignature))},
+			Keys:     []string{"merchantAccount:pspReference:EVENT:true"},
+		}},
 	})
 }
 
@@ -53,7 +58,7 @@ func tamperItem(body []byte, i int) [][]byte {
 	if err != nil {
 		return nil
 	}
-	items, err := a.Split(nil, body)
+	items, err := a.Parse(providers.Delivery{Body: body})
 	if err != nil || i >= len(items) {
 		return nil
 	}

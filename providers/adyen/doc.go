@@ -15,15 +15,15 @@
 // auth credentials when they are configured: the signature covers only
 // those eight fields, so Adyen recommends basic auth too.
 //
-// The adapter is a providers.Batcher: Split returns one event per item,
+// A request is a batch: Parse returns one event per item,
 // keyed merchantAccountCode:pspReference:eventCode:success, typed eventCode,
 // whose forwarded body is a notification with that one item, its bytes and
 // the request's live value unchanged. live must be "true" or "false": it is
 // unsigned and copied into every item's body. The core service can check
 // the item's hmacSignature itself, but that proves only the eight signed
 // fields; the rest of the item (additionalData, reason, eventDate, ...) and
-// live are as the sender wrote them. It is a providers.Acknowledger too:
-// Adyen is answered 200 with the text body "[accepted]".
+// live are as the sender wrote them. Ack is Adyen's set answer, once every
+// item is settled: 200 with the text body "[accepted]".
 //
 // The adapter never re-serialises an item, never logs or returns a key, a
 // signature or a body in an error, and never touches the dedupe store.

@@ -1,6 +1,7 @@
 package adyen_test
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -79,13 +80,13 @@ func TestOneReading(t *testing.T) {
 	for _, g := range genuine {
 		t.Run(g.reference, func(t *testing.T) {
 			sig := adyen.ItemSignature(mustHex(t, vecKey), g.text())
-			require.NoError(t, a.Verify(nil, notification(g.item(sig))), "a genuine item with colons in merchantReference is accepted")
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: notification(g.item(sig))}), "a genuine item with colons in merchantReference is accepted")
 			all := readings(g.text())
 			require.Greater(t, len(all), 1)
 			accepted := 0
 			for _, r := range all {
 				require.Equal(t, g.text(), r.text())
-				err := a.Verify(nil, notification(r.item(sig)))
+				err := a.Verify(context.Background(), providers.Delivery{Body: notification(r.item(sig))})
 				if err == nil {
 					accepted++
 					require.Equal(t, g, r, "only the genuine reading verifies")
@@ -106,11 +107,11 @@ func TestReviewersAttack(t *testing.T) {
 	moved := g
 	moved.original, moved.merchant, moved.reference = ":ShopECOM", "order", "42"
 	require.Equal(t, g.text(), moved.text(), "one signed text")
-	require.NoError(t, a.Verify(nil, notification(g.item(sig))))
-	require.ErrorIs(t, a.Verify(nil, notification(moved.item(sig))), adyen.ErrFieldFormat)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: notification(g.item(sig))}))
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(moved.item(sig))}), adyen.ErrFieldFormat)
 	intoMerchant := g
 	intoMerchant.merchant, intoMerchant.reference = "ShopECOM:order", "42"
-	require.ErrorIs(t, a.Verify(nil, notification(intoMerchant.item(sig))), adyen.ErrFieldFormat)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(intoMerchant.item(sig))}), adyen.ErrFieldFormat)
 }
 
 // TestFieldFormats signs items whose fields break their documented format:
@@ -152,7 +153,7 @@ func TestFieldFormats(t *testing.T) {
 			r := base
 			tc.edit(&r)
 			sig := adyen.ItemSignature(mustHex(t, vecKey), r.text())
-			err := a.Verify(nil, notification(r.item(sig)))
+			err := a.Verify(context.Background(), providers.Delivery{Body: notification(r.item(sig))})
 			if tc.wantOK {
 				require.NoError(t, err)
 				return
@@ -162,7 +163,7 @@ func TestFieldFormats(t *testing.T) {
 	}
 	// One spelling per amount: -0 is not 0.
 	body := strings.Replace(string(notification(base.item(adyen.ItemSignature(mustHex(t, vecKey), strings.Replace(base.text(), ":1000:", ":0:", 1))))), `"value":1000`, `"value":-0`, 1)
-	require.ErrorIs(t, a.Verify(nil, []byte(body)), adyen.ErrUnreadableBody)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: []byte(body)}), adyen.ErrUnreadableBody)
 }
 
 func TestMerchantAccounts(t *testing.T) {
@@ -172,10 +173,10 @@ func TestMerchantAccounts(t *testing.T) {
 
 	a, err := adyen.New([]string{vecKey}, adyen.WithMerchantAccounts([]string{"merchantAccount", "ShopECOM"}))
 	require.NoError(t, err)
-	require.NoError(t, a.Verify(nil, vec))
-	require.ErrorIs(t, a.Verify(nil, notification(otherItem)), adyen.ErrMerchantAccount)
-	require.ErrorIs(t, a.Verify(nil, notification(vecItem(vecSignature), otherItem)), adyen.ErrMerchantAccount, "one item refuses the request")
-	require.NoError(t, newAdapter(t, vecKey).Verify(nil, notification(otherItem)), "unset, any account")
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: vec}))
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(otherItem)}), adyen.ErrMerchantAccount)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(vecItem(vecSignature), otherItem)}), adyen.ErrMerchantAccount, "one item refuses the request")
+	require.NoError(t, newAdapter(t, vecKey).Verify(context.Background(), providers.Delivery{Body: notification(otherItem)}), "unset, any account")
 
 	for _, bad := range [][]string{nil, {""}, {"a", " b"}, {"a:b"}} {
 		_, err := adyen.New([]string{vecKey}, adyen.WithMerchantAccounts(bad))
@@ -189,7 +190,7 @@ func TestSettingsMerchantAccounts(t *testing.T) {
 	require.NoError(t, s.Check(env))
 	p, err := s.Build()
 	require.NoError(t, err)
-	require.NoError(t, p.Verify(nil, notification(vecItem(vecSignature))))
+	require.NoError(t, p.Verify(context.Background(), providers.Delivery{Body: notification(vecItem(vecSignature))}))
 	s.MerchantAccounts = []string{"merchantAccount", "bad:one"}
 	require.ErrorContains(t, s.Check(env), "WEBHOOKD_ADYEN_MERCHANT_ACCOUNTS: adyen: merchant account 2 of 2")
 }
@@ -206,11 +207,11 @@ func FuzzOneReading(f *testing.F) {
 	f.Fuzz(func(t *testing.T, reference, merchant, value, currency string) {
 		g := reading{"8816178952380553", "", merchant, reference, value, currency, "AUTHORISATION", "true"}
 		sig := adyen.ItemSignature(key, g.text())
-		if a.Verify(nil, notification(g.item(sig))) != nil || strings.Count(g.text(), ":") > 12 {
+		if a.Verify(context.Background(), providers.Delivery{Body: notification(g.item(sig))}) != nil || strings.Count(g.text(), ":") > 12 {
 			return // not a genuine item (or too many readings to try)
 		}
 		for _, r := range readings(g.text()) {
-			if r != g && a.Verify(nil, notification(r.item(sig))) == nil {
+			if r != g && a.Verify(context.Background(), providers.Delivery{Body: notification(r.item(sig))}) == nil {
 				t.Fatalf("%+v verifies under the signature of %+v", r, g)
 			}
 		}

@@ -1,6 +1,7 @@
 package adyen_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -35,18 +36,19 @@ func FuzzVerify(f *testing.F) {
 	seeds(f)
 	a := newAdapter(f, vecKey)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if err := a.Verify(nil, body); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Body: body}); err != nil {
 			if !errors.Is(err, providers.ErrUnauthorized) {
 				t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
 			}
 			return
 		}
 		// Accepted: signing it again with the key changes nothing.
-		signed, _, err := a.Sign(body)
+		sd, err := a.Sign(body)
+		signed := sd.Body
 		if err != nil {
 			t.Fatalf("Sign of a verified body: %v", err)
 		}
-		if err := a.Verify(nil, signed); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Body: signed}); err != nil {
 			t.Fatalf("re-signed verified body refused: %v", err)
 		}
 	})
@@ -54,31 +56,28 @@ func FuzzVerify(f *testing.F) {
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// FuzzSplit checks that no body makes Split or Parse panic, that every
-// rejection wraps providers.ErrMalformed, and that every item is a usable
-// event whose forwarded body splits into that item alone.
-func FuzzSplit(f *testing.F) {
+// FuzzParse checks that no body makes Parse panic, that every rejection
+// wraps providers.ErrMalformed, and that every item is a usable event whose
+// forwarded body parses into that item alone.
+func FuzzParse(f *testing.F) {
 	seeds(f)
 	a := newAdapter(f, vecKey)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		if _, err := a.Parse(body); err != nil && !errors.Is(err, providers.ErrMalformed) {
-			t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)
-		}
-		items, err := a.Split(nil, body)
+		items, err := a.Parse(providers.Delivery{Body: body})
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
-				t.Fatalf("Split error %v does not wrap providers.ErrMalformed", err)
+				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)
 			}
 			return
 		}
 		for _, it := range items {
 			if !providers.IsToken(it.Event.Key, 3*adyen.MaxFieldBytes+9) || !providers.IsToken(it.Event.Type, adyen.MaxFieldBytes) ||
 				!hex64.MatchString(it.Event.Fingerprint) {
-				t.Fatalf("Split accepted %q with event %+v", body, it.Event)
+				t.Fatalf("Parse accepted %q with event %+v", body, it.Event)
 			}
-			one, err := a.Split(nil, it.Body)
+			one, err := a.Parse(providers.Delivery{Body: it.Body})
 			if err != nil || len(one) != 1 || one[0].Event != it.Event {
-				t.Fatalf("item body %q does not split into its item: %v", it.Body, err)
+				t.Fatalf("item body %q does not parse into its item: %v", it.Body, err)
 			}
 		}
 	})

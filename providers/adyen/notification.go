@@ -14,7 +14,7 @@ import (
 const MaxItems = 100
 
 // errNotNotification means the body is not a notification webhookd can
-// read: Verify answers it as unauthenticated, Split as malformed.
+// read: Verify answers it as unauthenticated, Parse as malformed.
 var errNotNotification = errors.New("adyen: not a notification")
 
 // errLive means the body's live member is neither "true" nor "false"

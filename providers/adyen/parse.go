@@ -2,13 +2,12 @@ package adyen
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
 )
 
-// Split's and Parse's errors. Each wraps providers.ErrMalformed.
+// Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNotJSON means the body is not a readable notification (see
 	// ErrUnreadableBody), or has no items.
@@ -20,9 +19,6 @@ var (
 	// ErrInvalidEventType means an item's eventCode is missing or not a
 	// token without ":".
 	ErrInvalidEventType = fmt.Errorf("%w: adyen: item eventCode is invalid", providers.ErrMalformed)
-	// ErrBatch means Parse was given a notification of several items: only
-	// Split can return their events.
-	ErrBatch = fmt.Errorf("%w: adyen: several items, use Split", providers.ErrMalformed)
 )
 
 // MaxFieldBytes is the longest merchantAccountCode, pspReference or
@@ -30,7 +26,7 @@ var (
 // "adyen:", stay under the dedupe store's key limit.
 const MaxFieldBytes = 120
 
-// Split derives one event per item, in the request's order
+// Parse derives one event per item, in the request's order
 // (docs/contract.md, "Event keys" and "Batches (Adyen)"): Key is
 // merchantAccountCode:pspReference:eventCode:success, Type is eventCode,
 // and Fingerprint covers the item's signed fields (signedNames), which
@@ -41,7 +37,8 @@ const MaxFieldBytes = 120
 // and the item's bytes as sent, so that all the bodies together hold no
 // more than the request's bytes and a fixed wrapper per item
 // (TestForwardedBytes). Its errors wrap providers.ErrMalformed.
-func (a *Adapter) Split(_ http.Header, body []byte) ([]providers.Item, error) {
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	body := d.Body
 	n, err := readNotification(body)
 	if err != nil || len(n.items) == 0 {
 		return nil, ErrNotJSON
@@ -56,20 +53,6 @@ func (a *Adapter) Split(_ http.Header, body []byte) ([]providers.Item, error) {
 		out[i] = providers.Item{Event: ev, Body: n.itemBody(it)}
 	}
 	return out, nil
-}
-
-// Parse derives the event of a notification with one item. Its errors wrap
-// providers.ErrMalformed; a notification of several items is ErrBatch (the
-// receiver calls Split).
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
-	items, err := a.Split(nil, body)
-	if err != nil {
-		return providers.Event{}, err
-	}
-	if len(items) != 1 {
-		return providers.Event{}, ErrBatch
-	}
-	return items[0].Event, nil
 }
 
 func event(it *item) (providers.Event, error) {

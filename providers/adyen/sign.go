@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -16,18 +17,18 @@ func ItemSignature(key []byte, text string) string {
 	return base64.StdEncoding.EncodeToString(signature.HMACSHA256(key, []byte(text)))
 }
 
-// Sign implements providers.Signer for `webhookd replay`: it sets every
+// Sign signs body for `webhookd replay` and tests: it sets every
 // item's additionalData.hmacSignature to its signature under the first
 // configured key (adding the member, or additionalData, where missing) and
 // leaves every other byte alone. With basic auth configured, it sets the
 // Authorization header too.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if len(a.keys) == 0 {
-		return nil, nil, errors.New("adyen: no HMAC key configured")
+		return providers.Delivery{}, errors.New("adyen: no HMAC key configured")
 	}
 	n, err := readNotification(body)
 	if err != nil {
-		return nil, nil, errors.New("adyen: body is not a readable notification")
+		return providers.Delivery{}, errors.New("adyen: body is not a readable notification")
 	}
 	type edit struct {
 		start, end int
@@ -54,7 +55,7 @@ func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
 		}
 		adObj, _, err := it.obj.Object("additionalData")
 		if err != nil {
-			return nil, nil, errors.New("adyen: additionalData is not an object")
+			return providers.Delivery{}, errors.New("adyen: additionalData is not an object")
 		}
 		adAt := it.objAt + ad.Start
 		if sig, ok, _ := adObj.Get("hmacSignature"); ok {
@@ -81,5 +82,5 @@ func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
 	if a.basicAuth != "" {
 		h = http.Header{"Authorization": {a.basicAuth}}
 	}
-	return out, h, nil
+	return providers.Delivery{Header: h, Body: out}, nil
 }

@@ -1,6 +1,7 @@
 package adyen
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/base64"
 	"errors"
@@ -59,7 +60,8 @@ var (
 // (format.go), and, with WithMerchantAccounts, name a configured account. Signatures are compared in constant
 // time, as Adyen's library does (hmac.Equal). It returns nil or one of the
 // errors above; an item's error says which item (counting from 1).
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	if len(a.keys) == 0 {
 		return ErrNotConfigured
 	}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -42,24 +42,22 @@ type Adapter struct {
 	secrets   [][]byte
 	target    string
 	tolerance time.Duration
-	now       func() time.Time
+	clock     adapter.Clock
 }
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithClock makes the Adapter read the current time from now instead of
 // time.Now, for the tolerance check and for Sign. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) {
-		if now != nil {
-			a.now = now
-		}
+	return func(a *Adapter) error {
+		a.clock.Set(now)
+		return nil
 	}
 }
 
@@ -67,13 +65,19 @@ func WithClock(now func() time.Time) Option {
 // signs: the path of the notification URL as registered in the DOKU Back
 // Office. The default is DefaultNotificationPath.
 func WithNotificationPath(path string) Option {
-	return func(a *Adapter) { a.target = path }
+	return func(a *Adapter) error {
+		a.target = path
+		return nil
+	}
 }
 
 // WithTolerance sets how far Request-Timestamp may be from now, either way.
 // The default is DefaultTolerance.
 func WithTolerance(d time.Duration) Option {
-	return func(a *Adapter) { a.tolerance = d }
+	return func(a *Adapter) error {
+		a.tolerance = d
+		return nil
+	}
 }
 
 // New returns an Adapter that accepts notifications for clientID signed with
@@ -91,7 +95,7 @@ func New(clientID string, secretKeys []string, opts ...Option) (*Adapter, error)
 	case !isHeaderValue(clientID, maxHeaderBytes):
 		return nil, errors.New("doku: client id is longer than 256 bytes or has white space or control characters")
 	}
-	keys, err := secretlist.Keys(Name, "secret key", secretKeys)
+	keys, err := adapter.Keys(Name, "secret key", secretKeys)
 	if err != nil {
 		return nil, err
 	}
@@ -100,10 +104,9 @@ func New(clientID string, secretKeys []string, opts ...Option) (*Adapter, error)
 		secrets:   keys,
 		target:    DefaultNotificationPath,
 		tolerance: DefaultTolerance,
-		now:       time.Now,
 	}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	if err := CheckNotificationPath(a.target); err != nil {
 		return nil, err
@@ -127,11 +130,11 @@ func CheckNotificationPath(path string) error {
 // Name returns "doku".
 func (a *Adapter) Name() string { return Name }
 
-// clock returns the current time, falling back to time.Now for the zero
-// Adapter.
-func (a *Adapter) clock() time.Time {
-	if a.now == nil {
-		return time.Now()
-	}
-	return a.now()
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
 }

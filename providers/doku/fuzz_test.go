@@ -1,6 +1,7 @@
 package doku_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"regexp"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/doku"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // FuzzVerify checks that no headers or body make Verify panic, and that
@@ -25,7 +27,7 @@ func FuzzVerify(f *testing.F) {
 		h.Set(doku.HeaderRequestID, requestID)
 		h.Set(doku.HeaderTimestamp, timestamp)
 		h.Set(doku.HeaderSignature, sig)
-		err := a.Verify(h, body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 		if err != nil && !errors.Is(err, providers.ErrUnauthorized) {
 			t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
 		}
@@ -46,7 +48,7 @@ func FuzzParse(f *testing.F) {
 	}
 	a := newAdapter(f, vecTime)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

@@ -49,14 +49,14 @@ var fingerprintFields = []struct {
 	{"transaction", []string{"status", "original_request_id"}},
 }
 
-// Parse derives the event from a verified body (docs/contract.md, "Event
+// event derives the event from a verified body (docs/contract.md, "Event
 // keys"): Key is order.invoice_number:service.id:transaction.status, Type is
 // service.id.transaction.status ("VIRTUAL_ACCOUNT.SUCCESS"), and Fingerprint
 // a hex SHA-256 of the fields in fingerprintFields. service.id and
 // transaction.status may not hold ":", so the key splits one way only from
 // the right whatever the invoice number holds. Its errors wrap
 // providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

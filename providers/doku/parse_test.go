@@ -12,6 +12,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/doku"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 func readFixture(t testing.TB, name string) []byte {
@@ -45,7 +46,7 @@ func TestParseFixtures(t *testing.T) {
 	a := newAdapter(t, vecTime)
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			ev, err := a.Parse(readFixture(t, tt.file))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: readFixture(t, tt.file)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -55,7 +56,7 @@ func TestParseFixtures(t *testing.T) {
 }
 
 func TestParseVector(t *testing.T) {
-	ev, err := newAdapter(t, vecTime).Parse([]byte(vecBody))
+	ev, err := providertest.OneEvent(newAdapter(t, vecTime).Parse(providers.Delivery{Body: []byte(vecBody)}))
 	require.NoError(t, err)
 	require.Equal(t, "INV-20210124-0001:VIRTUAL_ACCOUNT:SUCCESS", ev.Key)
 	require.Equal(t, "VIRTUAL_ACCOUNT.SUCCESS", ev.Type)
@@ -100,7 +101,7 @@ func TestParseErrors(t *testing.T) {
 	a := newAdapter(t, vecTime)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.ErrorIs(t, err, tt.wantErr)
 			require.ErrorIs(t, err, providers.ErrMalformed)
 			require.NotErrorIs(t, err, providers.ErrUnauthorized)
@@ -114,10 +115,10 @@ func TestParseErrors(t *testing.T) {
 // one way only from the right.
 func TestParseKeysCannotCollide(t *testing.T) {
 	a := newAdapter(t, vecTime)
-	ev, err := a.Parse([]byte(`{"order":{"invoice_number":"INV:1"},"service":{"id":"VA"},"transaction":{"status":"SUCCESS"}}`))
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(`{"order":{"invoice_number":"INV:1"},"service":{"id":"VA"},"transaction":{"status":"SUCCESS"}}`)}))
 	require.NoError(t, err)
 	require.Equal(t, "INV:1:VA:SUCCESS", ev.Key)
-	_, err = a.Parse([]byte(`{"order":{"invoice_number":"INV"},"service":{"id":"1:VA"},"transaction":{"status":"SUCCESS"}}`))
+	_, err = providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(`{"order":{"invoice_number":"INV"},"service":{"id":"1:VA"},"transaction":{"status":"SUCCESS"}}`)}))
 	require.ErrorIs(t, err, doku.ErrNoEventKey)
 }
 
@@ -159,11 +160,11 @@ func TestFingerprint(t *testing.T) {
 		}, false},
 	}
 	a := newAdapter(t, vecTime)
-	want, err := a.Parse(orig)
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: orig}))
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := a.Parse(tt.edit(t, bytes.Clone(orig)))
+			got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: tt.edit(t, bytes.Clone(orig))}))
 			require.NoError(t, err)
 			require.Equal(t, want.Key, got.Key)
 			require.Equal(t, tt.wantSame, want.Fingerprint == got.Fingerprint)

@@ -1,6 +1,7 @@
 package doku_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -57,9 +58,10 @@ func TestSettingsBuildSignsForTheNotificationPath(t *testing.T) {
 	p, err := s.Build()
 	require.NoError(t, err)
 	body := []byte(vecBody)
-	_, h, err := p.(providers.Signer).Sign(body)
+	signed, err := p.Sign(body)
+	h := signed.Header
 	require.NoError(t, err)
-	require.NoError(t, p.Verify(h, body))
+	require.NoError(t, p.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 	require.Equal(t, doku.SignatureHeader(vecSecret, vecClientID, h.Get(doku.HeaderRequestID), h.Get(doku.HeaderTimestamp), "/payments/doku/notify", body),
 		h.Get(doku.HeaderSignature))
 

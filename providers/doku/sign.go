@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -23,25 +24,25 @@ func SignatureHeader(secretKey, clientID, requestID, timestamp, target string, b
 	return signaturePrefix + base64.StdEncoding.EncodeToString(mac)
 }
 
-// Sign implements providers.Signer for `webhookd replay`: it returns body
+// Sign signs body for `webhookd replay` and tests: it returns body
 // unchanged and the four headers DOKU sends, with the configured client id,
 // a fresh random Request-Id, the current time, and a Signature made with
 // the first secret key for the configured notification path.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if len(a.secrets) == 0 || a.clientID == "" {
-		return nil, nil, errors.New("doku: no client id or secret key configured")
+		return providers.Delivery{}, errors.New("doku: no client id or secret key configured")
 	}
 	requestID, err := newRequestID()
 	if err != nil {
-		return nil, nil, err
+		return providers.Delivery{}, err
 	}
-	ts := a.clock().UTC().Format(TimestampLayout)
+	ts := a.clock.Now().UTC().Format(TimestampLayout)
 	h := make(http.Header, 4)
 	h.Set(HeaderClientID, a.clientID)
 	h.Set(HeaderRequestID, requestID)
 	h.Set(HeaderTimestamp, ts)
 	h.Set(HeaderSignature, SignatureHeader(string(a.secrets[0]), a.clientID, requestID, ts, a.target, body))
-	return body, h, nil
+	return providers.Delivery{Header: h, Body: body}, nil
 }
 
 // newRequestID returns a random UUID (version 4), the form of DOKU's

@@ -1,6 +1,7 @@
 package doku_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -24,7 +25,8 @@ func TestSignForTheNotificationPath(t *testing.T) {
 	for _, name := range fixtureNames(t) {
 		t.Run(name, func(t *testing.T) {
 			body := readFixture(t, name)
-			sent, h, err := providers.Signer(a).Sign(body)
+			signed, err := a.Sign(body)
+			sent, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, body, sent)
 			require.Len(t, h, 4)
@@ -36,16 +38,16 @@ func TestSignForTheNotificationPath(t *testing.T) {
 			seen[id] = true
 			require.Equal(t, doku.SignatureHeader("SK-NEW-NOT-REAL", vecClientID, id, "2025-06-01T20:24:30Z", path, body), h.Get(doku.HeaderSignature))
 
-			require.NoError(t, a.Verify(h, sent))
-			require.NoError(t, newOnly.Verify(h, sent), "Sign uses the first key")
-			require.ErrorIs(t, oldOnly.Verify(h, sent), doku.ErrNoValidSignature)
-			require.ErrorIs(t, localPath.Verify(h, sent), doku.ErrNoValidSignature, "signed for the registered path, not the local route")
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}))
+			require.NoError(t, newOnly.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}), "Sign uses the first key")
+			require.ErrorIs(t, oldOnly.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}), doku.ErrNoValidSignature)
+			require.ErrorIs(t, localPath.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}), doku.ErrNoValidSignature, "signed for the registered path, not the local route")
 		})
 	}
 }
 
 func TestSignWithoutKeys(t *testing.T) {
 	var a doku.Adapter
-	_, _, err := a.Sign([]byte(vecBody))
+	_, err := a.Sign([]byte(vecBody))
 	require.Error(t, err)
 }

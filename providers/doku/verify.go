@@ -1,6 +1,7 @@
 package doku
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"errors"
@@ -53,7 +54,8 @@ var (
 // returns ErrNotSigned, ErrInvalidHeader, ErrWrongClient, ErrTooOld,
 // ErrTooNew or ErrNoValidSignature, all of which wrap
 // providers.ErrUnauthorized.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	var values [4]string
 	for i, name := range [...]string{HeaderClientID, HeaderRequestID, HeaderTimestamp, HeaderSignature} {
 		v, err := single(header, name)
@@ -109,7 +111,7 @@ func Component(clientID, requestID, timestamp, target string, body []byte) []byt
 
 // checkTimestamp refuses ts more than the tolerance before or after now.
 func (a *Adapter) checkTimestamp(ts time.Time) error {
-	now := a.clock()
+	now := a.clock.Now()
 	if err := signature.CheckTimestamp(ts, now, a.tolerance); err != nil {
 		if errors.Is(err, signature.ErrTooOld) {
 			return ErrTooOld

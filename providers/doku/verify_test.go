@@ -1,6 +1,7 @@
 package doku_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -154,7 +155,7 @@ func TestVerify(t *testing.T) {
 				keys = []string{vecSecret}
 			}
 			a := newAdapterKeys(t, now, keys, tt.opts...)
-			err := a.Verify(tt.header, []byte(tt.body))
+			err := a.Verify(context.Background(), providers.Delivery{Header: tt.header, Body: []byte(tt.body)})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -173,7 +174,7 @@ func TestVerifyZeroAdapterRejects(t *testing.T) {
 	var a doku.Adapter
 	for _, h := range []http.Header{nil, vecHeader(),
 		vecHeader(doku.HeaderSignature, doku.SignatureHeader("", vecClientID, vecRequestID, vecTimestamp, "", []byte(vecBody)))} {
-		require.ErrorIs(t, a.Verify(h, []byte(vecBody)), providers.ErrUnauthorized)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: []byte(vecBody)}), providers.ErrUnauthorized)
 	}
 }
 
@@ -236,7 +237,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				if err := a.Verify(h, body); err != nil {
+				if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -70,9 +70,10 @@ var callbackStatuses = map[string][]string{
 // callback unless Duitku reports the same transaction in the same state.
 // An empty apiURL means DefaultAPIURL.
 func WithStatusCheck(apiURL string) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		a.check = true
 		a.rawAPI = apiURL
+		return nil
 	}
 }
 
@@ -80,17 +81,21 @@ func WithStatusCheck(apiURL string) Option {
 // client of its own. Redirects are still not followed, whatever c says. A
 // nil c is ignored.
 func WithHTTPClient(c *http.Client) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		if c != nil {
 			a.client = c
 		}
+		return nil
 	}
 }
 
 // WithStatusTimeout bounds each status call (DefaultStatusTimeout
 // otherwise). New refuses a timeout that is not positive.
 func WithStatusTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.timeout = d }
+	return func(a *Adapter) error {
+		a.timeout = d
+		return nil
+	}
 }
 
 // ParseAPIURL checks a Duitku API base URL (statusapi.ParseAPIURL: https,
@@ -117,7 +122,8 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 //
 // Without WithStatusCheck, Confirm returns nil at once. Its errors wrap
 // providers.ErrMismatch or providers.ErrUnavailable.
-func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) error {
+func (a *Adapter) Confirm(ctx context.Context, it providers.Item) error {
+	body := it.Body
 	if a.statusAPI == nil {
 		return nil
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // statusAPI is a local stand-in for Duitku's transaction status API: it
@@ -81,10 +82,10 @@ func confirming(t *testing.T, api string, opts ...duitku.Option) *duitku.Adapter
 // Verify, Parse, then Confirm.
 func confirm(t *testing.T, a *duitku.Adapter, body []byte) (providers.Event, error) {
 	t.Helper()
-	require.NoError(t, a.Verify(nil, body), "the signature must verify: the attack keeps every signed field")
-	ev, err := a.Parse(body)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}), "the signature must verify: the attack keeps every signed field")
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 	require.NoError(t, err)
-	return ev, a.Confirm(context.Background(), ev, body)
+	return ev, a.Confirm(context.Background(), providers.Item{Event: ev, Body: body})
 }
 
 // attack is the reviewer's forgery: a genuine failed callback re-sent
@@ -98,7 +99,8 @@ func attack(t *testing.T) []byte {
 
 func signedFixture(t *testing.T, name string) []byte {
 	t.Helper()
-	body, _, err := newAdapter(t, fixtureMerchant, fixtureKey).Sign(readFixture(t, name))
+	signed, err := newAdapter(t, fixtureMerchant, fixtureKey).Sign(readFixture(t, name))
+	body := signed.Body
 	require.NoError(t, err)
 	return body
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
@@ -48,12 +48,11 @@ type Adapter struct {
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
-	_ providers.Signer    = (*Adapter)(nil)
 	_ providers.Confirmer = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // New returns an Adapter for the Duitku project merchantCode that accepts
 // callbacks signed with any of apiKeys (Sign uses the first). It refuses an
@@ -69,12 +68,12 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 	case strings.TrimSpace(merchantCode) != merchantCode:
 		return nil, errors.New("duitku: the merchant code has leading or trailing white space")
 	}
-	if err := secretlist.Check(Name, "API key", apiKeys); err != nil {
+	if err := adapter.Check(Name, "API key", apiKeys); err != nil {
 		return nil, err
 	}
 	a := &Adapter{merchantCode: merchantCode, apiKeys: append([]string(nil), apiKeys...), timeout: DefaultStatusTimeout}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	if a.timeout <= 0 {
 		return nil, fmt.Errorf("duitku: status timeout must be positive, got %s", a.timeout)
@@ -99,3 +98,12 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 
 // Name returns "duitku".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
+}

@@ -1,12 +1,14 @@
 package duitku_test
 
 import (
+	"context"
 	"errors"
 	"regexp"
 	"testing"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // FuzzVerify checks that no body makes Verify panic, that every rejection
@@ -22,18 +24,19 @@ func FuzzVerify(f *testing.F) {
 	}
 	a := newAdapter(f, vecMerchant, vecKey)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		err := a.Verify(nil, body)
+		err := a.Verify(context.Background(), providers.Delivery{Body: body})
 		if err != nil {
 			if !errors.Is(err, providers.ErrUnauthorized) && !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Verify error %v wraps neither ErrUnauthorized nor ErrMalformed", err)
 			}
 			return
 		}
-		signed, _, err := a.Sign(body)
+		sd, err := a.Sign(body)
+		signed := sd.Body
 		if err != nil {
 			t.Fatalf("Verify accepted %q, which Sign refuses: %v", body, err)
 		}
-		if err := a.Verify(nil, signed); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Body: signed}); err != nil {
 			t.Fatalf("Verify accepted %q but not its Sign %q: %v", body, signed, err)
 		}
 	})
@@ -53,7 +56,7 @@ func FuzzParse(f *testing.F) {
 	}
 	a := newAdapter(f, vecMerchant, vecKey)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

@@ -37,13 +37,13 @@ var fingerprintFields = []string{
 	"paymentCode", "productDetail", "publisherOrderId", "reference", "resultCode", "settlementDate", "spUserHash",
 }
 
-// Parse derives the event from a verified form body (docs/contract.md,
+// event derives the event from a verified form body (docs/contract.md,
 // "Event keys"): Key is merchantOrderId:reference:resultCode, Type is
 // resultCode ("00" success, "01" failed or pending, per Duitku). reference
 // and resultCode may not hold ":", so the key splits one way only even
 // when the merchant's own order id holds one. Its errors wrap
 // providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	f, err := parseForm(body)
 	if err != nil {
 		return providers.Event{}, err

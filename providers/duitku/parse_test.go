@@ -1,12 +1,14 @@
 package duitku_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 func TestParseFixtures(t *testing.T) {
@@ -22,8 +24,8 @@ func TestParseFixtures(t *testing.T) {
 	require.Len(t, names, len(want))
 	for _, name := range names {
 		body := readFixture(t, name)
-		require.NoError(t, a.Verify(nil, body), name)
-		ev, err := a.Parse(body)
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}), name)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		require.NoError(t, err, name)
 		require.Equal(t, want[name].key, ev.Key, name)
 		require.Equal(t, want[name].typ, ev.Type, name)
@@ -48,7 +50,7 @@ func TestParseKeyRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -63,7 +65,7 @@ func TestParseKeyRules(t *testing.T) {
 func TestFingerprint(t *testing.T) {
 	a := newAdapter(t, vecMerchant, vecKey)
 	fp := func(body string) string {
-		ev, err := a.Parse([]byte(body))
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(body)}))
 		require.NoError(t, err)
 		return ev.Fingerprint
 	}

@@ -3,27 +3,29 @@ package duitku
 import (
 	"errors"
 	"net/http"
+
+	"github.com/webhookd/webhookd/providers"
 )
 
-// Sign implements providers.Signer for `webhookd replay`: it returns the
+// Sign signs body for `webhookd replay` and tests: it returns the
 // form body with its signature field set (rewritten in place, or appended
 // when absent) for the posted merchantCode, amount and merchantOrderId
 // under the first API key, every other byte as it was, and the
 // Content-Type Duitku posts with. A body that is not a form, or lacks a
 // signed field, cannot be signed.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if len(a.apiKeys) == 0 {
-		return nil, nil, errors.New("duitku: no API key configured")
+		return providers.Delivery{}, errors.New("duitku: no API key configured")
 	}
 	f, err := parseForm(body)
 	if err != nil {
-		return nil, nil, err
+		return providers.Delivery{}, err
 	}
 	code, _ := f.get(FieldMerchantCode)
 	amount, _ := f.get(FieldAmount)
 	order, _ := f.get(FieldMerchantOrderID)
 	if code == "" || amount == "" || order == "" {
-		return nil, nil, ErrSignedFieldMissing
+		return providers.Delivery{}, ErrSignedFieldMissing
 	}
 	sig := Signature(code, amount, order, a.apiKeys[0])
 	var out []byte
@@ -41,5 +43,5 @@ func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
 	}
 	h := make(http.Header, 1)
 	h.Set("Content-Type", ContentType)
-	return out, h, nil
+	return providers.Delivery{Header: h, Body: out}, nil
 }

@@ -1,10 +1,10 @@
 package duitku
 
 import (
+	"context"
 	"crypto/md5"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/signature"
@@ -35,7 +35,8 @@ var (
 // refused with ErrNotForm or ErrRepeatedField (they wrap
 // providers.ErrMalformed: 400); every other error wraps
 // providers.ErrUnauthorized (401).
-func (a *Adapter) Verify(_ http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	body := d.Body
 	f, err := parseForm(body)
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
 package duitku_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 const (
@@ -56,14 +58,15 @@ func fixtureNames(t testing.TB) []string {
 func TestSDKVector(t *testing.T) {
 	require.Equal(t, vecSig, duitku.Signature(vecMerchant, "10000", "12345", vecKey))
 	a := newAdapter(t, vecMerchant, "an_older_key", vecKey)
-	require.NoError(t, a.Verify(nil, []byte(vecBody)), "any configured key")
-	ev, err := a.Parse([]byte(vecBody))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: []byte(vecBody)}), "any configured key")
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(vecBody)}))
 	require.NoError(t, err)
 	require.Equal(t, "12345:D00015HL5BJKRM27MCUS:00", ev.Key)
 	require.Equal(t, "00", ev.Type)
 
 	// Sign reproduces the very body: the signature rewritten in place.
-	signed, h, err := newAdapter(t, vecMerchant, vecKey).Sign([]byte(strings.Replace(vecBody, vecSig, "0", 1)))
+	sd, err := newAdapter(t, vecMerchant, vecKey).Sign([]byte(strings.Replace(vecBody, vecSig, "0", 1)))
+	signed, h := sd.Body, sd.Header
 	require.NoError(t, err)
 	require.Equal(t, vecBody, string(signed))
 	require.Equal(t, duitku.ContentType, h.Get("Content-Type"))
@@ -102,7 +105,7 @@ func TestVerifyRefuses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := a.Verify(http.Header{}, tt.body)
+			err := a.Verify(context.Background(), providers.Delivery{Header: http.Header{}, Body: tt.body})
 			require.ErrorIs(t, err, tt.want)
 			require.NotContains(t, err.Error(), vecKey)
 			require.NotContains(t, err.Error(), vecSig)
@@ -116,7 +119,7 @@ func TestVerifyRefuses(t *testing.T) {
 		}
 	})
 	t.Run("zero adapter rejects", func(t *testing.T) {
-		require.ErrorIs(t, (&duitku.Adapter{}).Verify(nil, []byte(vecBody)), providers.ErrUnauthorized)
+		require.ErrorIs(t, (&duitku.Adapter{}).Verify(context.Background(), providers.Delivery{Body: []byte(vecBody)}), providers.ErrUnauthorized)
 	})
 }
 

@@ -87,7 +87,8 @@ const MaxStatusResponseBytes = 64 << 10
 //
 // Without WithStatusCheck, Confirm returns nil at once. Its errors wrap
 // providers.ErrMismatch or providers.ErrUnavailable.
-func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) error {
+func (a *Adapter) Confirm(ctx context.Context, it providers.Item) error {
+	body := it.Body
 	if a.statusAPI == nil {
 		return nil
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // refundAnswer is a GET status answer for the GoPay refund fixtures'
@@ -122,10 +123,10 @@ func TestConfirmRefund(t *testing.T) {
 				body = tt.body(t)
 			}
 			// None of the edits touches what the signature covers.
-			require.NoError(t, a.Verify(nil, body))
-			ev, err := a.Parse(body)
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 			require.NoError(t, err)
-			err = a.Confirm(context.Background(), ev, body)
+			err = a.Confirm(context.Background(), providers.Item{Event: ev, Body: body})
 			require.Equal(t, 1, api.requests())
 			if tt.wantErr == nil {
 				require.NoError(t, err)
@@ -151,10 +152,10 @@ func TestConfirmEditedRefundKey(t *testing.T) {
 	edited := replaceOnce(t, clone(genuine), `"WH-REFUND-2044-01"`, `"WH-REFUND-2044-01-again"`)
 
 	a := newAdapter(t, testKey)
-	require.NoError(t, a.Verify(nil, edited))
-	want, err := a.Parse(genuine)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: edited}))
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: genuine}))
 	require.NoError(t, err)
-	got, err := a.Parse(edited)
+	got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: edited}))
 	require.NoError(t, err)
 	require.NotEqual(t, want.Key, got.Key, "the edited notification is a new event to the store")
 
@@ -168,7 +169,7 @@ func TestConfirmEditedRefundKey(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			api := newStatusAPI(t, reply(200, answer))
 			a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
-			err := a.Confirm(context.Background(), got, edited)
+			err := a.Confirm(context.Background(), providers.Item{Event: got, Body: edited})
 			require.ErrorIs(t, err, midtrans.ErrRefundMismatch)
 			require.ErrorIs(t, err, providers.ErrMismatch, "401: Midtrans did not send it")
 		})
@@ -176,5 +177,5 @@ func TestConfirmEditedRefundKey(t *testing.T) {
 	// The genuine notification is still confirmed once Midtrans lists it.
 	api := newStatusAPI(t, reply(200, refundAnswer("partial_refund", bothRefunds)))
 	a = newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
-	require.NoError(t, a.Confirm(context.Background(), want, genuine))
+	require.NoError(t, a.Confirm(context.Background(), providers.Item{Event: want, Body: genuine}))
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // statusAPI is a local stand-in for Midtrans's GET status API. It checks the
@@ -148,9 +149,9 @@ func TestConfirm(t *testing.T) {
 			if tt.body != nil {
 				body = tt.body(t)
 			}
-			ev, err := a.Parse(body)
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 			require.NoError(t, err)
-			err = a.Confirm(context.Background(), ev, body)
+			err = a.Confirm(context.Background(), providers.Item{Event: ev, Body: body})
 			require.Equal(t, 1, api.requests(), "one GET, no redirect followed")
 			require.Equal(t, "/v2/0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04/status", api.paths[0])
 			require.Equal(t, "Basic "+base64.StdEncoding.EncodeToString([]byte(key+":")), api.auths[0])
@@ -182,7 +183,7 @@ func TestConfirmHang(t *testing.T) {
 	a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL), midtrans.WithStatusTimeout(100*time.Millisecond))
 	body := readFixture(t, "credit_card_capture_challenge.json")
 	start := time.Now()
-	err := a.Confirm(context.Background(), providers.Event{}, body)
+	err := a.Confirm(context.Background(), providers.Item{Body: body})
 	require.ErrorIs(t, err, midtrans.ErrStatusUnavailable)
 	require.ErrorIs(t, err, providers.ErrUnavailable)
 	require.Less(t, time.Since(start), 5*time.Second, "bounded by the status timeout")
@@ -193,7 +194,7 @@ func TestConfirmUnreachable(t *testing.T) {
 	url := api.URL
 	api.Close()
 	a := newAdapter(t, testKey, midtrans.WithStatusCheck(url))
-	err := a.Confirm(context.Background(), providers.Event{}, readFixture(t, "credit_card_capture_challenge.json"))
+	err := a.Confirm(context.Background(), providers.Item{Body: readFixture(t, "credit_card_capture_challenge.json")})
 	require.ErrorIs(t, err, midtrans.ErrStatusUnavailable)
 	require.NotContains(t, err.Error(), url)
 }
@@ -203,7 +204,7 @@ func TestConfirmCanceled(t *testing.T) {
 	a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	err := a.Confirm(ctx, providers.Event{}, readFixture(t, "credit_card_capture_challenge.json"))
+	err := a.Confirm(ctx, providers.Item{Body: readFixture(t, "credit_card_capture_challenge.json")})
 	require.ErrorIs(t, err, midtrans.ErrStatusUnavailable)
 }
 
@@ -211,7 +212,7 @@ func TestConfirmDisabled(t *testing.T) {
 	api := newStatusAPI(t, reply(500, ``))
 	a := newAdapter(t, testKey) // no WithStatusCheck
 	var c providers.Confirmer = a
-	require.NoError(t, c.Confirm(context.Background(), providers.Event{}, readFixture(t, "credit_card_capture_challenge.json")))
+	require.NoError(t, c.Confirm(context.Background(), providers.Item{Body: readFixture(t, "credit_card_capture_challenge.json")}))
 	require.Zero(t, api.requests())
 }
 
@@ -231,7 +232,7 @@ func TestConfirmURL(t *testing.T) {
 			api := newStatusAPI(t, reply(200, `{"transaction_status":"settlement","order_id":"o-1"}`))
 			a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL+tt.base))
 			body := []byte(`{"order_id":"o-1","transaction_id":"` + tt.txID + `","transaction_status":"settlement"}`)
-			require.NoError(t, a.Confirm(context.Background(), providers.Event{}, body))
+			require.NoError(t, a.Confirm(context.Background(), providers.Item{Body: body}))
 			require.Equal(t, []string{tt.wantPath}, api.paths)
 		})
 	}
@@ -240,7 +241,7 @@ func TestConfirmURL(t *testing.T) {
 		a := newAdapter(t, testKey, midtrans.WithStatusCheck(api.URL))
 		for _, id := range []string{".", ".."} {
 			body := []byte(`{"order_id":"o-1","transaction_id":"` + id + `","transaction_status":"settlement"}`)
-			require.ErrorIs(t, a.Confirm(context.Background(), providers.Event{}, body), midtrans.ErrUnknownTransaction)
+			require.ErrorIs(t, a.Confirm(context.Background(), providers.Item{Body: body}), midtrans.ErrUnknownTransaction)
 		}
 		require.Zero(t, api.requests())
 	})
@@ -255,7 +256,7 @@ func TestConfirmConcurrent(t *testing.T) {
 	var wg sync.WaitGroup
 	for range 16 {
 		wg.Go(func() {
-			if err := a.Confirm(context.Background(), providers.Event{}, body); err != nil {
+			if err := a.Confirm(context.Background(), providers.Item{Body: body}); err != nil {
 				t.Error(err)
 			}
 		})

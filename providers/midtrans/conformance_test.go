@@ -11,11 +11,11 @@ import (
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Kit{
-		New: func(key string, _ func() time.Time) (providers.Provider, error) {
-			return midtrans.New(key)
+		New: func(keys []string, _ func() time.Time) (providers.Provider, error) {
+			return midtrans.New(keys[0])
 		},
-		Secret:         "SB-Mid-server-conformance-a",
-		OtherSecret:    "SB-Mid-server-conformance-b",
+		Secrets:        [2]string{"SB-Mid-server-conformance-a", "SB-Mid-server-conformance-b"},
+		SingleSecret:   "a Midtrans account has one server key, configured alone (WEBHOOKD_MIDTRANS_SERVER_KEY)",
 		Fixtures:       fixtures,
 		SignatureField: midtrans.SignatureField,
 		SignedFields:   []string{"order_id", "status_code", "gross_amount"},
@@ -30,5 +30,10 @@ func TestConformance(t *testing.T) {
 			providertest.WithMember("added_later", `{"note":"a field Midtrans added since the first attempt"}`)),
 		// gross_amount is signed; Sign computes signature_key again.
 		Change: providertest.ChangeAmount("gross_amount"),
+		Examples: []providertest.Example{{
+			Source:   "https://docs.midtrans.com/reference/handle-notifications (PHP sample inputs; signature computed with hashlib and openssl)",
+			Secret:   docsKey,
+			Delivery: providers.Delivery{Body: note(q("1111"), q("200"), q("100000.00"), q(docsSig))},
+		}},
 	})
 }

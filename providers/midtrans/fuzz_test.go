@@ -2,6 +2,7 @@ package midtrans_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 func mustRaw(body []byte) *rawjson.Object {
@@ -63,7 +65,7 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		err := a.Verify(nil, body)
+		err := a.Verify(context.Background(), providers.Delivery{Body: body})
 		if err != nil {
 			if !errors.Is(err, providers.ErrUnauthorized) {
 				t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
@@ -72,8 +74,9 @@ func FuzzVerify(f *testing.F) {
 		}
 		// An accepted body has the fields Sign needs, and already carries
 		// the signature Sign computes (perhaps spelled with JSON escapes).
-		out, _, err := a.Sign(body)
-		if err != nil || a.Verify(nil, out) != nil {
+		signed, err := a.Sign(body)
+		out := signed.Body
+		if err != nil || a.Verify(context.Background(), providers.Delivery{Body: out}) != nil {
 			t.Fatalf("Verify accepted %q, but Sign gives %q (%v)", body, out, err)
 		}
 		if o, _ := rawjson.Parse(out); o != nil {
@@ -97,7 +100,7 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)
@@ -119,19 +122,20 @@ func FuzzSign(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		out, _, err := a.Sign(body)
+		signed, err := a.Sign(body)
+		out := signed.Body
 		if err != nil {
 			return
 		}
-		if err := a.Verify(nil, out); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Body: out}); err != nil {
 			t.Fatalf("Sign(%q) = %q does not verify: %v", body, out, err)
 		}
-		again, _, err := a.Sign(out)
-		if err != nil || !bytes.Equal(again, out) {
+		again, err := a.Sign(out)
+		if err != nil || !bytes.Equal(again.Body, out) {
 			t.Fatalf("Sign is not idempotent on %q", body)
 		}
-		before, errBefore := a.Parse(body)
-		after, errAfter := a.Parse(out)
+		before, errBefore := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
+		after, errAfter := providertest.OneEvent(a.Parse(providers.Delivery{Body: out}))
 		if (errBefore == nil) != (errAfter == nil) || before != after {
 			t.Fatalf("Sign changed the event of %q: %+v %v -> %+v %v", body, before, errBefore, after, errAfter)
 		}

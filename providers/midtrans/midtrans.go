@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/providers/internal/statusapi"
 )
 
@@ -45,21 +46,21 @@ type Adapter struct {
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
-	_ providers.Signer    = (*Adapter)(nil)
 	_ providers.Confirmer = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithStatusCheck enables Confirm: before a notification is forwarded, the
 // adapter asks the GET status API under apiURL (DefaultAPIURL, or the
 // sandbox API for a sandbox server key) and refuses the notification unless
 // Midtrans reports the same status. An empty apiURL means DefaultAPIURL.
 func WithStatusCheck(apiURL string) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		a.check = true
 		a.rawAPI = apiURL
+		return nil
 	}
 }
 
@@ -67,17 +68,21 @@ func WithStatusCheck(apiURL string) Option {
 // client of its own. Redirects are still not followed, whatever c says: the
 // request carries the server key. A nil c is ignored.
 func WithHTTPClient(c *http.Client) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		if c != nil {
 			a.client = c
 		}
+		return nil
 	}
 }
 
 // WithStatusTimeout bounds each GET status call (DefaultStatusTimeout
 // otherwise). New refuses a timeout that is not positive.
 func WithStatusTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.timeout = d }
+	return func(a *Adapter) error {
+		a.timeout = d
+		return nil
+	}
 }
 
 // New returns an Adapter that verifies notifications signed with serverKey.
@@ -96,8 +101,8 @@ func New(serverKey string, opts ...Option) (*Adapter, error) {
 		return nil, errors.New("midtrans: server key has leading or trailing white space")
 	}
 	a := &Adapter{serverKey: serverKey, timeout: DefaultStatusTimeout}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	if a.timeout <= 0 {
 		return nil, fmt.Errorf("midtrans: status timeout must be positive, got %s", a.timeout)
@@ -131,3 +136,12 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 
 // Name returns "midtrans".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
+}

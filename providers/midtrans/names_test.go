@@ -9,6 +9,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // appendMembers inserts members (raw `,"name":value` text) before the
@@ -96,15 +97,15 @@ func TestNameVariantsRefused(t *testing.T) {
 			require.Equal(t, tt.want, core[tt.coreReads], "the body must say something else to a Go core")
 
 			a := newAdapter(t, testKey, midtrans.WithStatusCheck("http://127.0.0.1:1"))
-			if err := a.Verify(nil, tt.body); !tt.lone {
+			if err := a.Verify(context.Background(), providers.Delivery{Body: tt.body}); !tt.lone {
 				require.ErrorIs(t, err, providers.ErrUnauthorized)
 			}
-			ev, err := a.Parse(tt.body)
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: tt.body}))
 			require.ErrorIs(t, err, providers.ErrMalformed)
 			require.Zero(t, ev)
 			// Confirm refuses before asking the status API (which is not
 			// listening here: asking it would answer ErrStatusUnavailable).
-			err = a.Confirm(context.Background(), providers.Event{Key: "k"}, tt.body)
+			err = a.Confirm(context.Background(), providers.Item{Event: providers.Event{Key: "k"}, Body: tt.body})
 			require.ErrorIs(t, err, providers.ErrMismatch)
 		})
 	}

@@ -59,14 +59,14 @@ type notification struct {
 	refundKey string
 }
 
-// Parse derives the event from a verified body: Key is
+// event derives the event from a verified body: Key is
 // transaction_id:transaction_status, then :fraud_status when present, then
 // :refund_key when present (each status change of a transaction, and each
 // refund, is its own event); Type is transaction_status. An empty or null
 // fraud_status or refund_key counts as absent. A refund_key that is not a
 // short printable token without ":" goes into the key as its digest (see
 // refundKeyPart). Its errors wrap providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

@@ -2,6 +2,7 @@ package midtrans_test
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,6 +16,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 const fixtures = "../../fixtures/midtrans"
@@ -64,8 +66,8 @@ func TestParseFixtures(t *testing.T) {
 			body := readFixture(t, tt.file)
 			// The fixtures are signed with the documented test key, so they
 			// verify as they are.
-			require.NoError(t, a.Verify(nil, body))
-			ev, err := a.Parse(body)
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: body}))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -142,7 +144,7 @@ func TestParseKeys(t *testing.T) {
 	a := newAdapter(t, testKey)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -175,7 +177,7 @@ func TestParseRefundKeysCannotCollide(t *testing.T) {
 	a := newAdapter(t, testKey)
 	seen := map[string]string{}
 	for _, body := range bodies {
-		ev, err := a.Parse([]byte(body))
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(body)}))
 		require.NoError(t, err, body)
 		require.True(t, providers.IsToken(ev.Key, dedupe.MaxKeyLen), ev.Key)
 		require.NotContains(t, seen, ev.Key, "%s and %s share a key", seen[ev.Key], body)
@@ -241,13 +243,13 @@ func TestFingerprint(t *testing.T) {
 		}, false},
 	}
 	a := newAdapter(t, testKey)
-	want, err := a.Parse(orig)
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: orig}))
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			edited := tt.edit(t, bytes.Clone(orig))
 			require.NotEqual(t, orig, edited)
-			got, err := a.Parse(edited)
+			got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: edited}))
 			require.NoError(t, err)
 			require.Equal(t, want.Key, got.Key)
 			if tt.wantSame {

@@ -2,6 +2,7 @@ package midtrans_test
 
 import (
 	"bytes"
+	"context"
 	"net/http"
 	"path/filepath"
 	"testing"
@@ -32,25 +33,27 @@ func TestSignFixtures(t *testing.T) {
 	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
 	require.NoError(t, err)
 	require.NotEmpty(t, paths)
-	var signer providers.Signer = newAdapter(t, testKey)
+	var signer providers.Provider = newAdapter(t, testKey)
 	other := newAdapter(t, "SB-Mid-server-other")
 	for _, path := range paths {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			body := readFixture(t, filepath.Base(path))
 			// The fixtures are already signed with testKey: re-signing
 			// them changes nothing.
-			out, h, err := signer.Sign(bytes.Clone(body))
+			signed, err := signer.Sign(bytes.Clone(body))
+			out, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, body, out)
 			require.Empty(t, h)
 
 			// Under another key only signature_key's value changes.
-			out, _, err = other.Sign(bytes.Clone(body))
+			signed, err = other.Sign(bytes.Clone(body))
+			out = signed.Body
 			require.NoError(t, err)
 			value := requireOnlySignatureChanged(t, body, out)
 			require.Regexp(t, `^"[0-9a-f]{128}"$`, value)
-			require.NoError(t, other.Verify(nil, out))
-			require.ErrorIs(t, newAdapter(t, testKey).Verify(nil, out), midtrans.ErrNoValidSignature)
+			require.NoError(t, other.Verify(context.Background(), providers.Delivery{Body: out}))
+			require.ErrorIs(t, newAdapter(t, testKey).Verify(context.Background(), providers.Delivery{Body: out}), midtrans.ErrNoValidSignature)
 		})
 	}
 }
@@ -81,13 +84,15 @@ func TestSign(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, h, err := a.Sign([]byte(tt.in))
+			signed, err := a.Sign([]byte(tt.in))
+			out, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, tt.out, string(out))
 			require.Equal(t, http.Header{}, h)
-			require.NoError(t, a.Verify(nil, out))
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: out}))
 			// Signing is idempotent.
-			again, _, err := a.Sign(out)
+			signed, err = a.Sign(out)
+			again := signed.Body
 			require.NoError(t, err)
 			require.Equal(t, out, again)
 		})
@@ -102,12 +107,13 @@ func TestSignRefuses(t *testing.T) {
 		`{"order_id":"1111","status_code":"2000","gross_amount":"1.00"}`,
 		`{"order_id":"1111","status_code":"200","gross_amount":"1.00","signature_key":"a","signature_key":"b"}`,
 	} {
-		out, _, err := a.Sign([]byte(body))
+		signed, err := a.Sign([]byte(body))
+		out := signed.Body
 		require.Error(t, err, body)
 		require.Nil(t, out)
 		require.NotContains(t, err.Error(), docsKey)
 	}
 	var zero midtrans.Adapter
-	_, _, err := zero.Sign(note(q("1111"), q("200"), q("100000.00"), ""))
+	_, err := zero.Sign(note(q("1111"), q("200"), q("100000.00"), ""))
 	require.Error(t, err)
 }

@@ -1,8 +1,8 @@
 package midtrans
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 	"regexp"
 
 	"github.com/webhookd/webhookd/providers"
@@ -49,7 +49,8 @@ var (
 // as its raw text. It returns ErrUnreadableBody, ErrNotSigned,
 // ErrInvalidSignedField or ErrNoValidSignature, all of which wrap
 // providers.ErrUnauthorized.
-func (a *Adapter) Verify(_ http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	body := d.Body
 	if a.serverKey == "" {
 		return fmt.Errorf("%w: midtrans: adapter not configured", providers.ErrUnauthorized)
 	}

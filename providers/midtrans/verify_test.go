@@ -1,6 +1,7 @@
 package midtrans_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -161,7 +162,7 @@ func TestVerify(t *testing.T) {
 			if key == "" {
 				key = docsKey
 			}
-			err := newAdapter(t, key).Verify(nil, tt.body)
+			err := newAdapter(t, key).Verify(context.Background(), providers.Delivery{Body: tt.body})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -180,17 +181,17 @@ func TestVerifyOfficialVectors(t *testing.T) {
 	a := newAdapter(t, testKey)
 	for _, v := range officialVectors {
 		t.Run(v.orderID, func(t *testing.T) {
-			require.NoError(t, a.Verify(nil, note(q(v.orderID), q(v.statusCode), q(v.grossAmount), q(v.sig))))
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: note(q(v.orderID), q(v.statusCode), q(v.grossAmount), q(v.sig))}))
 			// Midtrans's signature does not cover the status: the same body
 			// with transaction_status edited still verifies. Confirm exists
 			// for this (see confirm_test.go).
 			edited := strings.Replace(string(note(q(v.orderID), q(v.statusCode), q(v.grossAmount), q(v.sig))),
 				`"settlement"`, `"refund"`, 1)
-			require.NoError(t, a.Verify(nil, []byte(edited)))
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: []byte(edited)}))
 			// A reformatted amount is refused.
 			short := strings.TrimSuffix(v.grossAmount, ".00")
-			require.ErrorIs(t, a.Verify(nil, note(q(v.orderID), q(v.statusCode), q(short), q(v.sig))), midtrans.ErrNoValidSignature)
-			require.ErrorIs(t, a.Verify(nil, note(q(v.orderID), q(v.statusCode), short, q(v.sig))), midtrans.ErrNoValidSignature)
+			require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: note(q(v.orderID), q(v.statusCode), q(short), q(v.sig))}), midtrans.ErrNoValidSignature)
+			require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: note(q(v.orderID), q(v.statusCode), short, q(v.sig))}), midtrans.ErrNoValidSignature)
 		})
 	}
 }
@@ -198,7 +199,7 @@ func TestVerifyOfficialVectors(t *testing.T) {
 func TestVerifyZeroAdapterRejects(t *testing.T) {
 	var a midtrans.Adapter
 	for _, key := range []string{"", docsKey} {
-		err := a.Verify(nil, note(q("1111"), q("200"), q("100000.00"), q(midtrans.SignatureKey("1111", "200", "100000.00", key))))
+		err := a.Verify(context.Background(), providers.Delivery{Body: note(q("1111"), q("200"), q("100000.00"), q(midtrans.SignatureKey("1111", "200", "100000.00", key)))})
 		require.ErrorIs(t, err, providers.ErrUnauthorized)
 	}
 }
@@ -271,7 +272,7 @@ func BenchmarkVerify(b *testing.B) {
 	body := note(q("1111"), q("200"), q("100000.00"), q(docsSig))
 	b.SetBytes(int64(len(body)))
 	for b.Loop() {
-		if err := a.Verify(nil, body); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Body: body}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -293,6 +294,6 @@ func TestShapedFieldsStillShift(t *testing.T) {
 	a := newAdapter(t, docsKey)
 	sig := midtrans.SignatureKey("A", "200", "1200200.00", docsKey)
 	require.Equal(t, sig, midtrans.SignatureKey("A2001", "200", "200.00", docsKey))
-	require.NoError(t, a.Verify(nil, note(q("A"), q("200"), q("1200200.00"), q(sig))))
-	require.NoError(t, a.Verify(nil, note(q("A2001"), q("200"), q("200.00"), q(sig))))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: note(q("A"), q("200"), q("1200200.00"), q(sig))}))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: note(q("A2001"), q("200"), q("200.00"), q(sig))}))
 }

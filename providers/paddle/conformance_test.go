@@ -1,6 +1,7 @@
 package paddle_test
 
 import (
+	"net/http"
 	"regexp"
 	"testing"
 	"time"
@@ -16,12 +17,11 @@ const fixtures = "../../fixtures/paddle"
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Kit{
-		New: func(secret string, now func() time.Time) (providers.Provider, error) {
-			return paddle.New([]string{secret}, tolerance, paddle.WithClock(now))
+		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
+			return paddle.New(secrets, tolerance, paddle.WithClock(now))
 		},
-		Secret:      vecGoSecret,
-		OtherSecret: vecPySecretGood,
-		Fixtures:    fixtures,
+		Secrets:  [2]string{vecGoSecret, vecPySecretGood},
+		Fixtures: fixtures,
 		// A replay from the dashboard is a new notification of the same
 		// event: a new notification_id; Paddle may also serialise the
 		// members in another order and add fields over time.
@@ -30,6 +30,13 @@ func TestConformance(t *testing.T) {
 		// Transactions and adjustments carry totals.total; a subscription
 		// only its items' unit_price.amount.
 		Change: providertest.ChangeAmount("total", "amount"),
+		Examples: []providertest.Example{{
+			Source:   "https://github.com/PaddleHQ/paddle-go-sdk/blob/main/webhook_verifier_test.go",
+			Secret:   vecGoSecret,
+			Now:      time.Unix(vecGoTS+1, 0),
+			Delivery: providers.Delivery{Header: http.Header{paddle.HeaderName: {vecGoHeader}}, Body: []byte(vecGoBody)},
+			Keys:     []string{"evt_01hsdn97563968dy0szkmgjwh3"},
+		}},
 	})
 }
 

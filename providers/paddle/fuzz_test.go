@@ -1,6 +1,7 @@
 package paddle_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"regexp"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paddle"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // FuzzVerify checks that no header or body makes Verify panic, and that every
@@ -25,7 +27,7 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, header string, body []byte) {
-		err := a.Verify(http.Header{paddle.HeaderName: {header}}, body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: http.Header{paddle.HeaderName: {header}}, Body: body})
 		if err != nil && !errors.Is(err, providers.ErrUnauthorized) {
 			t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
 		}
@@ -49,7 +51,7 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

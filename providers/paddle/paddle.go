@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -29,25 +29,23 @@ type Adapter struct {
 	// their hash states instead of building two per delivery.
 	macs      []*signature.HMACKey
 	tolerance time.Duration
-	now       func() time.Time
+	clock     adapter.Clock
 }
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithClock makes the Adapter read the current time from now instead of
 // time.Now, for the tolerance check and for Sign. Tests use it to pin the
 // clock next to a fixed signing vector. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) {
-		if now != nil {
-			a.now = now
-		}
+	return func(a *Adapter) error {
+		a.clock.Set(now)
+		return nil
 	}
 }
 
@@ -60,16 +58,16 @@ func WithClock(now func() time.Time) Option {
 // space (a stray space after a comma in the configuration would otherwise
 // fail every notification) and a tolerance that is not positive.
 func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
-	keys, err := secretlist.Keys(Name, "secret", secrets)
+	keys, err := adapter.Keys(Name, "secret", secrets)
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys), tolerance: tolerance, now: time.Now}
+	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys), tolerance: tolerance}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("paddle: tolerance must be positive, got %s", tolerance)
 	}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -77,11 +75,11 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 // Name returns "paddle".
 func (a *Adapter) Name() string { return Name }
 
-// clock returns the current time, falling back to time.Now for the zero
-// Adapter.
-func (a *Adapter) clock() time.Time {
-	if a.now == nil {
-		return time.Now()
-	}
-	return a.now()
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
 }

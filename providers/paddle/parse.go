@@ -35,10 +35,10 @@ const MaxTokenBytes = 255
 // 422.
 var fingerprintFields = []string{"event_id", "event_type", "occurred_at", "data"}
 
-// Parse derives the event from a verified body: Key is event_id, Type is
+// event derives the event from a verified body: Key is event_id, Type is
 // event_type (empty when absent or null), and Fingerprint the canonical hex
 // SHA-256 of fingerprintFields. Its errors wrap providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

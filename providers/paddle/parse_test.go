@@ -12,6 +12,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paddle"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 func readFixture(t testing.TB, name string) []byte {
@@ -44,7 +45,7 @@ func TestParseFixtures(t *testing.T) {
 	a := newAdapter(t, at(vecGoTS, 0), vecGoSecret)
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			ev, err := a.Parse(readFixture(t, tt.file))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: readFixture(t, tt.file)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -54,7 +55,7 @@ func TestParseFixtures(t *testing.T) {
 }
 
 func TestParseVector(t *testing.T) {
-	ev, err := newAdapter(t, at(vecGoTS, 0), vecGoSecret).Parse([]byte(vecGoBody))
+	ev, err := providertest.OneEvent(newAdapter(t, at(vecGoTS, 0), vecGoSecret).Parse(providers.Delivery{Body: []byte(vecGoBody)}))
 	require.NoError(t, err)
 	require.Equal(t, "evt_01hsdn97563968dy0szkmgjwh3", ev.Key)
 	require.Equal(t, "price.created", ev.Type)
@@ -97,7 +98,7 @@ func TestParseErrors(t *testing.T) {
 			if json.Valid([]byte(tt.body)) {
 				require.NoError(t, json.Unmarshal([]byte(tt.body), &probe))
 			}
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.ErrorIs(t, err, tt.wantErr)
 			require.ErrorIs(t, err, providers.ErrMalformed)
 			require.NotErrorIs(t, err, providers.ErrUnauthorized)
@@ -114,7 +115,7 @@ func TestParseAccepts(t *testing.T) {
 		{"escaped id", `{"event_id":"evt_\u0031","event_type":"price.created"}`, "evt_1", "price.created"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -164,11 +165,11 @@ func TestFingerprint(t *testing.T) {
 		}, false},
 	}
 	a := newAdapter(t, at(vecGoTS, 0), vecGoSecret)
-	want, err := a.Parse(orig)
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: orig}))
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := a.Parse(tt.edit(t, bytes.Clone(orig)))
+			got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: tt.edit(t, bytes.Clone(orig))}))
 			require.NoError(t, err)
 			require.Equal(t, want.Key, got.Key)
 			require.Equal(t, tt.wantSame, want.Fingerprint == got.Fingerprint)

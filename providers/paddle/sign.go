@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -17,14 +18,14 @@ func SignatureHeader(secret string, t time.Time, body []byte) string {
 	return "ts=" + ts + ";h1=" + signature.HMACSHA256Hex([]byte(secret), []byte(ts+":"), body)
 }
 
-// Sign implements providers.Signer for `webhookd replay`: it returns body
+// Sign signs body for `webhookd replay` and tests: it returns body
 // unchanged and a Paddle-Signature header made with the first configured
 // secret and the current time, as Paddle signs a fresh delivery attempt.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if len(a.secrets) == 0 {
-		return nil, nil, errors.New("paddle: no secret configured")
+		return providers.Delivery{}, errors.New("paddle: no secret configured")
 	}
 	h := make(http.Header, 1)
-	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), a.clock(), body))
-	return body, h, nil
+	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), a.clock.Now(), body))
+	return providers.Delivery{Header: h, Body: body}, nil
 }

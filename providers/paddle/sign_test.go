@@ -1,6 +1,7 @@
 package paddle_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -26,19 +27,20 @@ func TestSignUsesTheFirstSecret(t *testing.T) {
 	for _, name := range fixtureNames(t) {
 		t.Run(name, func(t *testing.T) {
 			body := readFixture(t, name)
-			sent, h, err := providers.Signer(a).Sign(body)
+			signed, err := a.Sign(body)
+			sent, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, body, sent)
 			require.Equal(t, http.Header{paddle.HeaderName: {paddle.SignatureHeader(vecPySecretGood, now, body)}}, h)
-			require.NoError(t, a.Verify(h, sent))
-			require.NoError(t, newOnly.Verify(h, sent))
-			require.ErrorIs(t, oldOnly.Verify(h, sent), paddle.ErrNoValidSignature)
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}))
+			require.NoError(t, newOnly.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}))
+			require.ErrorIs(t, oldOnly.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}), paddle.ErrNoValidSignature)
 		})
 	}
 }
 
 func TestSignWithoutSecrets(t *testing.T) {
 	var a paddle.Adapter
-	_, _, err := a.Sign([]byte(vecGoBody))
+	_, err := a.Sign([]byte(vecGoBody))
 	require.Error(t, err)
 }

@@ -1,10 +1,10 @@
 package paddle
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +59,8 @@ var (
 // signs each attempt as it sends it, so only clock skew puts a genuine one
 // ahead, while a signature dated far ahead would verify, and so could be
 // replayed, long after the dedupe store has forgotten its event.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	values := header.Values(HeaderName)
 	switch {
 	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
@@ -89,7 +90,7 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 
 // checkTimestamp refuses ts more than the tolerance before or after now.
 func (a *Adapter) checkTimestamp(ts time.Time) error {
-	now := a.clock()
+	now := a.clock.Now()
 	if err := signature.CheckTimestamp(ts, now, a.tolerance); err != nil {
 		if errors.Is(err, signature.ErrTooOld) {
 			return ErrTooOld

@@ -1,6 +1,7 @@
 package paddle_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -173,7 +174,7 @@ func TestVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := newAdapter(t, tt.now, tt.secrets...)
-			err := a.Verify(tt.header, []byte(tt.body))
+			err := a.Verify(context.Background(), providers.Delivery{Header: tt.header, Body: []byte(tt.body)})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -191,7 +192,7 @@ func TestVerify(t *testing.T) {
 func TestVerifyZeroAdapterRejects(t *testing.T) {
 	var a paddle.Adapter
 	for _, h := range []http.Header{nil, sigHeader(vecGoHeader), sigHeader(paddle.SignatureHeader("", time.Now(), []byte(vecGoBody)))} {
-		require.ErrorIs(t, a.Verify(h, []byte(vecGoBody)), providers.ErrUnauthorized)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: []byte(vecGoBody)}), providers.ErrUnauthorized)
 	}
 }
 
@@ -244,7 +245,7 @@ func TestNewCopiesSecrets(t *testing.T) {
 	secrets := []string{vecGoSecret}
 	a := newAdapter(t, at(vecGoTS, 0), secrets...)
 	secrets[0] = "pdl_ntfset_changed"
-	require.NoError(t, a.Verify(sigHeader(vecGoHeader), []byte(vecGoBody)))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: sigHeader(vecGoHeader), Body: []byte(vecGoBody)}))
 }
 
 func BenchmarkVerify(b *testing.B) {
@@ -257,7 +258,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				if err := a.Verify(h, body); err != nil {
+				if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -277,7 +278,7 @@ func TestVerifyAllocations(t *testing.T) {
 	a := newAdapter(t, at(vecPyTS, time.Minute), vecPySecretBad1, vecPySecretBad2, vecPySecretGood)
 	h, body := sigHeader(vecPyHeader), []byte(vecPyBody)
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := a.Verify(h, body); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -48,7 +48,7 @@ func TestCertURLRefusedWithoutFetch(t *testing.T) {
 		srv.URL + "/v1/notifications/certs/CERT%41",
 	} {
 		t.Run(u, func(t *testing.T) {
-			err := a.Verify(unsigned(srv, u, body), body)
+			err := a.Verify(context.Background(), providers.Delivery{Header: unsigned(srv, u, body), Body: body})
 			require.ErrorIs(t, err, paypal.ErrCertURL)
 			require.ErrorIs(t, err, providers.ErrUnauthorized)
 		})
@@ -66,7 +66,7 @@ func TestCertURLSpellings(t *testing.T) {
 	for i, host := range []string{"localhost", "LOCALHOST", "LocalHost"} {
 		h := srv.Sign(paypaltest.Good, webhookID, fmt.Sprintf("tx-%d", i), time.Now(), body)
 		h.Set(paypal.HeaderCertURL, "http://"+host+":"+srv.Port()+paypal.CertPathPrefix+paypaltest.Good)
-		require.NoError(t, a.Verify(h, body))
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 	}
 	require.EqualValues(t, 1, srv.Fetches.Load())
 }
@@ -78,7 +78,7 @@ func TestUnsignedQueriesFetchNothing(t *testing.T) {
 	a := newAdapter(t, srv)
 	body := readFixture(t, "payment_capture_completed.json")
 	for i := range 20 {
-		err := a.Verify(unsigned(srv, fmt.Sprintf("%s?n=%d", srv.CertURL(paypaltest.Good), i), body), body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: unsigned(srv, fmt.Sprintf("%s?n=%d", srv.CertURL(paypaltest.Good), i), body), Body: body})
 		require.ErrorIs(t, err, paypal.ErrCertURL)
 	}
 	require.Zero(t, srv.Fetches.Load(), "20 requests, no fetch")
@@ -91,8 +91,8 @@ func TestCheapChecksFirst(t *testing.T) {
 	a := newAdapter(t, srv)
 	body := readFixture(t, "payment_capture_completed.json")
 	old := srv.Sign(paypaltest.Alias, webhookID, "tx-old", time.Now().Add(-paypal.DefaultTolerance-time.Minute), body)
-	require.ErrorIs(t, a.Verify(old, body), paypal.ErrTransmissionTime)
-	require.ErrorIs(t, (&paypal.Adapter{}).Verify(srv.Sign(paypaltest.Alias, webhookID, "tx-1", time.Now(), body), body), providers.ErrUnauthorized)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: old, Body: body}), paypal.ErrTransmissionTime)
+	require.ErrorIs(t, (&paypal.Adapter{}).Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Alias, webhookID, "tx-1", time.Now(), body), Body: body}), providers.ErrUnauthorized)
 	require.Zero(t, srv.Fetches.Load())
 }
 
@@ -116,10 +116,10 @@ func TestFailedFetchPaused(t *testing.T) {
 			clock := now
 			a := newAdapter(t, srv, paypal.WithClock(func() time.Time { return clock }))
 			h := unsigned(srv, srv.CertURL(tc.cert), body)
-			require.Error(t, a.Verify(h, body))
+			require.Error(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 			for i := range 19 {
 				clock = now.Add(time.Duration(i) * time.Second)
-				err := a.Verify(h, body)
+				err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 				require.ErrorIs(t, err, paypal.ErrCertUnavailable)
 				require.ErrorIs(t, err, providers.ErrUnavailable, "503 with Retry-After")
 			}
@@ -135,7 +135,7 @@ func TestFailedFetchPaused(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					require.Error(t, a.VerifyContext(context.Background(), h, body))
+					require.Error(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 				}()
 			}
 			wg.Wait()
@@ -156,7 +156,7 @@ func TestConcurrentGoodFetchOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			h := srv.Sign(paypaltest.Good, webhookID, fmt.Sprintf("tx-%d", i), time.Now(), body)
-			require.NoError(t, a.VerifyContext(context.Background(), h, body))
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 		}()
 	}
 	wg.Wait()
@@ -173,20 +173,20 @@ func TestFloodKeepsGenuineCert(t *testing.T) {
 	srv := paypaltest.NewServer(t)
 	a := newAdapter(t, srv)
 	body := readFixture(t, "payment_capture_completed.json")
-	require.NoError(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), body))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), Body: body}))
 	require.EqualValues(t, 1, srv.Fetches.Load())
 
 	for i := range 4 * paypal.DefaultCacheSize {
-		err := a.Verify(unsigned(srv, srv.CertURL(fmt.Sprintf("%s%d", paypaltest.CopyPrefix, i)), body), body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: unsigned(srv, srv.CertURL(fmt.Sprintf("%s%d", paypaltest.CopyPrefix, i)), body), Body: body})
 		require.ErrorIs(t, err, paypal.ErrNoValidSignature)
 	}
 	require.EqualValues(t, 1+4*paypal.DefaultCacheSize, srv.Fetches.Load())
 	for i := range 2 * paypal.MaxFailedURLs {
-		require.Error(t, a.Verify(unsigned(srv, srv.CertURL(fmt.Sprintf("CERT-none-%d", i)), body), body))
+		require.Error(t, a.Verify(context.Background(), providers.Delivery{Header: unsigned(srv, srv.CertURL(fmt.Sprintf("CERT-none-%d", i)), body), Body: body}))
 	}
 	require.EqualValues(t, 1+4*paypal.DefaultCacheSize+paypal.MaxFailedURLs, srv.Fetches.Load(), "failing URLs are capped")
 
 	before := srv.Fetches.Load()
-	require.NoError(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-2", time.Now(), body), body))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-2", time.Now(), body), Body: body}))
 	require.Equal(t, before, srv.Fetches.Load(), "the genuine certificate is still cached")
 }

@@ -68,15 +68,19 @@ var confirmedResourceFields = []string{"id", "status", "state", "amount", "custo
 // http only to a loopback host), has credentials, a query or a fragment,
 // and an empty id or secret.
 func WithConfirmation(apiURL, clientID, clientSecret string) Option {
-	return func(a *Adapter) {
+	return func(a *Adapter) error {
 		a.api = &url.URL{Opaque: apiURL} // checked by New
 		a.clientID, a.clientSecret = clientID, clientSecret
+		return nil
 	}
 }
 
 // WithConfirmTimeout bounds each Confirm (DefaultConfirmTimeout).
 func WithConfirmTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.confirmTimeout = d }
+	return func(a *Adapter) error {
+		a.confirmTimeout = d
+		return nil
+	}
 }
 
 // checkConfirmation parses WithConfirmation's URL once options are applied.
@@ -118,7 +122,8 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 // makes a forged body under a captured signature harmless. Without
 // WithConfirmation, Confirm returns nil at once. Its errors wrap
 // providers.ErrMismatch or providers.ErrUnavailable.
-func (a *Adapter) Confirm(ctx context.Context, _ providers.Event, body []byte) error {
+func (a *Adapter) Confirm(ctx context.Context, it providers.Item) error {
+	body := it.Body
 	if a.api == nil {
 		return nil
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/paypal/paypaltest"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 const (
@@ -144,10 +145,10 @@ func TestConfirmRefusesCRCForgery(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			forged := forgeEvent(t, denied, `"summary":"`, tt.replace...)
 			a := confirming(t, api, srv.Options()...)
-			require.NoError(t, a.Verify(h, forged), "the genuine headers verify the forged body")
-			ev, err := a.Parse(forged)
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: forged}), "the genuine headers verify the forged body")
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: forged}))
 			require.NoError(t, err)
-			err = a.Confirm(context.Background(), ev, forged)
+			err = a.Confirm(context.Background(), providers.Item{Event: ev, Body: forged})
 			require.ErrorIs(t, err, tt.err)
 			if tt.err == paypal.ErrEventMismatch {
 				require.ErrorIs(t, err, providers.ErrMismatch, "401, not forwarded")
@@ -159,10 +160,10 @@ func TestConfirmRefusesCRCForgery(t *testing.T) {
 
 	t.Run("the genuine delivery is confirmed", func(t *testing.T) {
 		a := confirming(t, api, srv.Options()...)
-		require.NoError(t, a.Verify(h, denied))
-		ev, err := a.Parse(denied)
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: denied}))
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: denied}))
 		require.NoError(t, err)
-		require.NoError(t, a.Confirm(context.Background(), ev, denied))
+		require.NoError(t, a.Confirm(context.Background(), providers.Item{Event: ev, Body: denied}))
 	})
 }
 
@@ -203,7 +204,7 @@ func TestConfirmCompares(t *testing.T) {
 				require.True(t, bytes.Contains(stored, []byte(tt.old)), tt.old)
 				body = bytes.Replace(stored, []byte(tt.old), []byte(tt.new), 1)
 			}
-			err := a.Confirm(context.Background(), providers.Event{}, body)
+			err := a.Confirm(context.Background(), providers.Item{Body: body})
 			if tt.err == nil {
 				require.NoError(t, err)
 				return
@@ -242,7 +243,7 @@ func TestConfirmUnavailable(t *testing.T) {
 			api := newFakeAPI(t, stored)
 			opts := tt.setup(api)
 			start := time.Now()
-			err := confirming(t, api, opts...).Confirm(ctx, providers.Event{}, stored)
+			err := confirming(t, api, opts...).Confirm(ctx, providers.Item{Body: stored})
 			require.ErrorIs(t, err, paypal.ErrAPIUnavailable)
 			require.ErrorIs(t, err, providers.ErrUnavailable)
 			require.NotContains(t, err.Error(), api.URL, "no URL in answers")
@@ -253,13 +254,13 @@ func TestConfirmUnavailable(t *testing.T) {
 		api := newFakeAPI(t, stored)
 		a, err := paypal.New([]string{webhookID}, paypal.WithConfirmation(api.URL, clientID, "wrong"))
 		require.NoError(t, err)
-		err = a.Confirm(ctx, providers.Event{}, stored)
+		err = a.Confirm(ctx, providers.Item{Body: stored})
 		require.ErrorIs(t, err, paypal.ErrAPIUnavailable)
 		require.NotContains(t, err.Error(), "wrong")
 	})
 	t.Run("unknown event", func(t *testing.T) {
 		api := newFakeAPI(t)
-		err := confirming(t, api).Confirm(ctx, providers.Event{}, stored)
+		err := confirming(t, api).Confirm(ctx, providers.Item{Body: stored})
 		require.ErrorIs(t, err, paypal.ErrEventUnknown)
 		require.ErrorIs(t, err, providers.ErrUnavailable)
 	})
@@ -276,25 +277,25 @@ func TestConfirmToken(t *testing.T) {
 	a := confirming(t, api, paypal.WithClock(func() time.Time { return clock }))
 	ctx := context.Background()
 	for range 3 {
-		require.NoError(t, a.Confirm(ctx, providers.Event{}, stored))
+		require.NoError(t, a.Confirm(ctx, providers.Item{Body: stored}))
 	}
 	require.EqualValues(t, 1, api.tokens.Load())
 	require.EqualValues(t, 3, api.lookups.Load())
 
 	clock = now.Add(59*time.Minute + time.Second)
-	require.NoError(t, a.Confirm(ctx, providers.Event{}, stored))
+	require.NoError(t, a.Confirm(ctx, providers.Item{Body: stored}))
 	require.EqualValues(t, 2, api.tokens.Load(), "renewed a minute before it expires")
 
 	api.revoked.Store(true)
-	require.ErrorIs(t, a.Confirm(ctx, providers.Event{}, stored), paypal.ErrAPIUnavailable)
-	require.NoError(t, a.Confirm(ctx, providers.Event{}, stored), "the next one gets a new token")
+	require.ErrorIs(t, a.Confirm(ctx, providers.Item{Body: stored}), paypal.ErrAPIUnavailable)
+	require.NoError(t, a.Confirm(ctx, providers.Item{Body: stored}), "the next one gets a new token")
 	require.EqualValues(t, 3, api.tokens.Load())
 }
 
 func TestConfirmOffByDefault(t *testing.T) {
 	a, err := paypal.New([]string{webhookID}, paypal.WithClient(&http.Client{Transport: failing{}}))
 	require.NoError(t, err)
-	require.NoError(t, a.Confirm(context.Background(), providers.Event{}, []byte("not even JSON")))
+	require.NoError(t, a.Confirm(context.Background(), providers.Item{Body: []byte("not even JSON")}))
 }
 
 func TestWithConfirmationRefuses(t *testing.T) {

@@ -2,7 +2,7 @@
 //
 // PayPal signs each transmission with its own private key, so verification
 // is asymmetric and needs the network once per signing certificate.
-// VerifyContext (providers.ContextVerifier) checks what PayPal's Java SDK
+// Verify, with the request's context, checks what PayPal's Java SDK
 // checks (Event.validateReceivedEvent, SSLUtil): PAYPAL-TRANSMISSION-SIG is
 // the base64 RSA PKCS#1 v1.5 SHA-256 signature (PAYPAL-AUTH-ALGO
 // SHA256withRSA) of

@@ -1,6 +1,7 @@
 package paypal_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"regexp"
@@ -10,9 +11,10 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/paypal/paypaltest"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
-// FuzzVerify checks that no headers or body make VerifyContext panic, and
+// FuzzVerify checks that no headers or body make Verify panic, and
 // that every rejection wraps providers.ErrUnauthorized or, for a failed
 // certificate fetch only, providers.ErrUnavailable. The certificate comes
 // from the fake PayPal, so the signature check itself is reached.
@@ -35,7 +37,7 @@ func FuzzVerify(f *testing.F) {
 		h.Set(paypal.HeaderTransmissionSig, sig)
 		h.Set(paypal.HeaderCertURL, certURL)
 		h.Set(paypal.HeaderAuthAlgo, algo)
-		err := a.Verify(h, body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 		switch {
 		case err == nil, errors.Is(err, providers.ErrUnauthorized):
 		case errors.Is(err, paypal.ErrCertUnavailable):
@@ -62,7 +64,7 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

@@ -35,10 +35,10 @@ const MaxFieldBytes = 255
 // flight across the deploy would get 422.
 var fingerprintFields = []string{"id", "event_version", "create_time", "resource_type", "resource_version", "event_type", "summary", "resource"}
 
-// Parse derives the event from a verified body (docs/contract.md, "Event
+// event derives the event from a verified body (docs/contract.md, "Event
 // keys"): Key is the event's id (WH-...), Type its event_type. Its errors
 // wrap providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

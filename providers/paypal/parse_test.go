@@ -7,6 +7,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paypal"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 func parser(t *testing.T) *paypal.Adapter {
@@ -25,7 +26,7 @@ func TestParseFixtures(t *testing.T) {
 	names := fixtureNames(t)
 	require.Len(t, names, len(want))
 	for _, name := range names {
-		ev, err := parser(t).Parse(readFixture(t, name))
+		ev, err := providertest.OneEvent(parser(t).Parse(providers.Delivery{Body: readFixture(t, name)}))
 		require.NoError(t, err, name)
 		require.Equal(t, want[name].key, ev.Key, name)
 		require.Equal(t, want[name].typ, ev.Type, name)
@@ -48,7 +49,7 @@ func TestParseRules(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := parser(t).Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(parser(t).Parse(providers.Delivery{Body: []byte(tt.body)}))
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -62,7 +63,7 @@ func TestParseRules(t *testing.T) {
 
 func TestFingerprint(t *testing.T) {
 	fp := func(body string) string {
-		ev, err := parser(t).Parse([]byte(body))
+		ev, err := providertest.OneEvent(parser(t).Parse(providers.Delivery{Body: []byte(body)}))
 		require.NoError(t, err)
 		return ev.Fingerprint
 	}

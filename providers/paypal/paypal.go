@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Name is the adapter's route segment and event key prefix.
@@ -83,59 +84,82 @@ type Adapter struct {
 }
 
 var (
-	_ providers.Provider        = (*Adapter)(nil)
-	_ providers.ContextVerifier = (*Adapter)(nil)
-	_ providers.Confirmer       = (*Adapter)(nil)
+	_ providers.Provider  = (*Adapter)(nil)
+	_ providers.Confirmer = (*Adapter)(nil)
 )
 
 // Option configures an Adapter.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithCertHosts replaces DefaultCertHosts: the hosts PAYPAL-CERT-URL may
 // name, each a host name or IP ("api.paypal.com"), which allows the
 // scheme's default port only, or host:port, which allows that port.
 func WithCertHosts(hosts []string) Option {
-	return func(a *Adapter) { a.certHosts = hosts }
+	return func(a *Adapter) error {
+		a.certHosts = hosts
+		return nil
+	}
 }
 
 // WithRoots sets the roots PayPal's certificate must chain to instead of the
 // system roots (WEBHOOKD_PAYPAL_CA_FILE; tests give a test CA).
 func WithRoots(roots *x509.CertPool) Option {
-	return func(a *Adapter) { a.roots = roots }
+	return func(a *Adapter) error {
+		a.roots = roots
+		return nil
+	}
 }
 
 // WithClient sets the HTTP client that fetches certificates (tests give
 // httptest's). Its redirect policy is replaced: no redirect is followed.
 func WithClient(c *http.Client) Option {
-	return func(a *Adapter) { a.client = c }
+	return func(a *Adapter) error {
+		a.client = c
+		return nil
+	}
 }
 
 // WithClock sets the clock certificates are checked against.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) { a.now = now }
+	return func(a *Adapter) error {
+		a.now = now
+		return nil
+	}
 }
 
 // WithFetchTimeout bounds one certificate fetch (DefaultFetchTimeout).
 func WithFetchTimeout(d time.Duration) Option {
-	return func(a *Adapter) { a.fetchTimeout = d }
+	return func(a *Adapter) error {
+		a.fetchTimeout = d
+		return nil
+	}
 }
 
 // WithCacheSize sets how many certificates are kept (DefaultCacheSize).
 func WithCacheSize(n int) Option {
-	return func(a *Adapter) { a.cache = newCertCache(n) }
+	return func(a *Adapter) error {
+		a.cache = newCertCache(n)
+		return nil
+	}
 }
 
 // WithTolerance sets how far PAYPAL-TRANSMISSION-TIME may be from now, in
 // either direction (DefaultTolerance); a transmission outside it is
 // refused with ErrTransmissionTime.
 func WithTolerance(d time.Duration) Option {
-	return func(a *Adapter) { a.tolerance = d }
+	return func(a *Adapter) error {
+		a.tolerance = d
+		return nil
+	}
 }
 
 // WithTransmissionCache sets how many verified transmissions are
 // remembered, each with the digest of its body (DefaultTransmissionCache).
 func WithTransmissionCache(n int) Option {
-	return func(a *Adapter) { a.seen = newTransmissions(n) }
+	return func(a *Adapter) error {
+		a.seen = newTransmissions(n)
+		return nil
+	}
 }
 
 // New returns an Adapter that accepts deliveries signed by PayPal for any of
@@ -197,6 +221,24 @@ func New(webhookIDs []string, opts ...Option) (*Adapter, error) {
 
 // Name returns "paypal".
 func (a *Adapter) Name() string { return Name }
+
+// ErrCannotSign is Sign's error: PayPal signs with a certificate's private
+// key that only PayPal holds.
+var ErrCannotSign = fmt.Errorf("%w: paypal: deliveries are signed with PayPal's own certificate", providers.ErrCannotSign)
+
+// Sign returns ErrCannotSign: see ErrCannotSign.
+func (a *Adapter) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, ErrCannotSign
+}
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
+}
 
 // CheckCertHost returns an error unless h is a lower-case host name or IP,
 // optionally with a port: an item of WEBHOOKD_PAYPAL_CERT_HOSTS.

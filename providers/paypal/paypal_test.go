@@ -19,6 +19,7 @@ import (
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/paypal/paypaltest"
 	"github.com/webhookd/webhookd/providers/providertest"
+	"github.com/webhookd/webhookd/replay"
 )
 
 const (
@@ -36,15 +37,12 @@ func readFixture(t testing.TB, name string) []byte {
 
 func fixtureNames(t testing.TB) []string {
 	t.Helper()
-	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	loaded, err := replay.Load([]string{fixtures}, "")
 	require.NoError(t, err)
 	var names []string
-	for _, p := range paths {
-		if !strings.HasSuffix(p, providertest.HeadersSuffix) {
-			names = append(names, filepath.Base(p))
-		}
+	for _, f := range loaded {
+		names = append(names, filepath.Base(f.Path))
 	}
-	require.NotEmpty(t, names)
 	return names
 }
 
@@ -58,10 +56,10 @@ type signing struct {
 	n         *atomic.Int64
 }
 
-func (s signing) Sign(body []byte) ([]byte, http.Header, error) {
+func (s signing) Sign(body []byte) (providers.Delivery, error) {
 	// Unique per signature: a transmission id is bound to one body.
 	id := "tx-" + strconv.FormatInt(s.n.Add(1), 10)
-	return body, s.srv.Sign(paypaltest.Good, s.webhookID, id, s.now(), body), nil
+	return providers.Delivery{Header: s.srv.Sign(paypaltest.Good, s.webhookID, id, s.now(), body), Body: body}, nil
 }
 
 // failing is a network that is down.
@@ -75,21 +73,21 @@ func TestConformance(t *testing.T) {
 	srv := paypaltest.NewServer(t)
 	var n atomic.Int64
 	providertest.Run(t, providertest.Kit{
-		New: func(id string, now func() time.Time) (providers.Provider, error) {
-			a, err := paypal.New([]string{id}, append(srv.Options(), paypal.WithClock(now))...)
-			return signing{Adapter: a, srv: srv, webhookID: id, now: now, n: &n}, err
+		New: func(ids []string, now func() time.Time) (providers.Provider, error) {
+			a, err := paypal.New(ids, append(srv.Options(), paypal.WithClock(now))...)
+			return signing{Adapter: a, srv: srv, webhookID: ids[0], now: now, n: &n}, err
 		},
-		Unreachable: func(id string, now func() time.Time) (providers.Provider, error) {
-			return paypal.New([]string{id}, append(srv.Options(), paypal.WithClock(now), paypal.WithClient(&http.Client{Transport: failing{}}))...)
+		Unreachable: func(ids []string, now func() time.Time) (providers.Provider, error) {
+			return paypal.New(ids, append(srv.Options(), paypal.WithClock(now), paypal.WithClient(&http.Client{Transport: failing{}}))...)
 		},
-		Secret:      webhookID,
-		OtherSecret: otherID,
-		Fixtures:    fixtures,
+		Secrets:  [2]string{webhookID, otherID},
+		Fixtures: fixtures,
 		// A retry or a resend is a new transmission of the same event;
 		// members in another order or one PayPal added since must not
 		// make it a different payload.
-		Retry:  providertest.Chain(providertest.Reordered, providertest.WithMember("added_later", `{"note":"a member PayPal added since"}`)),
-		Change: providertest.ChangeAmount("value"),
+		Retry:    providertest.Chain(providertest.Reordered, providertest.WithMember("added_later", `{"note":"a member PayPal added since"}`)),
+		Change:   providertest.ChangeAmount("value"),
+		Examples: []providertest.Example{sdkExample(t)},
 	})
 }
 
@@ -116,7 +114,7 @@ func TestVerifyRefuses(t *testing.T) {
 		h.Del(name)
 		return h
 	}
-	require.NoError(t, a.Verify(good(), body), "any configured webhook id")
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: good(), Body: body}), "any configured webhook id")
 
 	tests := []struct {
 		name   string
@@ -153,7 +151,7 @@ func TestVerifyRefuses(t *testing.T) {
 			if b == nil {
 				b = body
 			}
-			err := a.VerifyContext(context.Background(), tt.header, b)
+			err := a.Verify(context.Background(), providers.Delivery{Header: tt.header, Body: b})
 			require.ErrorIs(t, err, providers.ErrUnauthorized, "401, never 503")
 			if tt.want != nil {
 				require.ErrorIs(t, err, tt.want)
@@ -164,7 +162,7 @@ func TestVerifyRefuses(t *testing.T) {
 		})
 	}
 	t.Run("zero adapter rejects", func(t *testing.T) {
-		require.ErrorIs(t, (&paypal.Adapter{}).Verify(good(), body), providers.ErrUnauthorized)
+		require.ErrorIs(t, (&paypal.Adapter{}).Verify(context.Background(), providers.Delivery{Header: good(), Body: body}), providers.ErrUnauthorized)
 	})
 }
 
@@ -200,7 +198,7 @@ func TestCertFetchFailuresAreUnavailable(t *testing.T) {
 			srv := paypaltest.NewServer(t)
 			h, opts := tt.setup(t, srv)
 			a := newAdapter(t, srv, opts...)
-			err := a.Verify(h, body)
+			err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 			require.ErrorIs(t, err, paypal.ErrCertUnavailable)
 			require.ErrorIs(t, err, providers.ErrUnavailable, "503 with Retry-After")
 			require.NotErrorIs(t, err, providers.ErrUnauthorized, "never 401")
@@ -211,7 +209,7 @@ func TestCertFetchFailuresAreUnavailable(t *testing.T) {
 		a := newAdapter(t, srv)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
-		err := a.VerifyContext(ctx, srv.Sign(paypaltest.Good, webhookID, "tx-1", now, body), body)
+		err := a.Verify(ctx, providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", now, body), Body: body})
 		require.ErrorIs(t, err, providers.ErrUnavailable)
 	})
 	t.Run("a failure is not fetched again for 30s", func(t *testing.T) {
@@ -220,13 +218,13 @@ func TestCertFetchFailuresAreUnavailable(t *testing.T) {
 		a := newAdapter(t, srv, paypal.WithClock(func() time.Time { return clock }))
 		h := srv.Sign(paypaltest.Good, webhookID, "tx-1", now, body)
 		srv.Down.Store(true)
-		require.ErrorIs(t, a.Verify(h, body), providers.ErrUnavailable)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), providers.ErrUnavailable)
 		srv.Down.Store(false)
 		clock = now.Add(paypal.FailedFetchPause - time.Second)
-		require.ErrorIs(t, a.Verify(h, body), providers.ErrUnavailable, "PayPal is back, but the URL failed 29s ago")
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), providers.ErrUnavailable, "PayPal is back, but the URL failed 29s ago")
 		require.EqualValues(t, 1, srv.Fetches.Load())
 		clock = now.Add(paypal.FailedFetchPause)
-		require.NoError(t, a.Verify(h, body), "fetched again 30s later")
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), "fetched again 30s later")
 		require.EqualValues(t, 2, srv.Fetches.Load())
 	})
 }
@@ -247,7 +245,7 @@ func TestCertificateFetchedOncePerURL(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				body := readFixture(t, name)
-				errs <- a.VerifyContext(context.Background(), srv.Sign(paypaltest.Good, webhookID, "tx-"+name+string(rune('a'+i)), time.Now(), body), body)
+				errs <- a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-"+name+string(rune('a'+i)), time.Now(), body), Body: body})
 			}()
 		}
 	}
@@ -266,13 +264,13 @@ func TestCachedCertificateRecheckedForExpiry(t *testing.T) {
 	a := newAdapter(t, srv, paypal.WithClock(func() time.Time { return clock() }))
 	body := readFixture(t, "checkout_order_approved.json")
 	h := srv.Sign(paypaltest.Good, webhookID, "tx-1", now, body)
-	require.NoError(t, a.Verify(h, body))
-	require.NoError(t, a.Verify(h, body))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 	require.EqualValues(t, 1, srv.Fetches.Load())
 	later := now.Add(2 * 365 * 24 * time.Hour)
 	clock = func() time.Time { return later }
 	h = srv.Sign(paypaltest.Good, webhookID, "tx-2", later, body)
-	require.ErrorIs(t, a.Verify(h, body), paypal.ErrCertExpired, "a cached certificate past its NotAfter")
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrCertExpired, "a cached certificate past its NotAfter")
 }
 
 func TestCertCacheIsBounded(t *testing.T) {
@@ -283,7 +281,7 @@ func TestCertCacheIsBounded(t *testing.T) {
 	other := good.Clone()
 	other.Set(paypal.HeaderCertURL, srv.CertURL(paypaltest.Alias)) // another URL, the same certificate
 	for _, h := range []http.Header{good, other, good, other} {
-		require.NoError(t, a.Verify(h, body))
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
 	}
 	require.EqualValues(t, 4, srv.Fetches.Load(), "with room for one, two URLs take turns")
 }
@@ -304,7 +302,7 @@ func TestNoRedirectIsFollowed(t *testing.T) {
 	})
 	a := newAdapter(t, srv, paypal.WithClient(client))
 	h.Set(paypal.HeaderCertURL, srv.CertURL("CERT-redirect"))
-	require.ErrorIs(t, a.Verify(h, body), paypal.ErrCertRefused)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrCertRefused)
 	require.EqualValues(t, 1, redirected.Load())
 	require.Zero(t, srv.Fetches.Load(), "the redirect's target is not fetched")
 }
@@ -315,9 +313,9 @@ func TestPlainHTTPOnlyToLoopback(t *testing.T) {
 	a, err := paypal.New([]string{webhookID}, paypal.WithCertHosts([]string{srv.Host(), "api.paypal.com"}), paypal.WithRoots(srv.Roots))
 	require.NoError(t, err)
 	h := srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body)
-	require.NoError(t, a.Verify(h, body), "http to 127.0.0.1")
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), "http to 127.0.0.1")
 	h.Set(paypal.HeaderCertURL, "http://api.paypal.com/v1/notifications/certs/"+paypaltest.Good)
-	require.ErrorIs(t, a.Verify(h, body), paypal.ErrCertURL, "http to a host that is not loopback")
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrCertURL, "http to a host that is not loopback")
 }
 
 func TestNew(t *testing.T) {

@@ -55,12 +55,12 @@ func TestSettings(t *testing.T) {
 		p, err := s.Build()
 		require.NoError(t, err)
 		body := readFixture(t, "payment_capture_completed.json")
-		require.NoError(t, p.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), body))
+		require.NoError(t, p.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), Body: body}))
 
 		s.CAFile = ""
 		p, err = s.Build()
 		require.NoError(t, err)
-		require.ErrorIs(t, p.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), body), paypal.ErrUntrustedCert, "the system roots do not know the test CA")
+		require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), Body: body}), paypal.ErrUntrustedCert, "the system roots do not know the test CA")
 	})
 
 	t.Run("tolerance, cache and confirmation are used", func(t *testing.T) {
@@ -76,9 +76,9 @@ func TestSettings(t *testing.T) {
 		require.NoError(t, s.Check(long))
 		p, err := s.Build()
 		require.NoError(t, err)
-		require.ErrorIs(t, p.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now().Add(-2*time.Minute), body), body), paypal.ErrTransmissionTime)
-		require.NoError(t, p.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), body))
-		require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Event{}, body))
+		require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now().Add(-2*time.Minute), body), Body: body}), paypal.ErrTransmissionTime)
+		require.NoError(t, p.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", time.Now(), body), Body: body}))
+		require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Body: body}))
 		require.EqualValues(t, 1, api.lookups.Load())
 	})
 }

@@ -1,11 +1,13 @@
 package paypal_test
 
 import (
+	"context"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/paypal/paypaltest"
 )
@@ -35,7 +37,7 @@ func TestTransmissionWindow(t *testing.T) {
 			srv.Fetches.Store(0)
 			a := newAdapter(t, srv, paypal.WithClock(func() time.Time { return now }), paypal.WithTolerance(tt.tolerance))
 			h := srv.Sign(paypaltest.Good, webhookID, "tx-"+tt.name, tt.sent, body)
-			err := a.Verify(h, body)
+			err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 			if tt.err == nil {
 				require.NoError(t, err)
 				return
@@ -48,7 +50,7 @@ func TestTransmissionWindow(t *testing.T) {
 		a := newAdapter(t, srv, paypal.WithClock(func() time.Time { return now }))
 		h := srv.Sign(paypaltest.Good, webhookID, "tx-x", now, body)
 		h.Set(paypal.HeaderTransmissionTime, now.Format(time.RFC1123))
-		require.ErrorIs(t, a.Verify(h, body), paypal.ErrTransmissionTime)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), paypal.ErrTransmissionTime)
 	})
 }
 
@@ -65,22 +67,22 @@ func TestTransmissionBoundToOneBody(t *testing.T) {
 	two := readFixture(t, "payment_capture_denied.json")
 	sign := func(id string, body []byte) {
 		t.Helper()
-		require.NoError(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, id, now, body), body))
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, id, now, body), Body: body}))
 	}
 
 	sign("tx-1", one)
 	sign("tx-1", one) // a retry of the same transmission
-	require.ErrorIs(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", now, two), two), paypal.ErrTransmissionReused)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", now, two), Body: two}), paypal.ErrTransmissionReused)
 	sign("tx-2", two) // another transmission is free
 
 	// Two newer transmissions evict tx-1: the memory is bounded, and an
 	// evicted transmission can be reused (the window still bounds it).
 	sign("tx-3", one)
-	require.NoError(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-1", now, two), two), "tx-1 was evicted")
-	require.ErrorIs(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-3", now, two), two), paypal.ErrTransmissionReused, "the most recent are kept")
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-1", now, two), Body: two}), "tx-1 was evicted")
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-3", now, two), Body: two}), paypal.ErrTransmissionReused, "the most recent are kept")
 
 	// An entry lives until its transmission time plus the tolerance, when
 	// the window refuses the transmission anyway.
 	clock = now.Add(time.Hour + time.Second)
-	require.ErrorIs(t, a.Verify(srv.Sign(paypaltest.Good, webhookID, "tx-3", now, two), two), paypal.ErrTransmissionTime)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: srv.Sign(paypaltest.Good, webhookID, "tx-3", now, two), Body: two}), paypal.ErrTransmissionTime)
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/webhookd/webhookd/providers"
 )
 
-// VerifyContext's errors. All but ErrCertUnavailable wrap
+// Verify's errors. All but ErrCertUnavailable wrap
 // providers.ErrUnauthorized (401); none quotes a header, a signature or the
 // body.
 var (
@@ -67,22 +67,17 @@ var (
 	ErrCertUnavailable = fmt.Errorf("%w: paypal: signing certificate unavailable", providers.ErrUnavailable)
 )
 
-// Verify is VerifyContext without a caller's context; each fetch is still
-// bounded by the fetch timeout. The receiver calls VerifyContext.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
-	return a.VerifyContext(context.Background(), header, body)
-}
-
 // transmission is a delivery's transmission headers.
 type transmission struct {
 	id, time, certURL string
 	sig               []byte
 }
 
-// VerifyContext authenticates a delivery (see the package comment for the
+// Verify authenticates a delivery (see the package comment for the
 // checks), fetching the signing certificate at most once per URL while it
 // is cached. ctx bounds the fetch, as does the fetch timeout.
-func (a *Adapter) VerifyContext(ctx context.Context, header http.Header, body []byte) error {
+func (a *Adapter) Verify(ctx context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	tr, err := readHeaders(header)
 	if err != nil {
 		return err

@@ -22,12 +22,13 @@ import (
 // Duitku's shape; the key is id. Each flaw breaks one property the kit must
 // catch.
 type formToy struct {
-	secret, flaw string
+	secrets []string
+	flaw    string
 }
 
 func (p *formToy) Name() string { return "formtoy" }
 
-func (p *formToy) mac(v url.Values) string {
+func (p *formToy) mac(secret string, v url.Values) string {
 	msg := v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")
 	switch {
 	case p.flaw == "ignores-amount":
@@ -37,7 +38,7 @@ func (p *formToy) mac(v url.Values) string {
 		// does not cover.
 		msg = v.Get("id") + "|" + v.Get("amount")
 	}
-	return signature.HMACSHA256Hex([]byte(p.secret), []byte(msg))
+	return signature.HMACSHA256Hex([]byte(secret), []byte(msg))
 }
 
 // values reads the form; without the flaw a field given twice is refused.
@@ -54,10 +55,12 @@ func (p *formToy) values(body []byte) (url.Values, error) {
 	return v, nil
 }
 
-func (p *formToy) Sign(body []byte) ([]byte, http.Header, error) {
+func (p *formToy) Ack() *providers.Acknowledgement { return nil }
+
+func (p *formToy) Sign(body []byte) (providers.Delivery, error) {
 	v, err := p.values(body)
 	if err != nil {
-		return nil, nil, err
+		return providers.Delivery{}, err
 	}
 	var pairs []string
 	for _, pair := range strings.Split(string(body), "&") {
@@ -65,34 +68,37 @@ func (p *formToy) Sign(body []byte) ([]byte, http.Header, error) {
 			pairs = append(pairs, pair)
 		}
 	}
-	out := strings.Join(append(pairs, "sig="+p.mac(v)), "&")
-	return []byte(out), http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, nil
+	out := strings.Join(append(pairs, "sig="+p.mac(p.secrets[0], v)), "&")
+	return providers.Delivery{Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Body: []byte(out)}, nil
 }
 
-func (p *formToy) Verify(_ http.Header, body []byte) error {
-	v, err := p.values(body)
+func (p *formToy) Verify(_ context.Context, d providers.Delivery) error {
+	v, err := p.values(d.Body)
 	if err != nil {
 		return err
 	}
-	if v.Get("sig") == "" || !signature.EqualString(v.Get("sig"), p.mac(v)) {
-		return providers.ErrUnauthorized
+	for _, secret := range p.secrets {
+		if v.Get("sig") != "" && signature.EqualString(v.Get("sig"), p.mac(secret, v)) {
+			return nil
+		}
 	}
-	return nil
+	return providers.ErrUnauthorized
 }
 
-func (p *formToy) Parse(body []byte) (providers.Event, error) {
-	v, err := p.values(body)
+func (p *formToy) Parse(d providers.Delivery) ([]providers.Item, error) {
+	v, err := p.values(d.Body)
 	if err != nil || v.Get("id") == "" {
-		return providers.Event{}, providers.ErrMalformed
+		return nil, providers.ErrMalformed
 	}
-	return providers.Event{Key: v.Get("id"), Type: v.Get("kind"), Fingerprint: v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")}, nil
+	ev := providers.Event{Key: v.Get("id"), Type: v.Get("kind"), Fingerprint: v.Get("id") + "|" + v.Get("kind") + "|" + v.Get("amount")}
+	return []providers.Item{{Event: ev, Body: d.Body}}, nil
 }
 
 // confirmingFormToy is a formToy that says it confirms kind with its
 // provider, as Duitku's adapter confirms resultCode.
 type confirmingFormToy struct{ *formToy }
 
-func (confirmingFormToy) Confirm(context.Context, providers.Event, []byte) error { return nil }
+func (confirmingFormToy) Confirm(context.Context, providers.Item) error { return nil }
 
 // TestFormToy runs the kit in form mode on formToy with the flaw named by
 // PROVIDERTEST_FORM_FLAW. The flaws "kind-unsigned..." declare honestly
@@ -109,17 +115,17 @@ func TestFormToy(t *testing.T) {
 		confirmed = []string{"kind"}
 	}
 	providertest.Run(t, providertest.Kit{
-		New: func(secret string, _ func() time.Time) (providers.Provider, error) {
-			toy := &formToy{secret: secret, flaw: flaw}
+		New: func(secrets []string, _ func() time.Time) (providers.Provider, error) {
+			toy := &formToy{secrets: secrets, flaw: flaw}
 			if strings.HasSuffix(flaw, "-confirmer") {
 				return confirmingFormToy{toy}, nil
 			}
 			return toy, nil
 		},
-		Secret:          "form-toy-secret-a",
-		OtherSecret:     "form-toy-secret-b",
+		Secrets:         [2]string{"form-toy-secret-a", "form-toy-secret-b"},
 		Fixtures:        "testdata/formtoy",
-		Form:            true,
+		Format:          providertest.Form,
+		SelfDerived:     "a toy: TestToy checks the published example",
 		Retry:           providertest.Chain(providertest.FormReordered, providertest.WithFormField("later", "1")),
 		Change:          providertest.ChangeFormAmount("amount"),
 		SignatureField:  "sig",
@@ -133,18 +139,16 @@ func TestKitCatchesFormFlaws(t *testing.T) {
 		t.Skip("child process")
 	}
 	for _, tt := range []struct{ flaw, want string }{
-		{"merges-repeated", "form_field_given_twice_is_refused"},
-		{"ignores-amount", "changed_signed_byte_is_refused"},
+		{"merges-repeated", "DuplicateFieldsRefused"},
+		{"ignores-amount", "TamperedRefused"},
 		// Duitku's gap: the type (and so the key) from an unsigned field.
-		{"kind-unsigned", "unsigned_field_cannot_change_the_key_or_type"},
+		{"kind-unsigned", "UnsignedFieldsInert"},
 		// Declaring the field confirmed needs a Confirmer.
-		{"kind-unsigned-confirmed", "unsigned_field_cannot_change_the_key_or_type"},
+		{"kind-unsigned-confirmed", "UnsignedFieldsInert"},
 	} {
 		t.Run(tt.flaw, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestFormToy$", "-test.v")
-			cmd.Env = append(os.Environ(), "PROVIDERTEST_FORM_FLAW="+tt.flaw)
-			out, err := cmd.CombinedOutput()
+			out, err := runKit("TestFormToy", "PROVIDERTEST_FORM_FLAW", tt.flaw)
 			var exit *exec.ExitError
 			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", tt.flaw, out)
 			require.Contains(t, string(out), "--- FAIL: TestFormToy/e1.json/"+tt.want)
@@ -159,11 +163,9 @@ func TestKitAcceptsConfirmedFields(t *testing.T) {
 	if _, child := os.LookupEnv("PROVIDERTEST_FORM_FLAW"); child {
 		t.Skip("child process")
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFormToy$", "-test.v")
-	cmd.Env = append(os.Environ(), "PROVIDERTEST_FORM_FLAW=kind-unsigned-confirmed-confirmer")
-	out, err := cmd.CombinedOutput()
+	out, err := runKit("TestFormToy", "PROVIDERTEST_FORM_FLAW", "kind-unsigned-confirmed-confirmer")
 	require.NoError(t, err, "output:\n%s", out)
-	require.Contains(t, string(out), "--- PASS: TestFormToy/e1.json/unsigned_field_cannot_change_the_key_or_type")
+	require.Contains(t, string(out), "--- PASS: TestFormToy/e1.json/UnsignedFieldsInert")
 }
 
 func TestFormHelpers(t *testing.T) {

@@ -2,6 +2,7 @@ package providertest_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -22,35 +23,49 @@ import (
 	"github.com/webhookd/webhookd/signature"
 )
 
+// toyURL is the notification URL a toy is configured with: like DOKU's
+// path or a gateway's registered URL, it is signed but not sent.
+const toyURL = "https://shop.example/toy/notify"
+
 // toy is a small HMAC-signed provider for testing the kit itself: header
-// X-Toy-Signature is "<unix>.<hex HMAC of unix.body>", the key is the body's
-// id, and its "attempt" counts up on each retry. Each flaw, when set,
-// breaks one property the kit must catch.
+// X-Toy-Signature is "<unix>.<hex HMAC of url.unix.body>" under any of its
+// secrets (Sign uses the first), the key is the body's id, and its
+// "attempt" counts up on each retry. Each flaw, when set, breaks one
+// property the kit must catch.
 type toy struct {
-	secret string
-	now    func() time.Time
-	flaw   string
+	secrets []string
+	now     func() time.Time
+	flaw    string
 }
 
 func (p *toy) Name() string { return "toy" }
 
-func (p *toy) Sign(body []byte) ([]byte, http.Header, error) {
+func (p *toy) Ack() *providers.Acknowledgement { return nil }
+
+func (p *toy) Sign(body []byte) (providers.Delivery, error) {
+	secret := p.secrets[0]
+	if p.flaw == "signs-with-last" {
+		secret = p.secrets[len(p.secrets)-1]
+	}
 	ts := strconv.FormatInt(p.now().Unix(), 10)
 	h := http.Header{}
-	h.Set("X-Toy-Signature", ts+"."+p.mac(ts, body))
-	return body, h, nil
+	h.Set("X-Toy-Signature", ts+"."+p.mac(secret, ts, body))
+	return providers.Delivery{Header: h, Body: body}, nil
 }
 
-// mac is the signature over ts and body, as flawed as the toy is.
-func (p *toy) mac(ts string, body []byte) string {
-	key := p.secret
-	if p.flaw == "ignores-secret" {
-		key = "fixed"
-	}
-	if p.flaw == "ignores-body" {
+// mac is the signature over the URL, ts and body, as flawed as the toy is.
+func (p *toy) mac(secret, ts string, body []byte) string {
+	url := toyURL + "."
+	switch p.flaw {
+	case "ignores-secret":
+		secret = "fixed"
+	case "ignores-body":
 		body = nil
-	}
-	if p.flaw == "signs-fields" {
+	case "ignores-url":
+		// What the kit missed before published examples: Sign and
+		// Verify agree, and neither covers the URL the provider signs.
+		url = ""
+	case "signs-fields":
 		// Midtrans's shape: the signature covers some members only, and
 		// the type comes from one it does not cover.
 		var v struct {
@@ -60,10 +75,10 @@ func (p *toy) mac(ts string, body []byte) string {
 		_ = json.Unmarshal(body, &v)
 		body = fmt.Appendf(nil, "%s|%d", v.ID, v.Amount)
 	}
-	return signature.HMACSHA256Hex([]byte(key), []byte(ts+"."), body)
+	return signature.HMACSHA256Hex([]byte(secret), []byte(url+ts+"."), body)
 }
 
-func (p *toy) Verify(h http.Header, body []byte) error {
+func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
 	unauthorized := providers.ErrUnauthorized
 	if p.flaw == "wrong-error-class" {
 		unauthorized = providers.ErrMalformed
@@ -72,21 +87,31 @@ func (p *toy) Verify(h http.Header, body []byte) error {
 	case "accepts-anything":
 		return nil
 	case "accepts-unsigned":
-		if h.Get("X-Toy-Signature") == "" {
+		if d.Header.Get("X-Toy-Signature") == "" {
 			return nil
 		}
 	}
-	ts, sig, ok := strings.Cut(h.Get("X-Toy-Signature"), ".")
+	ts, sig, ok := strings.Cut(d.Header.Get("X-Toy-Signature"), ".")
 	if !ok {
 		return unauthorized
 	}
-	if !signature.EqualString(p.mac(ts, body), sig) {
-		return unauthorized
+	secrets := p.secrets
+	if p.flaw == "accepts-first-only" {
+		secrets = secrets[:1]
 	}
-	return nil
+	for _, secret := range secrets {
+		if signature.EqualString(p.mac(secret, ts, d.Body), sig) {
+			return nil
+		}
+	}
+	return unauthorized
 }
 
-func (p *toy) Parse(body []byte) (providers.Event, error) {
+func (p *toy) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, p.event)
+}
+
+func (p *toy) event(body []byte) (providers.Event, error) {
 	var v struct {
 		ID      string `json:"id"`
 		Kind    string `json:"kind"`
@@ -122,14 +147,27 @@ func (p *toy) Parse(body []byte) (providers.Event, error) {
 
 var attempt = regexp.MustCompile(`"attempt": ([0-9]+)`)
 
+// toyExample is the toy's published example: signed for toyURL with
+// its secret at 1700000000, computed with Python's hmac apart from
+// this code.
+var toyExample = providertest.Example{
+	Source: "providers/providertest/providertest_test.go (the toy's own documentation)",
+	Secret: "toy-published-secret",
+	Now:    time.Unix(1700000060, 0),
+	Delivery: providers.Delivery{
+		Header: http.Header{"X-Toy-Signature": {"1700000000.4c0ae346db36324c2bdb02983f6b6e490c79a5f0990801b81737c8f5eca6f476"}},
+		Body:   []byte(`{"id": "evt_published", "kind": "paid", "amount": 100, "attempt": 1}`),
+	},
+	Keys: []string{"evt_published"},
+}
+
 func kit(flaw string) providertest.Kit {
-	return providertest.Kit{
-		New: func(secret string, now func() time.Time) (providers.Provider, error) {
-			return &toy{secret: secret, now: now, flaw: flaw}, nil
+	k := providertest.Kit{
+		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
+			return &toy{secrets: secrets, now: now, flaw: flaw}, nil
 		},
-		Secret:      "toy-secret-a",
-		OtherSecret: "toy-secret-b",
-		Fixtures:    "testdata/toy",
+		Secrets:  [2]string{"toy-secret-a", "toy-secret-b"},
+		Fixtures: "testdata/toy",
 		Retry: func(body []byte) []byte {
 			return attempt.ReplaceAllFunc(body, func(m []byte) []byte {
 				n, _ := strconv.Atoi(string(attempt.FindSubmatch(m)[1]))
@@ -138,7 +176,12 @@ func kit(flaw string) providertest.Kit {
 		},
 		Change:       providertest.ChangeAmount("amount"),
 		SignedFields: signedFields(flaw),
+		Examples:     []providertest.Example{toyExample},
 	}
+	if flaw == "no-example" {
+		k.Examples = nil
+	}
+	return k
 }
 
 // signedFields declares honestly what the toy's signature covers.
@@ -153,11 +196,7 @@ func signedFields(flaw string) []string {
 // PROVIDERTEST_FLAW; TestKitCatchesFlaws runs it in a child process for each
 // flaw, since a failing kit fails the test that runs it.
 func TestToy(t *testing.T) {
-	flaw, ok := os.LookupEnv("PROVIDERTEST_FLAW")
-	if !ok {
-		flaw = ""
-	}
-	providertest.Run(t, kit(flaw))
+	providertest.Run(t, kit(os.Getenv("PROVIDERTEST_FLAW")))
 }
 
 func TestKitCatchesFlaws(t *testing.T) {
@@ -168,31 +207,59 @@ func TestKitCatchesFlaws(t *testing.T) {
 		flaw string
 		want string // in the failing child's output
 	}{
-		{"accepts-anything", "changed_signature_byte_is_refused"},
-		{"accepts-unsigned", "missing_signature_is_refused"},
-		{"ignores-body", "changed_signed_byte_is_refused"},
-		{"ignores-secret", "wrong_secret_is_refused"},
+		{"accepts-anything", "TamperedRefused/signature_byte"},
+		{"accepts-unsigned", "TamperedRefused/missing_signature"},
+		{"ignores-body", "TamperedRefused/signed_byte"},
+		{"ignores-secret", "--- FAIL: TestToy/event_1.json/Rotation"},
+		{"signs-with-last", "Sign must use the first secret"},
+		{"accepts-first-only", "which is configured second"},
 		{"wrong-error-class", "delivery not authenticated"},
 		{"key-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-ignores-amount", "must change the fingerprint"},
 		{"same-key", "distinct events need distinct keys"},
 		{"key-with-space", "printable ASCII without spaces"},
-		{"names-folded-last-wins", "in_another_case,_is_refused"},
+		{"names-folded-last-wins", "--- FAIL: TestToy/event_1.json/DuplicateFieldsRefused"},
 		{"signs-fields", "kind is not signed, yet changing it"},
+		// Every property but the published example passes: Sign and
+		// Verify agree on leaving the signed URL out.
+		{"ignores-url", "the published example must verify"},
+		{"no-example", "state a published example"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.flaw, func(t *testing.T) {
 			t.Parallel()
-			cmd := exec.Command(os.Args[0], "-test.run=^TestToy$", "-test.v")
-			cmd.Env = append(os.Environ(), "PROVIDERTEST_FLAW="+tt.flaw)
-			out, err := cmd.CombinedOutput()
+			out, err := runKit("TestToy", "PROVIDERTEST_FLAW", tt.flaw)
 			var exit *exec.ExitError
 			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", tt.flaw, out)
 			require.Contains(t, string(out), tt.want)
 			require.True(t, bytes.Contains(out, []byte("--- FAIL: TestToy")), "output:\n%s", out)
 		})
 	}
+}
+
+// runKit runs test in a child process with env set to flaw, since a
+// failing kit fails the test that runs it, and returns its output.
+func runKit(test, env, flaw string) ([]byte, error) {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env+"="+flaw)
+	return cmd.CombinedOutput()
+}
+
+// TestIgnoresURLPassesEverythingElse: the flaw the published example
+// catches slips through every property that checks the adapter against
+// its own Sign, which is why the kit requires an example.
+func TestIgnoresURLPassesEverythingElse(t *testing.T) {
+	if _, child := os.LookupEnv("PROVIDERTEST_FLAW"); child {
+		t.Skip("child process")
+	}
+	out, _ := runKit("TestToy", "PROVIDERTEST_FLAW", "ignores-url")
+	fails := regexp.MustCompile(`--- FAIL: (\S+)`).FindAllStringSubmatch(string(out), -1)
+	var names []string
+	for _, m := range fails {
+		names = append(names, m[1])
+	}
+	require.ElementsMatch(t, []string{"TestToy", "TestToy/PublishedExample", "TestToy/PublishedExample/" + strings.ReplaceAll(toyExample.Source, " ", "_")}, names)
 }
 
 func TestBumpPendingWebhooks(t *testing.T) {

@@ -1,6 +1,7 @@
 package razorpay_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/razorpay"
 )
 
@@ -23,7 +25,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add(vecSignature[:63], []byte(vecBody))
 	a := newAdapter(f, vecSecret, secretB)
 	f.Fuzz(func(t *testing.T, sig string, body []byte) {
-		err := a.Verify(http.Header{razorpay.HeaderName: {sig}}, body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: http.Header{razorpay.HeaderName: {sig}}, Body: body})
 		if err != nil {
 			if !errors.Is(err, providers.ErrUnauthorized) {
 				t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
@@ -70,7 +72,7 @@ func FuzzParse(f *testing.F) {
 	}
 	a := newAdapter(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

@@ -43,7 +43,7 @@ const maxCreatedAtDigits = 20
 // flight across the deploy would get 422.
 var fingerprintFields = []string{"entity", "account_id", "event", "contains", "payload", "created_at"}
 
-// Parse derives the event from a verified body (docs/contract.md, "Event
+// event derives the event from a verified body (docs/contract.md, "Event
 // keys"): Key is event:id:created_at, where id is that of the payload
 // entity that contains names first (payload.payment.entity.id for
 // ["payment"], payload.refund.entity.id for ["refund","payment"]) and
@@ -51,7 +51,7 @@ var fingerprintFields = []string{"entity", "account_id", "event", "contains", "p
 // the x-razorpay-event-id header. No part may hold ":" (created_at is
 // digits), so parts cannot run into each other. Its errors wrap
 // providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

@@ -36,7 +36,7 @@ func TestParseFixtures(t *testing.T) {
 	a := newAdapter(t)
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			ev, err := a.Parse(readFixture(t, tt.file))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: readFixture(t, tt.file)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -102,7 +102,7 @@ func TestParseKeys(t *testing.T) {
 	a := newAdapter(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -120,7 +120,7 @@ func TestParseKeys(t *testing.T) {
 func TestFingerprint(t *testing.T) {
 	orig := readFixture(t, "refund_processed.json")
 	a := newAdapter(t)
-	want, err := a.Parse(orig)
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: orig}))
 	require.NoError(t, err)
 	var v map[string]any
 	require.NoError(t, json.Unmarshal(orig, &v))
@@ -141,7 +141,7 @@ func TestFingerprint(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := a.Parse(tt.body)
+			got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: tt.body}))
 			require.NoError(t, err)
 			require.Equal(t, want.Key, got.Key)
 			require.Equal(t, tt.wantSame, want.Fingerprint == got.Fingerprint)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -34,7 +34,7 @@ type Adapter struct {
 }
 
 // Option configures an Adapter.
-type Option func(*Adapter) error
+type Option = adapter.Option[Adapter]
 
 // WithMaxAge refuses (ErrTooOld) an event whose signed created_at is more
 // than maxAge before now. Set it under the dedupe store's retention: an
@@ -53,7 +53,6 @@ func WithMaxAge(maxAge time.Duration, now func() time.Time) Option {
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // New returns an Adapter that accepts deliveries signed with any of secrets
@@ -62,18 +61,25 @@ var (
 // one with surrounding white space (almost always a stray space after a
 // comma, which would fail every delivery).
 func New(secrets []string, opts ...Option) (*Adapter, error) {
-	keys, err := secretlist.Keys(Name, "webhook secret", secrets)
+	keys, err := adapter.Keys(Name, "webhook secret", secrets)
 	if err != nil {
 		return nil, err
 	}
 	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys)}
-	for _, o := range opts {
-		if err := o(a); err != nil {
-			return nil, err
-		}
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
 
 // Name returns "razorpay".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
+}

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/signature"
 )
@@ -16,7 +17,7 @@ func SignatureHeader(secret string, body []byte) string {
 	return signature.HMACSHA256Hex([]byte(secret), body)
 }
 
-// Sign implements providers.Signer for `webhookd replay`: it returns body
+// Sign signs body for `webhookd replay` and tests: it returns body
 // and its X-Razorpay-Signature under the first configured secret. It sets
 // no x-razorpay-event-id: that header is not signed and the adapter does
 // not read it. Without WithMaxAge (the default) every body is signed
@@ -24,16 +25,16 @@ func SignatureHeader(secret string, body []byte) string {
 // WithMaxAge, a body whose top-level created_at is older than the max age
 // (a fixture, as shipped) is re-dated to now first, or Verify would refuse
 // it as ErrTooOld; its event key changes with it.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if len(a.secrets) == 0 {
-		return nil, nil, errors.New("razorpay: no webhook secret configured")
+		return providers.Delivery{}, errors.New("razorpay: no webhook secret configured")
 	}
 	if errors.Is(a.checkAge(body), ErrTooOld) {
 		body = redate(body, a.now())
 	}
 	h := make(http.Header, 1)
 	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), body))
-	return body, h, nil
+	return providers.Delivery{Header: h, Body: body}, nil
 }
 
 // redate returns a copy of body, a JSON object whose created_at is readable,

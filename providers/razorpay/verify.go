@@ -1,9 +1,9 @@
 package razorpay
 
 import (
+	"context"
 	"encoding/hex"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -35,7 +35,8 @@ var (
 // constant time (Razorpay's SDK compares with !=), and, with WithMaxAge,
 // the signed created_at no older than the max age. It returns nil,
 // ErrNotSigned, ErrInvalidHeader, ErrNoValidSignature or ErrTooOld.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	values := header.Values(HeaderName)
 	switch {
 	case len(values) == 0 || (len(values) == 1 && values[0] == ""):

@@ -1,6 +1,7 @@
 package razorpay_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/razorpay"
 )
 
@@ -44,12 +46,13 @@ func sig(v ...string) http.Header { return http.Header{razorpay.HeaderName: v} }
 func TestVerifyReproducesTheSDKVector(t *testing.T) {
 	require.Equal(t, vecSignature, razorpay.SignatureHeader(vecSecret, []byte(vecBody)))
 	a := newAdapter(t)
-	require.NoError(t, a.Verify(sig(vecSignature), []byte(vecBody)))
-	body, h, err := a.Sign([]byte(vecBody))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: sig(vecSignature), Body: []byte(vecBody)}))
+	signed, err := a.Sign([]byte(vecBody))
+	body, h := signed.Body, signed.Header
 	require.NoError(t, err)
 	require.Equal(t, []byte(vecBody), body)
 	require.Equal(t, sig(vecSignature), h)
-	ev, err := a.Parse([]byte(vecBody))
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(vecBody)}))
 	require.NoError(t, err)
 	require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:1652339806", ev.Key)
 	require.Equal(t, "payment.authorized", ev.Type)
@@ -88,7 +91,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := newAdapter(t, tt.secrets...).Verify(tt.header, []byte(tt.body))
+			err := newAdapter(t, tt.secrets...).Verify(context.Background(), providers.Delivery{Header: tt.header, Body: []byte(tt.body)})
 			if tt.want == nil {
 				require.NoError(t, err)
 				return
@@ -107,19 +110,19 @@ func TestVerifyRejectsEveryOneByteChange(t *testing.T) {
 	for i := range len(vecBody) {
 		b := []byte(vecBody)
 		b[i] ^= 0x01
-		require.ErrorIs(t, a.Verify(sig(vecSignature), b), providers.ErrUnauthorized, "body byte %d", i)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: sig(vecSignature), Body: b}), providers.ErrUnauthorized, "body byte %d", i)
 	}
 	for i := range len(vecSignature) {
 		s := []byte(vecSignature)
 		s[i] ^= 0x01
-		require.ErrorIs(t, a.Verify(sig(string(s)), []byte(vecBody)), providers.ErrUnauthorized, "signature byte %d", i)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: sig(string(s)), Body: []byte(vecBody)}), providers.ErrUnauthorized, "signature byte %d", i)
 	}
 }
 
 func TestZeroAdapterRejects(t *testing.T) {
 	var a razorpay.Adapter
-	require.ErrorIs(t, a.Verify(sig(vecSignature), []byte(vecBody)), providers.ErrUnauthorized)
-	_, _, err := a.Sign([]byte(vecBody))
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: sig(vecSignature), Body: []byte(vecBody)}), providers.ErrUnauthorized)
+	_, err := a.Sign([]byte(vecBody))
 	require.Error(t, err)
 }
 
@@ -162,7 +165,7 @@ func TestTooOld(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			a, err := razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(maxAge, func() time.Time { return tt.now }))
 			require.NoError(t, err)
-			err = a.Verify(header, []byte(vecBody))
+			err = a.Verify(context.Background(), providers.Delivery{Header: header, Body: []byte(vecBody)})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -174,24 +177,26 @@ func TestTooOld(t *testing.T) {
 	// A bad signature is still named as such, whatever the age.
 	a, err := razorpay.New([]string{"other"}, razorpay.WithMaxAge(maxAge, func() time.Time { return created.AddDate(1, 0, 0) }))
 	require.NoError(t, err)
-	require.ErrorIs(t, a.Verify(header, []byte(vecBody)), razorpay.ErrNoValidSignature)
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: header, Body: []byte(vecBody)}), razorpay.ErrNoValidSignature)
 	// `webhookd replay` re-dates a fixture older than the max age, and
 	// only then.
 	now := created.AddDate(1, 0, 0)
 	a, err = razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(maxAge, func() time.Time { return now }))
 	require.NoError(t, err)
-	body, h, err := a.Sign([]byte(vecBody))
+	signed, err := a.Sign([]byte(vecBody))
+	body, h := signed.Body, signed.Header
 	require.NoError(t, err)
-	require.NoError(t, a.Verify(h, body))
-	ev, err := a.Parse(body)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 	require.NoError(t, err)
 	require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:"+strconv.FormatInt(now.Unix(), 10), ev.Key)
 	fresh := strings.Replace(vecBody, `"created_at":1652339806}`, `"created_at":`+strconv.FormatInt(now.Unix()-60, 10)+`}`, 1)
-	body, _, err = a.Sign([]byte(fresh))
+	signed, err = a.Sign([]byte(fresh))
+	body = signed.Body
 	require.NoError(t, err)
 	require.Equal(t, fresh, string(body))
 	// Without the option, any age (the conformance kit's fixtures).
-	require.NoError(t, newAdapter(t).Verify(header, []byte(vecBody)))
+	require.NoError(t, newAdapter(t).Verify(context.Background(), providers.Delivery{Header: header, Body: []byte(vecBody)}))
 	_, err = razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(0, time.Now))
 	require.Error(t, err)
 }
@@ -234,16 +239,17 @@ func TestSettingsMaxAge(t *testing.T) {
 			require.NoError(t, err)
 			p, err := s.Build()
 			require.NoError(t, err)
-			require.ErrorIs(t, p.Verify(sig(vecSignature), []byte(vecBody)), tt.wantErr)
+			require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{Header: sig(vecSignature), Body: []byte(vecBody)}), tt.wantErr)
 			if tt.wantErr != nil {
 				return
 			}
 			// Replay signs the fixture as it is: same bytes, same key.
-			body, h, err := p.(providers.Signer).Sign([]byte(vecBody))
+			signed, err := p.Sign([]byte(vecBody))
+			body, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, vecBody, string(body))
 			require.Equal(t, vecSignature, h.Get(razorpay.HeaderName))
-			ev, err := p.Parse(body)
+			ev, err := providertest.OneEvent(p.Parse(providers.Delivery{Body: body}))
 			require.NoError(t, err)
 			require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:1652339806", ev.Key)
 		})
@@ -263,7 +269,7 @@ func TestVerifyAllocations(t *testing.T) {
 	a := newAdapter(t, secretA, vecSecret)
 	h, body := sig(vecSignature), []byte(vecBody)
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := a.Verify(h, body); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,7 +1,6 @@
 package standard_test
 
 import (
-	"net/http"
 	"testing"
 	"time"
 
@@ -12,19 +11,25 @@ import (
 
 func TestConformance(t *testing.T) {
 	providertest.Run(t, providertest.Kit{
-		New: func(secret string, now func() time.Time) (providers.Provider, error) {
-			return standard.New([]string{secret}, standard.DefaultTolerance, standard.WithClock(now))
+		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
+			return standard.New(secrets, standard.DefaultTolerance, standard.WithClock(now))
 		},
-		Secret:      secretA,
-		OtherSecret: secretB,
-		Fixtures:    fixtures,
+		Secrets:  [2]string{secretA, secretB},
+		Fixtures: fixtures,
 		// A retry resends the same body under the same webhook-id, with a
 		// new timestamp and signature: Retry is nil (the body unchanged)
 		// and Resend signs the same id again.
-		Resend: func(p providers.Provider, first http.Header, body []byte) ([]byte, http.Header, error) {
-			h, err := p.(*standard.Adapter).SignMessage(first.Get(standard.HeaderID), body)
-			return body, h, err
+		Resend: func(p providers.Provider, first providers.Delivery, body []byte) (providers.Delivery, error) {
+			h, err := p.(*standard.Adapter).SignMessage(first.Header.Get(standard.HeaderID), body)
+			return providers.Delivery{Header: h, Body: body}, err
 		},
 		Change: providertest.ChangeAmount("amount"),
+		Examples: []providertest.Example{{
+			Source:   "https://github.com/standard-webhooks/standard-webhooks/blob/main/libraries/go/webhook_test.go (TestWebhookSign)",
+			Secret:   vecSecret,
+			Now:      vecNow,
+			Delivery: providers.Delivery{Header: vecHeader(), Body: []byte(vecBody)},
+			Keys:     []string{vecID},
+		}},
 	})
 }

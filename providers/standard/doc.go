@@ -15,8 +15,7 @@
 // The event key is the webhook-id header, not a body field: the
 // specification keeps it the same on every retry of one message and, since
 // it is part of the signed content, a captured body sent again under
-// another id fails verification. Parse alone cannot see it, so the adapter
-// is a providers.HeaderParser. The body may be any bytes; its type (the
+// another id fails verification. The body may be any bytes; its type (the
 // Webhook-Event-Type) is its "type" member when it is a JSON object with
 // one. The fingerprint is the body's bytes: a sender resends the same body
 // on every retry.

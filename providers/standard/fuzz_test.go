@@ -1,6 +1,7 @@
 package standard_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/signature"
 )
@@ -37,7 +39,7 @@ func FuzzVerify(f *testing.F) {
 		if svixSig != "" {
 			h.Set(standard.HeaderSvixSignature, svixSig)
 		}
-		err := a.Verify(h, body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
 		if err != nil {
 			if !errors.Is(err, providers.ErrUnauthorized) {
 				t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
@@ -53,7 +55,7 @@ func FuzzVerify(f *testing.F) {
 
 var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
-// FuzzParse checks that no id or body makes ParseHeader panic, that every
+// FuzzParse checks that no id or body makes Parse panic, that every
 // rejection wraps providers.ErrMalformed, and that an accepted delivery
 // yields a usable event keyed by its id.
 func FuzzParse(f *testing.F) {
@@ -77,16 +79,16 @@ func FuzzParse(f *testing.F) {
 		h.Set(standard.HeaderID, id)
 		h.Set(standard.HeaderTimestamp, vecTS)
 		h.Set(standard.HeaderSignature, vecSig)
-		ev, err := a.ParseHeader(h, body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: h, Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
-				t.Fatalf("ParseHeader error %v does not wrap providers.ErrMalformed", err)
+				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)
 			}
 			return
 		}
 		if ev.Key != id || !providers.IsToken(ev.Key, standard.MaxIDBytes) ||
 			(ev.Type != "" && !providers.IsToken(ev.Type, standard.MaxTypeBytes)) || !hex64.MatchString(ev.Fingerprint) {
-			t.Fatalf("ParseHeader accepted id %q body %q with event %+v", id, body, ev)
+			t.Fatalf("Parse accepted id %q body %q with event %+v", id, body, ev)
 		}
 	})
 }

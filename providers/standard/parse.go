@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
@@ -24,8 +23,7 @@ const (
 // Parse's errors. Each wraps providers.ErrMalformed.
 var (
 	// ErrNoEventKey means the webhook-id is not a usable key (longer than
-	// MaxIDBytes, or holding anything but printable ASCII without spaces),
-	// or Parse was called without the headers (see ParseHeader).
+	// MaxIDBytes, or holding anything but printable ASCII without spaces).
 	ErrNoEventKey = fmt.Errorf("%w: standard: no usable webhook-id", providers.ErrMalformed)
 	// ErrDuplicateName means the body is a JSON object that names a member
 	// twice, at any depth, exactly or in two spellings a case-insensitive
@@ -38,33 +36,23 @@ var (
 	ErrInvalidEventType = fmt.Errorf("%w: standard: type is invalid", providers.ErrMalformed)
 )
 
-// Parse cannot derive the event: the key is the webhook-id header, which
-// the body does not hold. It always returns ErrNoEventKey; the receiver
-// calls ParseHeader (providers.ParseDelivery).
-func (a *Adapter) Parse([]byte) (providers.Event, error) {
-	return providers.Event{}, fmt.Errorf("%w (the key is the webhook-id header: use ParseHeader)", ErrNoEventKey)
-}
-
-// ParseHeader derives the event from a verified delivery: Key is its
+// Parse derives the one event of a verified delivery: Key is its
 // webhook-id (or svix-id), Type the body's "type" member when the body is a
 // JSON object with one (else empty: the body may be any bytes), and
 // Fingerprint the hex SHA-256 of the body's bytes, which a sender resends
 // unchanged on every retry of a message. Its errors wrap
 // providers.ErrMalformed.
-func (a *Adapter) ParseHeader(header http.Header, body []byte) (providers.Event, error) {
-	m, err := readHeaders(header)
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	m, err := readHeaders(d.Header)
+	if err != nil || !providers.IsToken(m.id, MaxIDBytes) {
+		return nil, ErrNoEventKey
+	}
+	typ, err := eventType(d.Body)
 	if err != nil {
-		return providers.Event{}, ErrNoEventKey
+		return nil, err
 	}
-	if !providers.IsToken(m.id, MaxIDBytes) {
-		return providers.Event{}, ErrNoEventKey
-	}
-	typ, err := eventType(body)
-	if err != nil {
-		return providers.Event{}, err
-	}
-	sum := sha256.Sum256(body)
-	return providers.Event{Key: m.id, Type: typ, Fingerprint: hex.EncodeToString(sum[:])}, nil
+	sum := sha256.Sum256(d.Body)
+	return []providers.Item{{Event: providers.Event{Key: m.id, Type: typ, Fingerprint: hex.EncodeToString(sum[:])}, Body: d.Body}}, nil
 }
 
 // eventType returns the type member of a JSON object body, "" for a body

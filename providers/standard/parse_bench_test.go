@@ -6,7 +6,7 @@ import (
 	"github.com/webhookd/webhookd/providers/providertest"
 )
 
-// BenchmarkParse measures ParseHeader over every fixture of
+// BenchmarkParse measures Parse over every fixture of
 // fixtures/standard: one op parses each of them once. Run:
 // go test -run '^$' -bench Parse -benchmem ./providers/standard/
 func BenchmarkParse(b *testing.B) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/standard"
 )
 
@@ -44,9 +45,10 @@ func TestParseFixtures(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			body := readFixture(t, tt.file)
-			body, h, err := a.Sign(body)
+			signed, err := a.Sign(body)
+			body, h := signed.Body, signed.Header
 			require.NoError(t, err)
-			ev, err := a.ParseHeader(h, body)
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: h, Body: body}))
 			require.NoError(t, err)
 			require.Equal(t, h.Get(standard.HeaderID), ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -56,8 +58,8 @@ func TestParseFixtures(t *testing.T) {
 	}
 }
 
-// TestParseHeader walks the key and type rules of docs/contract.md.
-func TestParseHeader(t *testing.T) {
+// TestParse walks the key and type rules of docs/contract.md.
+func TestParse(t *testing.T) {
 	long := strings.Repeat("a", standard.MaxIDBytes)
 	tests := []struct {
 		name     string
@@ -97,7 +99,7 @@ func TestParseHeader(t *testing.T) {
 	a := newAdapter(t, vecNow)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.ParseHeader(tt.header, []byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: tt.header, Body: []byte(tt.body)}))
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -115,16 +117,15 @@ func TestParseHeader(t *testing.T) {
 	}
 }
 
-// TestParseWithoutHeadersFails: Parse alone cannot see the webhook-id, so
-// it must not make up a key.
+// TestParseWithoutHeadersFails: the key is the webhook-id header, so a
+// delivery without it must not be given a made-up key.
 func TestParseWithoutHeadersFails(t *testing.T) {
 	a := newAdapter(t, vecNow)
-	ev, err := a.Parse(readFixture(t, "invoice_paid.json"))
+	items, err := a.Parse(providers.Delivery{Body: readFixture(t, "invoice_paid.json")})
 	require.ErrorIs(t, err, standard.ErrNoEventKey)
-	require.Zero(t, ev)
-	// Through providers.ParseDelivery, as the receiver calls it, the
-	// headers are used.
-	ev, err = providers.ParseDelivery(a, vecHeader(), []byte(vecBody))
+	require.Empty(t, items)
+	// With the headers, the id is the key.
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: vecHeader(), Body: []byte(vecBody)}))
 	require.NoError(t, err)
 	require.Equal(t, vecID, ev.Key)
 }
@@ -135,11 +136,11 @@ func TestParseWithoutHeadersFails(t *testing.T) {
 func TestFingerprintIsTheBody(t *testing.T) {
 	a := newAdapter(t, vecNow)
 	body := readFixture(t, "payment_succeeded.json")
-	first, err := a.ParseHeader(vecHeader(), body)
+	first, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: vecHeader(), Body: body}))
 	require.NoError(t, err)
 	later := vecHeader()
 	later.Set(standard.HeaderTimestamp, "1614265390")
-	same, err := a.ParseHeader(later, body)
+	same, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: later, Body: body}))
 	require.NoError(t, err)
 	require.Equal(t, first, same)
 
@@ -152,7 +153,7 @@ func TestFingerprintIsTheBody(t *testing.T) {
 		"amount changed":    []byte(strings.Replace(string(body), "185000", "18500", 1)),
 		"trailing new line": append(body, '\n'),
 	} {
-		ev, err := a.ParseHeader(vecHeader(), other)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Header: vecHeader(), Body: other}))
 		require.NoError(t, err, name)
 		require.Equal(t, first.Key, ev.Key, name)
 		require.NotEqual(t, first.Fingerprint, ev.Fingerprint, name)

@@ -7,21 +7,22 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/signature"
 )
 
-// Sign implements providers.Signer for `webhookd replay`: it returns body
+// Sign signs body for `webhookd replay` and tests: it returns body
 // unchanged and the headers of a message signed with the first configured
 // secret at the current time. A fixture holds only a body, so its message
 // id is derived from it ("msg_" and 32 hex digits of its SHA-256): sending
 // a fixture again is a retry of the same message, as a sender's retry is.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	sum := sha256.Sum256(body)
 	h, err := a.SignMessage("msg_"+hex.EncodeToString(sum[:16]), body)
 	if err != nil {
-		return nil, nil, err
+		return providers.Delivery{}, err
 	}
-	return body, h, nil
+	return providers.Delivery{Header: h, Body: body}, nil
 }
 
 // SignMessage returns the headers a Standard Webhooks sender sends with
@@ -31,7 +32,7 @@ func (a *Adapter) SignMessage(id string, body []byte) (http.Header, error) {
 	if len(a.keys) == 0 {
 		return nil, errors.New("standard: no secret configured")
 	}
-	ts := strconv.FormatInt(a.clock().Unix(), 10)
+	ts := strconv.FormatInt(a.clock.Now().Unix(), 10)
 	h := make(http.Header, 3)
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, ts)

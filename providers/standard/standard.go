@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -33,25 +33,22 @@ const DefaultTolerance = 5 * time.Minute
 type Adapter struct {
 	keys      [][]byte
 	tolerance time.Duration
-	now       func() time.Time
+	clock     adapter.Clock
 }
 
 var (
-	_ providers.Provider     = (*Adapter)(nil)
-	_ providers.HeaderParser = (*Adapter)(nil)
-	_ providers.Signer       = (*Adapter)(nil)
+	_ providers.Provider = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithClock makes the Adapter read the current time from now instead of
 // time.Now, for the tolerance check and for Sign. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) {
-		if now != nil {
-			a.now = now
-		}
+	return func(a *Adapter) error {
+		a.clock.Set(now)
+		return nil
 	}
 }
 
@@ -64,16 +61,16 @@ func WithClock(now func() time.Time) Option {
 // form (a raw key would silently never match), surrounding white space, and
 // a tolerance that is not positive.
 func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
-	keys, err := secretlist.Decode(Name, "secret", secrets, signature.DecodeWebhookSecret)
+	keys, err := adapter.Decode(Name, "secret", secrets, signature.DecodeWebhookSecret)
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{keys: keys, tolerance: tolerance, now: time.Now}
+	a := &Adapter{keys: keys, tolerance: tolerance}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("standard: tolerance must be positive, got %s", tolerance)
 	}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -81,11 +78,6 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 // Name returns "standard".
 func (a *Adapter) Name() string { return Name }
 
-// clock returns the current time, falling back to time.Now for the zero
-// Adapter.
-func (a *Adapter) clock() time.Time {
-	if a.now == nil {
-		return time.Now()
-	}
-	return a.now()
-}
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }

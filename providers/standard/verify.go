@@ -1,6 +1,7 @@
 package standard
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -40,12 +41,13 @@ var (
 // now (either way), checked before any HMAC, and some v1 signature is the
 // HMAC-SHA256 of "id.timestamp.body" under some configured secret. It
 // returns nil or one of the errors above.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	m, err := readHeaders(header)
 	if err != nil {
 		return err
 	}
-	switch err := signature.CheckWebhookTimestamp(m.timestamp, a.clock(), a.tolerance); {
+	switch err := signature.CheckWebhookTimestamp(m.timestamp, a.clock.Now(), a.tolerance); {
 	case err == nil:
 	case errors.Is(err, signature.ErrTooOld):
 		return ErrTooOld
@@ -69,7 +71,7 @@ type message struct {
 }
 
 // readHeaders reads the three headers, each under its webhook- or svix-
-// name. Verify and ParseHeader both read them here, so the id that is
+// name. Verify and Parse both read them here, so the id that is
 // keyed is the id whose signature was checked.
 func readHeaders(h http.Header) (message, error) {
 	var m message

@@ -2,6 +2,7 @@ package standard_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"net/http"
 	"strings"
@@ -59,11 +60,11 @@ var svixNames = []string{standard.HeaderSvixID, standard.HeaderSvixTimestamp, st
 
 func TestVerifyReproducesTheSpecificationVector(t *testing.T) {
 	a := newAdapter(t, vecNow)
-	require.NoError(t, a.Verify(vecHeader(), []byte(vecBody)))
-	require.NoError(t, a.Verify(vecHeader(svixNames...), []byte(vecBody)), "Svix's header names")
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: vecHeader(), Body: []byte(vecBody)}))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: vecHeader(svixNames...), Body: []byte(vecBody)}), "Svix's header names")
 	// Lower-case names as the specification writes them, set directly.
 	h := http.Header{"webhook-id": {vecID}, "webhook-timestamp": {vecTS}, "webhook-signature": {vecSig}}
-	require.NoError(t, a.Verify(canonical(h), []byte(vecBody)))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: canonical(h), Body: []byte(vecBody)}))
 
 	// Sign reproduces it too, at the vector's time.
 	got, err := a.SignMessage(vecID, []byte(vecBody))
@@ -159,7 +160,7 @@ func TestVerify(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := newAdapter(t, tt.now).Verify(tt.header, tt.body)
+			err := newAdapter(t, tt.now).Verify(context.Background(), providers.Delivery{Header: tt.header, Body: tt.body})
 			if tt.want == nil {
 				require.NoError(t, err)
 				return
@@ -179,14 +180,14 @@ func TestVerify(t *testing.T) {
 func TestVerifyRotation(t *testing.T) {
 	body := []byte(vecBody)
 	both := newAdapter(t, vecNow, secretA, vecSecret)
-	require.NoError(t, both.Verify(vecHeader(), body), "signed with the second configured secret")
+	require.NoError(t, both.Verify(context.Background(), providers.Delivery{Header: vecHeader(), Body: body}), "signed with the second configured secret")
 	hA, err := newAdapter(t, vecNow, secretA).SignMessage(vecID, body)
 	require.NoError(t, err)
-	require.NoError(t, both.Verify(hA, body), "signed with the first")
+	require.NoError(t, both.Verify(context.Background(), providers.Delivery{Header: hA, Body: body}), "signed with the first")
 	dual := vecHeader()
 	dual.Set(standard.HeaderSignature, hA.Get(standard.HeaderSignature)+" "+vecSig)
-	require.NoError(t, newAdapter(t, vecNow).Verify(dual, body), "a list signed with both")
-	require.ErrorIs(t, newAdapter(t, vecNow, secretB).Verify(dual, body), standard.ErrNoValidSignature)
+	require.NoError(t, newAdapter(t, vecNow).Verify(context.Background(), providers.Delivery{Header: dual, Body: body}), "a list signed with both")
+	require.ErrorIs(t, newAdapter(t, vecNow, secretB).Verify(context.Background(), providers.Delivery{Header: dual, Body: body}), standard.ErrNoValidSignature)
 }
 
 // TestVerifyRejectsEveryOneByteChange: of the body, the id and the
@@ -196,7 +197,7 @@ func TestVerifyRejectsEveryOneByteChange(t *testing.T) {
 	for i := range len(vecBody) {
 		b := []byte(vecBody)
 		b[i] ^= 0x01
-		require.ErrorIs(t, a.Verify(vecHeader(), b), providers.ErrUnauthorized, "body byte %d", i)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: vecHeader(), Body: b}), providers.ErrUnauthorized, "body byte %d", i)
 	}
 	for _, name := range []string{standard.HeaderID, standard.HeaderTimestamp, standard.HeaderSignature} {
 		v := vecHeader().Get(name)
@@ -205,15 +206,15 @@ func TestVerifyRejectsEveryOneByteChange(t *testing.T) {
 			b[i] ^= 0x01
 			h := vecHeader()
 			h.Set(name, string(b))
-			require.ErrorIs(t, a.Verify(h, []byte(vecBody)), providers.ErrUnauthorized, "%s byte %d", name, i)
+			require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: []byte(vecBody)}), providers.ErrUnauthorized, "%s byte %d", name, i)
 		}
 	}
 }
 
 func TestZeroAdapterRejects(t *testing.T) {
 	var a standard.Adapter
-	require.ErrorIs(t, a.Verify(vecHeader(), []byte(vecBody)), providers.ErrUnauthorized)
-	_, _, err := a.Sign([]byte(vecBody))
+	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: vecHeader(), Body: []byte(vecBody)}), providers.ErrUnauthorized)
+	_, err := a.Sign([]byte(vecBody))
 	require.Error(t, err)
 }
 
@@ -239,15 +240,18 @@ func TestNew(t *testing.T) {
 
 func TestSignDerivesTheIDFromTheBody(t *testing.T) {
 	a := newAdapter(t, vecNow)
-	b1, h1, err := a.Sign([]byte(vecBody))
+	signed, err := a.Sign([]byte(vecBody))
+	b1, h1 := signed.Body, signed.Header
 	require.NoError(t, err)
 	require.Equal(t, []byte(vecBody), b1)
-	_, h2, err := a.Sign(bytes.Clone([]byte(vecBody)))
+	signed, err = a.Sign(bytes.Clone([]byte(vecBody)))
+	h2 := signed.Header
 	require.NoError(t, err)
 	require.Equal(t, h1, h2, "the same body is the same message")
 	require.Regexp(t, `^msg_[0-9a-f]{32}$`, h1.Get(standard.HeaderID))
-	_, h3, err := a.Sign([]byte(vecBody + " "))
+	signed, err = a.Sign([]byte(vecBody + " "))
+	h3 := signed.Header
 	require.NoError(t, err)
 	require.NotEqual(t, h1.Get(standard.HeaderID), h3.Get(standard.HeaderID))
-	require.NoError(t, a.Verify(h1, b1))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h1, Body: b1}))
 }

@@ -1,6 +1,7 @@
 package stripe_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -34,7 +36,7 @@ func FuzzVerify(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, header string, body []byte) {
-		err := a.Verify(http.Header{stripe.HeaderName: {header}}, body)
+		err := a.Verify(context.Background(), providers.Delivery{Header: http.Header{stripe.HeaderName: {header}}, Body: body})
 		if err != nil && !errors.Is(err, providers.ErrUnauthorized) {
 			t.Fatalf("Verify error %v does not wrap providers.ErrUnauthorized", err)
 		}
@@ -48,7 +50,8 @@ var hex64 = regexp.MustCompile(`^[0-9a-f]{64}$`)
 // whose fingerprint is the one Parse computed before it read bodies with
 // rawjson.
 func FuzzParse(f *testing.F) {
-	paths, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	paths, _ := filepath.Glob(filepath.Join(fixtures, "*.json"))
+	paths = append(paths, docsExample)
 	for _, p := range paths {
 		b, err := os.ReadFile(p)
 		if err != nil {
@@ -70,7 +73,7 @@ func FuzzParse(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

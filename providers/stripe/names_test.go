@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -36,7 +37,7 @@ func TestParseRefusesNameVariants(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var probe map[string]any
 			require.NoError(t, json.Unmarshal([]byte(tt.body), &probe), "the body is valid JSON")
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.ErrorIs(t, err, providers.ErrMalformed)
 			require.NotErrorIs(t, err, providers.ErrUnauthorized)
 			require.Zero(t, ev)
@@ -50,9 +51,9 @@ func TestParseRefusesNameVariants(t *testing.T) {
 	require.Equal(t, "charge.succeeded", core.Type)
 
 	// Names that differ by more than case stay distinct members.
-	ev, err := a.Parse([]byte(`{"id":"evt_1","type":"charge.refunded","data":{"object":{"amount":1,"amount_refunded":1,"ammount":2}}}`))
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(`{"id":"evt_1","type":"charge.refunded","data":{"object":{"amount":1,"amount_refunded":1,"ammount":2}}}`)}))
 	require.NoError(t, err)
 	require.Equal(t, "evt_1", ev.Key)
-	_, err = a.Parse([]byte(`{"id":"evt_1","type":"charge.refunded","Type":"x"}`))
+	_, err = providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(`{"id":"evt_1","type":"charge.refunded","Type":"x"}`)}))
 	require.ErrorIs(t, err, stripe.ErrNotJSON, "a repeated name is a malformed body, as an exact repeat is")
 }

@@ -45,10 +45,10 @@ var fingerprintFields = [...]string{
 	"id", "object", "type", "api_version", "account", "created", "livemode", "data",
 }
 
-// Parse derives the event from a verified body: Key is the event's id
+// event derives the event from a verified body: Key is the event's id
 // (evt_...), Type its type, and Fingerprint a hex SHA-256 of
 // fingerprintFields. Its errors wrap providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

@@ -1,6 +1,7 @@
 package stripe_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -33,10 +34,11 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 	a := newAdapter(t, now, vecSecretRolled, vecSecret)
 	newOnly := newAdapter(t, now, vecSecretRolled)
 	oldOnly := newAdapter(t, now, vecSecret)
-	var signer providers.Signer = a
+	var signer providers.Provider = a
 
-	paths, err := filepath.Glob(filepath.Join("testdata", "*.json"))
+	paths, err := filepath.Glob(filepath.Join(fixtures, "*.json"))
 	require.NoError(t, err)
+	paths = append(paths, docsExample)
 	require.NotEmpty(t, paths)
 	for _, path := range append(paths, "") {
 		t.Run(filepath.Base(path), func(t *testing.T) {
@@ -47,24 +49,25 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 			}
 			orig := append([]byte(nil), body...)
 
-			sent, h, err := signer.Sign(body)
+			signed, err := signer.Sign(body)
+			sent, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, orig, sent, "Sign must not change the body")
 			require.Equal(t, http.Header{stripe.HeaderName: {stripe.SignatureHeader(vecSecretRolled, now, body)}}, h)
 
-			require.NoError(t, a.Verify(h, sent))
-			require.NoError(t, newOnly.Verify(h, sent), "Sign uses the first secret")
-			require.ErrorIs(t, oldOnly.Verify(h, sent), stripe.ErrNoValidSignature)
+			require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}))
+			require.NoError(t, newOnly.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}), "Sign uses the first secret")
+			require.ErrorIs(t, oldOnly.Verify(context.Background(), providers.Delivery{Header: h, Body: sent}), stripe.ErrNoValidSignature)
 
 			tampered := append([]byte(nil), sent...)
 			tampered[len(tampered)/2] ^= 0x01
-			require.ErrorIs(t, a.Verify(h, tampered), stripe.ErrNoValidSignature)
+			require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: tampered}), stripe.ErrNoValidSignature)
 		})
 	}
 }
 
 func TestSignWithoutSecrets(t *testing.T) {
 	var a stripe.Adapter
-	_, _, err := a.Sign([]byte(vecBody))
+	_, err := a.Sign([]byte(vecBody))
 	require.Error(t, err)
 }

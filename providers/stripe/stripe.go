@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/secretlist"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/signature"
 )
 
@@ -28,25 +28,23 @@ type Adapter struct {
 	// their hash states instead of building two per delivery.
 	macs      []*signature.HMACKey
 	tolerance time.Duration
-	now       func() time.Time
+	clock     adapter.Clock
 }
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // Option configures an Adapter built by New.
-type Option func(*Adapter)
+type Option = adapter.Option[Adapter]
 
 // WithClock makes the Adapter read the current time from now instead of
 // time.Now, for the tolerance check and for Sign. Tests use it to pin the
 // clock next to a fixed signing vector. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) {
-		if now != nil {
-			a.now = now
-		}
+	return func(a *Adapter) error {
+		a.clock.Set(now)
+		return nil
 	}
 }
 
@@ -61,16 +59,16 @@ func WithClock(now func() time.Time) Option {
 // Stripe's documentation and stripe-go disagree on what a tolerance of 0
 // means, so it is not given a meaning here.
 func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
-	keys, err := secretlist.Keys(Name, "signing secret", secrets)
+	keys, err := adapter.Keys(Name, "signing secret", secrets)
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys), tolerance: tolerance, now: time.Now}
+	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys), tolerance: tolerance}
 	if tolerance <= 0 {
 		return nil, fmt.Errorf("stripe: tolerance must be positive, got %s", tolerance)
 	}
-	for _, opt := range opts {
-		opt(a)
+	if err := adapter.Apply(a, opts); err != nil {
+		return nil, err
 	}
 	return a, nil
 }
@@ -78,11 +76,11 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 // Name returns "stripe".
 func (a *Adapter) Name() string { return Name }
 
-// clock returns the current time, falling back to time.Now for the zero
-// Adapter.
-func (a *Adapter) clock() time.Time {
-	if a.now == nil {
-		return time.Now()
-	}
-	return a.now()
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
 }

@@ -1,10 +1,10 @@
 package stripe
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -53,7 +53,8 @@ var (
 //
 // Timestamps in the future are accepted, as in stripe-go: see
 // signature.CheckTimestamp.
-func (a *Adapter) Verify(header http.Header, body []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header, body := d.Header, d.Body
 	values := header.Values(HeaderName)
 	switch {
 	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
@@ -70,7 +71,7 @@ func (a *Adapter) Verify(header http.Header, body []byte) error {
 		return err
 	}
 	// Recency first: a stale or replayed delivery costs no HMAC.
-	if err := signature.CheckTimestamp(sh.timestamp, a.clock(), a.tolerance); err != nil {
+	if err := signature.CheckTimestamp(sh.timestamp, a.clock.Now(), a.tolerance); err != nil {
 		if errors.Is(err, signature.ErrTooOld) {
 			return ErrTooOld
 		}

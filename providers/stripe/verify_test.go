@@ -1,6 +1,7 @@
 package stripe_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -143,7 +144,7 @@ func TestVerify(t *testing.T) {
 				now = vecNow
 			}
 			a := newAdapter(t, now, tt.secrets...)
-			err := a.Verify(tt.header, []byte(tt.body))
+			err := a.Verify(context.Background(), providers.Delivery{Header: tt.header, Body: []byte(tt.body)})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -161,7 +162,7 @@ func TestVerify(t *testing.T) {
 func TestVerifyZeroAdapterRejects(t *testing.T) {
 	var a stripe.Adapter
 	for _, h := range []http.Header{nil, sigHeader(vecHeader), sigHeader("t=9999999999,v1=" + vecV1)} {
-		err := a.Verify(h, []byte(vecBody))
+		err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: []byte(vecBody)})
 		require.ErrorIs(t, err, providers.ErrUnauthorized)
 	}
 }
@@ -216,7 +217,7 @@ func TestNewCopiesSecrets(t *testing.T) {
 	secrets := []string{vecSecret}
 	a := newAdapter(t, vecNow, secrets...)
 	secrets[0] = "whsec_changed"
-	require.NoError(t, a.Verify(sigHeader(vecHeader), []byte(vecBody)))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: sigHeader(vecHeader), Body: []byte(vecBody)}))
 }
 
 func BenchmarkVerify(b *testing.B) {
@@ -228,7 +229,7 @@ func BenchmarkVerify(b *testing.B) {
 		b.Run(fmt.Sprintf("body=%dKiB", size>>10), func(b *testing.B) {
 			b.SetBytes(int64(size))
 			for b.Loop() {
-				if err := a.Verify(h, body); err != nil {
+				if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -248,7 +249,7 @@ func TestVerifyAllocations(t *testing.T) {
 	a := newAdapter(t, vecNow, vecSecretRolled, vecSecret)
 	h, body := sigHeader(vecHeader), []byte(vecBody)
 	allocs := testing.AllocsPerRun(100, func() {
-		if err := a.Verify(h, body); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,6 +1,7 @@
 package xendit_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
 
@@ -20,7 +22,7 @@ func FuzzVerify(f *testing.F) {
 	}
 	a := newAdapter(f, token, tokenNew)
 	f.Fuzz(func(t *testing.T, value string) {
-		err := a.Verify(http.Header{xendit.HeaderName: {value}}, nil)
+		err := a.Verify(context.Background(), providers.Delivery{Header: http.Header{xendit.HeaderName: {value}}, Body: nil})
 		switch {
 		case err == nil && value != token && value != tokenNew:
 			t.Fatalf("Verify accepted %q", value)
@@ -60,7 +62,7 @@ func FuzzParse(f *testing.F) {
 	}
 	a := newAdapter(f)
 	f.Fuzz(func(t *testing.T, body []byte) {
-		ev, err := a.Parse(body)
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 		if err != nil {
 			if !errors.Is(err, providers.ErrMalformed) {
 				t.Fatalf("Parse error %v does not wrap providers.ErrMalformed", err)

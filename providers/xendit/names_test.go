@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 )
 
 // TestParseRefusesNameVariants: Go's encoding/json matches member names
@@ -34,7 +35,7 @@ func TestParseRefusesNameVariants(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			var probe map[string]any
 			require.NoError(t, json.Unmarshal([]byte(tt.body), &probe), "the body is valid JSON")
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			require.ErrorIs(t, err, providers.ErrMalformed)
 			require.NotErrorIs(t, err, providers.ErrUnauthorized)
 			require.Zero(t, ev)

@@ -31,7 +31,7 @@ var (
 // under the dedupe store's key limit.
 const MaxFieldBytes = 120
 
-// Parse derives the event from a verified body (docs/contract.md, "Event keys"):
+// event derives the event from a verified body (docs/contract.md, "Event keys"):
 //
 //   - a body with event and data (the Payments API and refund envelopes):
 //     event:data.id, or event:data.payment_id when data has no id, followed
@@ -56,7 +56,7 @@ const MaxFieldBytes = 120
 // legitimate callbacks stay those of docs/contract.md. Fingerprint covers the
 // fields that say what happened (see envelopeFields and flatFields), not the
 // whole body. Parse's errors wrap providers.ErrMalformed.
-func (a *Adapter) Parse(body []byte) (providers.Event, error) {
+func (a *Adapter) event(body []byte) (providers.Event, error) {
 	o, err := rawjson.Parse(body)
 	if err != nil {
 		return providers.Event{}, ErrNotJSON

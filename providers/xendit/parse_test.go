@@ -14,6 +14,7 @@ import (
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
 
@@ -46,7 +47,7 @@ func TestParseFixtures(t *testing.T) {
 	a := newAdapter(t)
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
-			ev, err := a.Parse(readFixture(t, tt.file))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: readFixture(t, tt.file)}))
 			require.NoError(t, err)
 			require.Equal(t, tt.wantKey, ev.Key)
 			require.Equal(t, tt.wantType, ev.Type)
@@ -142,7 +143,7 @@ func TestParseKeys(t *testing.T) {
 	a := newAdapter(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			ev, err := a.Parse([]byte(tt.body))
+			ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 			if tt.wantErr != nil {
 				require.ErrorIs(t, err, tt.wantErr)
 				require.ErrorIs(t, err, providers.ErrMalformed)
@@ -169,7 +170,7 @@ func TestParseKeys(t *testing.T) {
 func TestParseShapesCannotCollide(t *testing.T) {
 	a := newAdapter(t)
 	envelope := `{"event":"payment.succeeded","data":{"id":"py-1","status":"SUCCEEDED"}}`
-	ev, err := a.Parse([]byte(envelope))
+	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(envelope)}))
 	require.NoError(t, err)
 	require.Equal(t, "payment.succeeded:py-1", ev.Key)
 	for _, flat := range []string{
@@ -177,7 +178,7 @@ func TestParseShapesCannotCollide(t *testing.T) {
 		`{"id":"payment.succeeded","status":"py-1","event":"x"}`,
 		`{"id":"payment.succeeded","status":"py-1","event":"x.y","data":null}`,
 	} {
-		other, err := a.Parse([]byte(flat))
+		other, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(flat)}))
 		if err == nil {
 			require.NotEqual(t, ev.Key, other.Key, "%s and %s share a key", envelope, flat)
 			continue
@@ -186,17 +187,17 @@ func TestParseShapesCannotCollide(t *testing.T) {
 	}
 
 	flat := `{"id":"inv-1","status":"PAID"}`
-	ev, err = a.Parse([]byte(flat))
+	ev, err = providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(flat)}))
 	require.NoError(t, err)
 	require.Equal(t, "inv-1:PAID", ev.Key)
-	other, err := a.Parse([]byte(`{"event":"inv-1","data":{"id":"PAID"}}`))
+	other, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(`{"event":"inv-1","data":{"id":"PAID"}}`)}))
 	if err == nil {
 		require.NotEqual(t, ev.Key, other.Key)
 	}
 
 	// Every fixture keeps its key: Xendit's own events and ids pass.
 	for _, name := range []string{"invoice_paid.json", "invoice_expired.json", "payment_succeeded.json", "payment_capture.json", "refund_succeeded.json"} {
-		_, err := a.Parse(readFixture(t, name))
+		_, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: readFixture(t, name)}))
 		require.NoError(t, err, name)
 	}
 }
@@ -266,13 +267,13 @@ func TestFingerprint(t *testing.T) {
 		}, false},
 	}
 	a := newAdapter(t)
-	want, err := a.Parse(orig)
+	want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: orig}))
 	require.NoError(t, err)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			edited := tt.edit(t, bytes.Clone(orig))
 			require.NotEqual(t, orig, edited)
-			got, err := a.Parse(edited)
+			got, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: edited}))
 			require.NoError(t, err)
 			require.Equal(t, want.Key, got.Key)
 			if tt.wantSame {
@@ -296,7 +297,7 @@ func TestFingerprintFixtures(t *testing.T) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			body, err := os.ReadFile(path)
 			require.NoError(t, err)
-			want, err := a.Parse(body)
+			want, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
 			require.NoError(t, err)
 
 			// edit decodes body, applies f to the object that holds the
@@ -315,7 +316,7 @@ func TestFingerprintFixtures(t *testing.T) {
 				f(top, fields)
 				out, err := json.Marshal(top)
 				require.NoError(t, err)
-				ev, err := a.Parse(out)
+				ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: out}))
 				require.NoError(t, err)
 				require.Equal(t, want.Key, ev.Key)
 				return ev
@@ -390,7 +391,7 @@ func TestFingerprintPinned(t *testing.T) {
 	}
 	a := newAdapter(t)
 	for _, tt := range tests {
-		ev, err := a.Parse([]byte(tt.body))
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: []byte(tt.body)}))
 		require.NoError(t, err)
 		sum := sha256.Sum256([]byte(tt.encoded))
 		require.Equal(t, hex.EncodeToString(sum[:]), ev.Fingerprint, tt.body)

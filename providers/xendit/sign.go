@@ -3,16 +3,18 @@ package xendit
 import (
 	"errors"
 	"net/http"
+
+	"github.com/webhookd/webhookd/providers"
 )
 
-// Sign implements providers.Signer for `webhookd replay`: it returns body
+// Sign signs body for `webhookd replay` and tests: it returns body
 // unchanged and an x-callback-token header with the first configured token,
 // as Xendit sends a callback.
-func (a *Adapter) Sign(body []byte) ([]byte, http.Header, error) {
+func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if len(a.tokens) == 0 {
-		return nil, nil, errors.New("xendit: no callback token configured")
+		return providers.Delivery{}, errors.New("xendit: no callback token configured")
 	}
 	h := make(http.Header, 1)
 	h.Set(HeaderName, a.tokens[0])
-	return body, h, nil
+	return providers.Delivery{Header: h, Body: body}, nil
 }

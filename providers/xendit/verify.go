@@ -1,8 +1,8 @@
 package xendit
 
 import (
+	"context"
 	"fmt"
-	"net/http"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/signature"
@@ -31,7 +31,8 @@ var (
 // one matched, so the time taken says nothing about which token matched or
 // how much of it. It returns ErrNoToken, ErrInvalidHeader or
 // ErrInvalidToken, all of which wrap providers.ErrUnauthorized.
-func (a *Adapter) Verify(header http.Header, _ []byte) error {
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	header := d.Header
 	values := header.Values(HeaderName)
 	switch {
 	case len(values) == 0 || (len(values) == 1 && values[0] == ""):

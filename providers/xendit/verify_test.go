@@ -1,6 +1,7 @@
 package xendit_test
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -69,7 +70,7 @@ func TestVerify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a := newAdapter(t, tt.tokens...)
-			err := a.Verify(tt.header, body)
+			err := a.Verify(context.Background(), providers.Delivery{Header: tt.header, Body: body})
 			if tt.wantErr == nil {
 				require.NoError(t, err)
 				return
@@ -87,14 +88,14 @@ func TestVerify(t *testing.T) {
 func TestVerifyIgnoresBody(t *testing.T) {
 	a := newAdapter(t)
 	for _, body := range []string{"", "not json", `{"id":"x"}`} {
-		require.NoError(t, a.Verify(tokenHeader(token), []byte(body)))
+		require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: tokenHeader(token), Body: []byte(body)}))
 	}
 }
 
 func TestVerifyZeroAdapterRejects(t *testing.T) {
 	var a xendit.Adapter
 	for _, h := range []http.Header{nil, tokenHeader(token), tokenHeader("")} {
-		require.ErrorIs(t, a.Verify(h, nil), providers.ErrUnauthorized)
+		require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: nil}), providers.ErrUnauthorized)
 	}
 }
 
@@ -154,22 +155,23 @@ func TestNewCopiesTokens(t *testing.T) {
 	tokens := []string{token}
 	a := newAdapter(t, tokens...)
 	tokens[0] = "changed"
-	require.NoError(t, a.Verify(tokenHeader(token), nil))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: tokenHeader(token), Body: nil}))
 }
 
 func TestSign(t *testing.T) {
 	a := newAdapter(t, tokenNew, token)
-	var signer providers.Signer = a
+	var signer providers.Provider = a
 	body := []byte(`{"id":"x","status":"PAID"}`)
-	out, h, err := signer.Sign(body)
+	signed, err := signer.Sign(body)
+	out, h := signed.Body, signed.Header
 	require.NoError(t, err)
 	require.Equal(t, body, out)
 	require.Equal(t, http.Header{xendit.HeaderName: {tokenNew}}, h, "Sign uses the first token")
-	require.NoError(t, a.Verify(h, out))
-	require.ErrorIs(t, newAdapter(t, token).Verify(h, out), xendit.ErrInvalidToken)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: out}))
+	require.ErrorIs(t, newAdapter(t, token).Verify(context.Background(), providers.Delivery{Header: h, Body: out}), xendit.ErrInvalidToken)
 
 	var zero xendit.Adapter
-	_, _, err = zero.Sign(body)
+	_, err = zero.Sign(body)
 	require.Error(t, err)
 }
 
@@ -178,7 +180,7 @@ func BenchmarkVerify(b *testing.B) {
 	a := newAdapter(b, tokenNew, token)
 	h := tokenHeader(token)
 	for b.Loop() {
-		if err := a.Verify(h, nil); err != nil {
+		if err := a.Verify(context.Background(), providers.Delivery{Header: h, Body: nil}); err != nil {
 			b.Fatal(err)
 		}
 	}

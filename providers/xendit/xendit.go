@@ -23,7 +23,6 @@ type Adapter struct {
 
 var (
 	_ providers.Provider = (*Adapter)(nil)
-	_ providers.Signer   = (*Adapter)(nil)
 )
 
 // New returns an Adapter that accepts callbacks carrying any of tokens. Sign
@@ -54,3 +53,12 @@ func New(tokens []string) (*Adapter, error) {
 
 // Name returns "xendit".
 func (a *Adapter) Name() string { return Name }
+
+// Ack is nil: a request carries one event, and the core service's answer
+// is relayed.
+func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
+
+// Parse derives the delivery's one event from its body (see event).
+func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
+	return providers.One(d, a.event)
+}

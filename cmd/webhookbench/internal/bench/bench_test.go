@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -223,8 +225,8 @@ func TestEventIsASignedStripeEvent(t *testing.T) {
 	ev := newEvent(eventID("run1", 2, 3), 7, time.Now())
 	require.GreaterOrEqual(t, len(ev.body), 1024)
 	require.LessOrEqual(t, len(ev.body), 2048)
-	require.NoError(t, a.Verify(ev.header(), ev.body))
-	parsed, err := a.Parse(ev.body)
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: ev.header(), Body: ev.body}))
+	parsed, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: ev.body}))
 	require.NoError(t, err)
 	require.Equal(t, ev.id, parsed.Key)
 	require.Equal(t, "payment_intent.succeeded", parsed.Type)
@@ -234,7 +236,7 @@ func TestEventIsASignedStripeEvent(t *testing.T) {
 	old := ev.sig
 	ev.resign(time.Now().Add(time.Second))
 	require.NotEqual(t, old, ev.sig)
-	require.NoError(t, a.Verify(ev.header(), ev.body))
+	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: ev.header(), Body: ev.body}))
 }
 
 func TestSchedule(t *testing.T) {

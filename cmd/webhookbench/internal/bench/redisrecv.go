@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -74,15 +75,17 @@ func (h *redisReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad body", http.StatusBadRequest)
 		return
 	}
-	if err := h.verify.Verify(r.Header, body); err != nil {
+	in := providers.Delivery{Header: r.Header, Body: body}
+	if err := h.verify.Verify(r.Context(), in); err != nil {
 		http.Error(w, "bad signature", http.StatusUnauthorized)
 		return
 	}
-	ev, err := h.verify.Parse(body)
+	items, err := h.verify.Parse(in)
 	if err != nil {
 		http.Error(w, "bad event", http.StatusBadRequest)
 		return
 	}
+	ev := items[0]
 	idem := stripe.Name + ":" + ev.Key
 	key := h.prefix + idem
 	ctx := context.WithoutCancel(r.Context())

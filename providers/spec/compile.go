@@ -1,0 +1,576 @@
+package spec
+
+import (
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"hash"
+	"net/http"
+	"net/textproto"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// Spec is a compiled provider spec: everything its file says, checked,
+// with its templates parsed. It is immutable and shared by every Provider
+// built from it.
+type Spec struct {
+	name, docs, file string
+	// sum is the SHA-256 of the file's bytes (SameSource).
+	sum [32]byte
+	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
+	// "-" as "_".
+	env      string
+	secret   secretDef
+	settings []settingDef
+	sig      sigDef
+	ts       *tsDef
+	key, typ template
+	// fingerprint lists the members hashed; nil hashes every member.
+	fingerprint []string
+	// compact hashes the members compacted, in the order listed, rather
+	// than in canonical form.
+	compact  bool
+	batch    string
+	wrap     bool
+	ack      *providers.Acknowledgement
+	replay   []replayDef
+	examples []example
+	// sigParts are the names of the signature header's items the
+	// templates read, in the order their values are kept while scanning.
+	sigParts []string
+	// required are the headers and query values the signed text or the
+	// timestamp reads: a delivery without exactly one of each is 401.
+	required []part
+}
+
+type secretDef struct {
+	variable, noun, help, trimPrefix string
+	encoding                         string
+	decode                           func(string) ([]byte, error)
+}
+
+type settingDef struct {
+	variable, help, def string
+	duration, required  bool
+}
+
+type sigDef struct {
+	header                          string // canonical
+	repeated, prefixOptional        bool
+	separator, assign, name, prefix string
+	alg                             algorithm
+	enc                             encoding
+	signed                          template
+}
+
+type tsDef struct {
+	ref       part
+	ms, both  bool
+	tolerance int // index in Spec.settings
+}
+
+type replayDef struct {
+	header bool // else query
+	name   string
+	value  template
+}
+
+type example struct {
+	name, source, secret string
+	settings             map[string]string
+	now                  time.Time
+	header               http.Header
+	query                url.Values
+	body                 []byte
+	key, typ             string
+}
+
+// algorithm is a signature algorithm: an HMAC's hash, or none for a token.
+type algorithm struct {
+	name string
+	hash func() hash.Hash
+}
+
+var algorithms = []algorithm{
+	{"hmac-sha1", sha1.New}, {"hmac-sha256", sha256.New}, {"hmac-sha512", sha512.New}, {"token", nil},
+}
+
+// encoding is how a signature is written.
+type encoding uint8
+
+const (
+	hexEncoding encoding = iota + 1
+	base64Encoding
+	base64URLEncoding
+)
+
+var encodings = map[string]encoding{"hex": hexEncoding, "base64": base64Encoding, "base64url": base64URLEncoding}
+
+// Limits on what a spec may ask for.
+const (
+	// maxSigParts is how many named signature items templates may read.
+	maxSigParts = 4
+	// maxName is the longest provider name.
+	maxName = 32
+)
+
+var (
+	nameRE     = regexp.MustCompile(`^[a-z][a-z0-9-]{1,31}$`)
+	variableRE = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	headerRE   = regexp.MustCompile("^[A-Za-z0-9!#$%&'*+.^_`|~-]+$")
+)
+
+// ErrInvalid is wrapped by every error of a spec that does not load.
+var ErrInvalid = errors.New("invalid provider spec")
+
+// fieldError is a problem with one field of a spec: "field: problem",
+// which wraps ErrInvalid without saying so in its text (the line already
+// names the spec's file).
+type fieldError struct{ field, problem string }
+
+func (e *fieldError) Error() string { return e.field + ": " + e.problem }
+func (e *fieldError) Unwrap() error { return ErrInvalid }
+
+// invalid formats a problem with one field of the spec.
+func invalid(field, format string, args ...any) error {
+	return &fieldError{field: field, problem: fmt.Sprintf(format, args...)}
+}
+
+// compile checks f and builds its Spec. It does not run the examples.
+func compile(f *file) (*Spec, error) {
+	s := &Spec{name: f.Name, docs: f.Docs}
+	if !nameRE.MatchString(f.Name) || strings.HasSuffix(f.Name, "-") || strings.Contains(f.Name, "--") {
+		return nil, invalid("name", "%q is not 2 to %d of a-z, 0-9 and single dashes, starting with a letter", f.Name, maxName)
+	}
+	s.env = strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+	steps := []func(*file) error{s.compileSecrets, s.compileSettings, s.compileSignature,
+		s.compileTimestamp, s.compileEvent, s.compileReplay, s.compileExamples}
+	for _, step := range steps {
+		if err := step(f); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *Spec) compileSecrets(f *file) error {
+	sf := f.Secrets
+	if !variableRE.MatchString(sf.Variable) {
+		return invalid("secrets.variable", "%q is not an upper-case variable name (SECRETS)", sf.Variable)
+	}
+	s.secret = secretDef{variable: sf.Variable, noun: sf.Noun, help: sf.Help, trimPrefix: sf.TrimPrefix}
+	if s.secret.noun == "" {
+		s.secret.noun = "signing secret"
+	}
+	if s.secret.help == "" {
+		s.secret.help = "comma-separated " + s.secret.noun + "s; enables /webhooks/" + s.name
+	}
+	s.secret.encoding = sf.Encoding
+	switch sf.Encoding {
+	case "", "raw":
+		s.secret.encoding = "raw"
+		s.secret.decode = func(v string) ([]byte, error) { return []byte(v), nil }
+	case "hex":
+		s.secret.decode = decodeHex
+	case "base64":
+		s.secret.decode = base64.StdEncoding.DecodeString
+	default:
+		return invalid("secrets.encoding", "unknown %q (raw, hex or base64)", sf.Encoding)
+	}
+	return nil
+}
+
+func (s *Spec) compileSettings(f *file) error {
+	seen := map[string]bool{s.secret.variable: true}
+	for i, sf := range f.Settings {
+		field := fmt.Sprintf("settings[%d]", i)
+		if !variableRE.MatchString(sf.Variable) {
+			return invalid(field+".variable", "%q is not an upper-case variable name", sf.Variable)
+		}
+		if seen[sf.Variable] {
+			return invalid(field+".variable", "%s is declared twice", sf.Variable)
+		}
+		seen[sf.Variable] = true
+		d := settingDef{variable: sf.Variable, help: sf.Help, def: sf.Default, required: sf.Required}
+		switch sf.Type {
+		case "", "string":
+		case "duration":
+			d.duration = true
+			if _, err := time.ParseDuration(sf.Default); sf.Default != "" && err != nil {
+				return invalid(field+".default", "%q is not a duration", sf.Default)
+			}
+		default:
+			return invalid(field+".type", "unknown %q (string or duration)", sf.Type)
+		}
+		if d.help == "" {
+			return invalid(field+".help", "required: it is the variable's line in webhookd help")
+		}
+		s.settings = append(s.settings, d)
+	}
+	return nil
+}
+
+// setting returns the index of the setting called variable, or -1.
+func (s *Spec) setting(variable string) int {
+	return slices.IndexFunc(s.settings, func(d settingDef) bool { return d.variable == variable })
+}
+
+func (s *Spec) compileSignature(f *file) error {
+	sf := f.Signature
+	if !headerRE.MatchString(sf.Header) {
+		return invalid("signature.header", "%q is not a header name", sf.Header)
+	}
+	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header), repeated: sf.Repeated,
+		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional}
+	if sf.PrefixOptional && sf.Prefix == "" {
+		return invalid("signature.prefix_optional", "says the prefix may be left out, but there is no prefix")
+	}
+	i := slices.IndexFunc(algorithms, func(a algorithm) bool { return a.name == sf.Algorithm })
+	if i < 0 {
+		return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512 or token)", sf.Algorithm)
+	}
+	sig.alg = algorithms[i]
+	switch {
+	case sf.Assign != "" && sf.Name == "":
+		return invalid("signature.name", "required with assign: the name of the items that are signatures")
+	case sf.Assign == "" && sf.Name != "":
+		return invalid("signature.assign", "required with name: what separates an item's name from its value")
+	case sf.Assign != "" && sf.Assign == sf.Separator:
+		return invalid("signature.assign", "must differ from separator")
+	}
+	if sig.alg.hash == nil {
+		if sf.Encoding != "" || sf.Signed != "" {
+			return invalid("signature", "a token is compared as sent: encoding and signed are for HMACs only")
+		}
+		s.sig = sig
+		return nil
+	}
+	var ok bool
+	if sig.enc, ok = encodings[sf.Encoding]; !ok {
+		return invalid("signature.encoding", "unknown %q (hex, base64 or base64url)", sf.Encoding)
+	}
+	t, err := parseTemplate(sf.Signed, bodyRef, settingRef, headerRef, queryRef, signatureRef)
+	if err != nil {
+		return invalid("signature.signed", "%v", err)
+	}
+	bodies := 0
+	for _, p := range t.parts {
+		if p.kind == bodyRef {
+			bodies++
+		}
+	}
+	if bodies > 1 {
+		return invalid("signature.signed", "names the body more than once")
+	}
+	sig.signed = t
+	s.sig = sig
+	return s.bindRefs("signature.signed", &s.sig.signed, true)
+}
+
+// bindRefs checks the names of t's references against the spec, records
+// the signature items it reads and, when required, the headers and query
+// values it makes required.
+func (s *Spec) bindRefs(field string, t *template, required bool) error {
+	for i := range t.parts {
+		p := &t.parts[i]
+		switch p.kind {
+		case settingRef:
+			if p.index = s.setting(p.text); p.index < 0 {
+				return invalid(field, "setting %s is not declared in settings", p.text)
+			}
+		case signatureRef:
+			if s.sig.assign == "" {
+				return invalid(field, "signature.%s: the signature header has no named items (assign)", p.text)
+			}
+			if p.text == s.sig.name {
+				return invalid(field, "signature.%s is the signature itself", p.text)
+			}
+			if p.index = slices.Index(s.sigParts, p.text); p.index < 0 {
+				if len(s.sigParts) == maxSigParts {
+					return invalid(field, "reads more than %d signature items", maxSigParts)
+				}
+				p.index = len(s.sigParts)
+				s.sigParts = append(s.sigParts, p.text)
+			}
+		case headerRef, queryRef:
+			if p.kind == headerRef && p.text == s.sig.header {
+				return invalid(field, "header.%s is the signature header", p.text)
+			}
+			if required && !slices.ContainsFunc(s.required, func(q part) bool { return q.kind == p.kind && q.text == p.text }) {
+				s.required = append(s.required, *p)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Spec) compileTimestamp(f *file) error {
+	tf := f.Timestamp
+	if tf == nil {
+		return nil
+	}
+	if s.sig.alg.hash == nil {
+		return invalid("timestamp", "a token signs no timestamp")
+	}
+	t, err := parseTemplate(tf.Value, headerRef, queryRef, signatureRef)
+	if err != nil {
+		return invalid("timestamp.value", "%v", err)
+	}
+	if len(t.parts) != 1 || t.parts[0].lower {
+		return invalid("timestamp.value", "must be one reference, such as \"{{signature.t}}\"")
+	}
+	if err := s.bindRefs("timestamp.value", &t, true); err != nil {
+		return err
+	}
+	ref := t.parts[0]
+	if !s.sig.signed.has(ref.kind, ref.text) {
+		return invalid("timestamp.value", "%s.%s is not part of signature.signed, so it would prove nothing", kindNames[ref.kind], ref.text)
+	}
+	d := &tsDef{ref: ref}
+	switch tf.Unit {
+	case "", "s":
+	case "ms":
+		d.ms = true
+	default:
+		return invalid("timestamp.unit", "unknown %q (s or ms)", tf.Unit)
+	}
+	switch tf.Window {
+	case "", "past":
+	case "both":
+		d.both = true
+	default:
+		return invalid("timestamp.window", "unknown %q (past or both)", tf.Window)
+	}
+	if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
+		return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+	}
+	s.ts = d
+	return nil
+}
+
+func (s *Spec) compileEvent(f *file) error {
+	ef := f.Event
+	var err error
+	if s.key, err = parseTemplate(ef.Key, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
+		return invalid("event.key", "%v", err)
+	}
+	if len(s.key.refs()) == 0 {
+		return invalid("event.key", "required, with at least one reference (\"{{json.id}}\")")
+	}
+	if err := s.bindRefs("event.key", &s.key, false); err != nil {
+		return err
+	}
+	if err := s.keySigned(); err != nil {
+		return err
+	}
+	if s.typ, err = parseTemplate(ef.Type, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
+		return invalid("event.type", "%v", err)
+	}
+	if err := s.bindRefs("event.type", &s.typ, false); err != nil {
+		return err
+	}
+	for _, m := range ef.Fingerprint {
+		if m == "" {
+			return invalid("event.fingerprint", "an empty member name")
+		}
+	}
+	s.fingerprint = ef.Fingerprint
+	switch ef.FingerprintForm {
+	case "", "canonical":
+	case "compact":
+		if len(ef.Fingerprint) == 0 {
+			return invalid("event.fingerprint_form", "compact hashes the members listed in fingerprint, which lists none")
+		}
+		s.compact = true
+	default:
+		return invalid("event.fingerprint_form", "unknown %q (canonical or compact)", ef.FingerprintForm)
+	}
+	s.batch = ef.Batch
+	switch {
+	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil):
+		return invalid("event", "batch_body and ack are for batches only (batch)")
+	case strings.Contains(ef.Batch, "."):
+		return invalid("event.batch", "must be a top-level member, not a path")
+	}
+	switch ef.BatchBody {
+	case "", "wrap":
+		s.wrap = ef.Batch != ""
+	case "element":
+	default:
+		return invalid("event.batch_body", "unknown %q (wrap or element)", ef.BatchBody)
+	}
+	if ef.Batch != "" {
+		s.ack = &providers.Acknowledgement{Status: 200}
+		if a := f.Ack; a != nil {
+			if a.Status != 0 && (a.Status < 200 || a.Status > 299) {
+				return invalid("ack.status", "%d is not a 2xx status", a.Status)
+			}
+			if a.Status != 0 {
+				s.ack.Status = a.Status
+			}
+			s.ack.ContentType, s.ack.Body = a.ContentType, []byte(a.Body)
+		}
+	}
+	return nil
+}
+
+// keySigned refuses an event key built from what the gateway does not
+// sign (docs/contract.md, "Event keys"): one genuine request could then be
+// forwarded under many keys. A token signs nothing, and authenticates the
+// sender of everything.
+func (s *Spec) keySigned() error {
+	if s.sig.alg.hash == nil {
+		return nil
+	}
+	for _, p := range s.key.refs() {
+		switch p.kind {
+		case jsonRef, digestRef:
+			if !s.sig.signed.has(bodyRef, "") {
+				return invalid("event.key", "reads the body, which signature.signed does not include")
+			}
+		case headerRef, queryRef, signatureRef:
+			if !s.sig.signed.has(p.kind, p.text) {
+				return invalid("event.key", "%s.%s is not part of signature.signed", kindNames[p.kind], p.text)
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Spec) compileReplay(f *file) error {
+	add := func(header bool, m map[string]string) error {
+		names := make([]string, 0, len(m))
+		for n := range m {
+			names = append(names, n)
+		}
+		slices.Sort(names)
+		for _, n := range names {
+			field, key := "replay.query."+n, n
+			if header {
+				field, key = "replay.headers."+n, textproto.CanonicalMIMEHeaderKey(n)
+			}
+			if header && !headerRE.MatchString(n) {
+				return invalid(field, "%q is not a header name", n)
+			}
+			t, err := parseTemplate(m[n], jsonRef, digestRef)
+			if err != nil {
+				return invalid(field, "%v", err)
+			}
+			s.replay = append(s.replay, replayDef{header: header, name: key, value: t})
+		}
+		return nil
+	}
+	if err := add(true, f.Replay.Headers); err != nil {
+		return err
+	}
+	return add(false, f.Replay.Query)
+}
+
+func (s *Spec) compileExamples(f *file) error {
+	if len(f.Examples) == 0 {
+		return invalid("examples", "at least one example delivery is required")
+	}
+	for i, ef := range f.Examples {
+		field := fmt.Sprintf("examples[%d]", i)
+		if ef.Name != "" {
+			field = "example " + ef.Name
+		}
+		ex := example{name: ef.Name, source: ef.Source, secret: ef.Secret, settings: ef.Settings,
+			header: http.Header{}, key: ef.Key, typ: ef.Type}
+		if ex.name == "" {
+			ex.name = fmt.Sprint(i + 1)
+		}
+		if ef.Secret == "" {
+			return invalid(field+".secret", "required")
+		}
+		for k := range ef.Settings {
+			if s.setting(k) < 0 {
+				return invalid(field+".settings", "%s is not declared in settings", k)
+			}
+		}
+		if ef.Now == "" && f.Timestamp != nil {
+			return invalid(field+".now", "required: the spec checks a timestamp, and the example's would expire")
+		}
+		if ef.Now != "" {
+			now, err := time.Parse(time.RFC3339Nano, ef.Now)
+			if err != nil {
+				return invalid(field+".now", "%q is not an RFC 3339 time", ef.Now)
+			}
+			ex.now = now
+		}
+		if ef.URL != "" {
+			u, err := url.Parse(ef.URL)
+			if err != nil {
+				return invalid(field+".url", "%v", err)
+			}
+			ex.query = u.Query()
+		}
+		for name, vs := range ef.Headers {
+			for _, v := range vs {
+				ex.header.Add(name, v)
+			}
+		}
+		switch {
+		case ef.Body != nil && ef.BodyBase64 != "":
+			return invalid(field, "body and body_base64 are exclusive")
+		case ef.Body != nil:
+			ex.body = []byte(*ef.Body)
+		default:
+			b, err := base64.StdEncoding.DecodeString(ef.BodyBase64)
+			if err != nil || len(b) == 0 {
+				return invalid(field+".body", "required (body, or body_base64 in base64)")
+			}
+			ex.body = b
+		}
+		s.examples = append(s.examples, ex)
+	}
+	// A header the signed text reads that no example sends is most likely
+	// misspelt: every delivery would be 401.
+	for _, r := range append(s.required, part{kind: headerRef, text: s.sig.header}) {
+		if r.kind != headerRef {
+			continue
+		}
+		if !slices.ContainsFunc(s.examples, func(ex example) bool { return len(ex.header[r.text]) > 0 }) {
+			return invalid("signature", "header %s is never sent by an example", r.text)
+		}
+	}
+	return nil
+}
+
+// decodeHex decodes a hex secret of either case.
+func decodeHex(v string) ([]byte, error) {
+	out := make([]byte, len(v)/2)
+	if len(v)%2 != 0 {
+		return nil, errors.New("odd length")
+	}
+	for i := range out {
+		hi, ok1 := fromHex(v[2*i])
+		lo, ok2 := fromHex(v[2*i+1])
+		if !ok1 || !ok2 {
+			return nil, errors.New("not hex")
+		}
+		out[i] = hi<<4 | lo
+	}
+	return out, nil
+}
+
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
+}

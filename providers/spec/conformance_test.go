@@ -1,0 +1,104 @@
+package spec
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// TestSpecsConform runs every spec, built in or under testdata, through
+// what the receiver relies on, using its fixtures (fixtures/<name>/*.json)
+// or, without any, its examples' bodies: signed by Sign, each verifies and
+// parses into events with usable keys; a retry signed later keeps every
+// key and fingerprint; a missing signature, a wrong secret and a changed
+// byte of a signed body are refused; a rotation's old secret still
+// verifies; different bodies are different events.
+func TestSpecsConform(t *testing.T) {
+	specs, err := Builtin()
+	require.NoError(t, err)
+	local, err := LoadPath("testdata")
+	require.NoError(t, err)
+	for _, s := range append(specs, local...) {
+		t.Run(s.name, func(t *testing.T) { conform(t, s) })
+	}
+}
+
+// secretFor encodes a secret as the spec's secrets are written.
+func secretFor(s *Spec, raw string) string {
+	switch s.secret.encoding {
+	case "hex":
+		raw = hex.EncodeToString([]byte(raw))
+	case "base64":
+		raw = base64.StdEncoding.EncodeToString([]byte(raw))
+	}
+	return s.secret.trimPrefix + raw
+}
+
+func conform(t *testing.T, s *Spec) {
+	bodies := map[string][]byte{}
+	paths, err := filepath.Glob(filepath.Join("..", "..", "fixtures", s.name, "*.json"))
+	require.NoError(t, err)
+	for _, p := range paths {
+		bodies[p], err = os.ReadFile(p)
+		require.NoError(t, err)
+	}
+	if len(bodies) == 0 {
+		for _, ex := range s.examples {
+			bodies["example "+ex.name] = ex.body
+		}
+	}
+	now := time.Date(2025, 6, 2, 9, 0, 0, 0, time.UTC)
+	settings := s.examples[0].settings
+	a, b := secretFor(s, "conformance-a"), secretFor(s, "conformance-b")
+	at := func(secrets []string, t0 time.Time) *Provider {
+		p, err := s.New(secrets, settings, func() time.Time { return t0 })
+		require.NoError(t, err)
+		return p
+	}
+	signer, other, rotation := at([]string{a}, now), at([]string{b}, now), at([]string{b, a}, now)
+	retrier := at([]string{a}, now.Add(2*time.Minute))
+	ctx := context.Background()
+	keys := map[string]string{}
+	for name, body := range bodies {
+		d, err := signer.Sign(body)
+		require.NoError(t, err, name)
+		require.NoError(t, signer.Verify(ctx, d), name)
+		require.NoError(t, rotation.Verify(ctx, d), "%s: the old secret of a rotation", name)
+		require.ErrorIs(t, other.Verify(ctx, d), providers.ErrUnauthorized, "%s: another secret", name)
+
+		unsigned := providers.Delivery{Header: d.Header.Clone(), Query: d.Query, Body: d.Body}
+		unsigned.Header.Del(s.sig.header)
+		require.ErrorIs(t, signer.Verify(ctx, unsigned), ErrNotSigned, name)
+		if s.sig.signed.has(bodyRef, "") {
+			changed := bytes.Clone(body)
+			i := bytes.IndexByte(changed, ':') + 1
+			changed = append(changed[:i:i], append([]byte(" "), changed[i:]...)...)
+			require.ErrorIs(t, signer.Verify(ctx, providers.Delivery{Header: d.Header, Query: d.Query, Body: changed}), ErrNoValidSignature, name)
+		}
+
+		items, err := signer.Parse(d)
+		require.NoError(t, err, name)
+		retry, err := retrier.Sign(body)
+		require.NoError(t, err, name)
+		require.NoError(t, signer.Verify(ctx, retry), name)
+		again, err := retrier.Parse(retry)
+		require.NoError(t, err, name)
+		require.Len(t, again, len(items), name)
+		for i, it := range items {
+			require.True(t, providers.IsToken(it.Key, MaxKeyBytes), "%s: key %q", name, it.Key)
+			require.Equal(t, it.Event, again[i].Event, "%s: a retry is the same event", name)
+			prev, dup := keys[it.Key]
+			require.False(t, dup, "%s and %s share the key %s", name, prev, it.Key)
+			keys[it.Key] = name
+		}
+	}
+}

@@ -1,0 +1,160 @@
+package spec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// file is a spec file as written (docs/provider-specs.md). Every field is
+// decoded strictly: a field it does not list is an error, never ignored.
+type file struct {
+	Name      string          `yaml:"name"`
+	Docs      string          `yaml:"docs"`
+	Secrets   secretsField    `yaml:"secrets"`
+	Settings  []settingField  `yaml:"settings"`
+	Signature signatureField  `yaml:"signature"`
+	Timestamp *timestampField `yaml:"timestamp"`
+	Event     eventField      `yaml:"event"`
+	Ack       *ackField       `yaml:"ack"`
+	Replay    replayField     `yaml:"replay"`
+	Examples  []exampleField  `yaml:"examples"`
+}
+
+type secretsField struct {
+	Variable   string `yaml:"variable"`
+	Noun       string `yaml:"noun"`
+	Help       string `yaml:"help"`
+	Encoding   string `yaml:"encoding"`
+	TrimPrefix string `yaml:"trim_prefix"`
+}
+
+type settingField struct {
+	Variable string `yaml:"variable"`
+	Type     string `yaml:"type"`
+	Default  string `yaml:"default"`
+	Required bool   `yaml:"required"`
+	Help     string `yaml:"help"`
+}
+
+type signatureField struct {
+	Header    string `yaml:"header"`
+	Repeated  bool   `yaml:"repeated"`
+	Separator string `yaml:"separator"`
+	Assign    string `yaml:"assign"`
+	Name      string `yaml:"name"`
+	Prefix    string `yaml:"prefix"`
+	// PrefixOptional accepts a signature without Prefix too.
+	PrefixOptional bool   `yaml:"prefix_optional"`
+	Algorithm      string `yaml:"algorithm"`
+	Encoding       string `yaml:"encoding"`
+	Signed         string `yaml:"signed"`
+}
+
+type timestampField struct {
+	Value     string `yaml:"value"`
+	Unit      string `yaml:"unit"`
+	Tolerance string `yaml:"tolerance"`
+	Window    string `yaml:"window"`
+}
+
+type eventField struct {
+	Key         string   `yaml:"key"`
+	Type        string   `yaml:"type"`
+	Fingerprint []string `yaml:"fingerprint"`
+	// FingerprintForm is canonical (the default) or compact.
+	FingerprintForm string `yaml:"fingerprint_form"`
+	Batch           string `yaml:"batch"`
+	BatchBody       string `yaml:"batch_body"`
+}
+
+type ackField struct {
+	Status      int    `yaml:"status"`
+	ContentType string `yaml:"content_type"`
+	Body        string `yaml:"body"`
+}
+
+type replayField struct {
+	Headers map[string]string `yaml:"headers"`
+	Query   map[string]string `yaml:"query"`
+}
+
+type exampleField struct {
+	Name       string            `yaml:"name"`
+	Source     string            `yaml:"source"`
+	Secret     string            `yaml:"secret"`
+	Settings   map[string]string `yaml:"settings"`
+	Now        string            `yaml:"now"`
+	URL        string            `yaml:"url"`
+	Headers    map[string]values `yaml:"headers"`
+	Body       *string           `yaml:"body"`
+	BodyBase64 string            `yaml:"body_base64"`
+	Key        string            `yaml:"key"`
+	Type       string            `yaml:"type"`
+}
+
+// values is a header's values: one string, or a list for a header sent
+// more than once.
+type values []string
+
+// UnmarshalYAML reads a scalar as one value and a sequence as several.
+func (v *values) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		*v = values{n.Value}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	*v = list
+	return nil
+}
+
+// maxFileBytes bounds a spec file: the longest of the eleven built-in ones,
+// examples included, is a few kilobytes.
+const maxFileBytes = 1 << 20
+
+// decode reads exactly one YAML document into a file, refusing unknown
+// fields, and returns its errors as one line.
+func decode(data []byte) (*file, error) {
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("longer than %d bytes", maxFileBytes)
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, errors.New("empty file")
+		}
+		return nil, oneLine(err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		return nil, errors.New("more than one YAML document")
+	}
+	return &f, nil
+}
+
+// oneLine turns the YAML library's errors, which list one problem per
+// line and name Go types, into one line in the spec's own terms.
+func oneLine(err error) error {
+	msg := err.Error()
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msg = strings.Join(te.Errors, "; ")
+	}
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	for _, noise := range []string{" in type spec.file", " in type spec.secretsField", " in type spec.settingField",
+		" in type spec.signatureField", " in type spec.timestampField", " in type spec.eventField",
+		" in type spec.ackField", " in type spec.replayField", " in type spec.exampleField"} {
+		msg = strings.ReplaceAll(msg, noise, "")
+	}
+	msg = strings.ReplaceAll(msg, "\n", "; ")
+	return errors.New(msg)
+}

@@ -1,0 +1,181 @@
+package spec
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// builtinSpec returns the built-in spec called name.
+func builtinSpec(t *testing.T, name string) *Spec {
+	t.Helper()
+	specs, err := Builtin()
+	require.NoError(t, err)
+	for _, s := range specs {
+		if s.name == name {
+			return s
+		}
+	}
+	require.Failf(t, "no built-in spec", "%s", name)
+	return nil
+}
+
+// gatewayFixtures returns the bodies of fixtures/<name>/*.json by file name.
+func gatewayFixtures(t *testing.T, name string) map[string][]byte {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("..", "..", "fixtures", name, "*.json"))
+	require.NoError(t, err)
+	require.GreaterOrEqual(t, len(paths), 2, "fixtures/%s", name)
+	out := make(map[string][]byte, len(paths))
+	for _, p := range paths {
+		body, err := os.ReadFile(p)
+		require.NoError(t, err)
+		out[filepath.Base(p)] = body
+	}
+	return out
+}
+
+// clone copies d so that tampering leaves the original alone.
+func clone(d providers.Delivery) providers.Delivery {
+	c := providers.Delivery{Header: d.Header.Clone(), Body: bytes.Clone(d.Body)}
+	if d.Query != nil {
+		c.Query = make(map[string][]string, len(d.Query))
+		for k, v := range d.Query {
+			c.Query[k] = append([]string(nil), v...)
+		}
+	}
+	return c
+}
+
+func TestGatewaysKeyOnlySignedParts(t *testing.T) {
+	ctx := context.Background()
+	t.Run("shopify ignores the unsigned event id header", func(t *testing.T) {
+		s := builtinSpec(t, "shopify")
+		p, err := s.New([]string{"shpss_secret"}, nil, nil)
+		require.NoError(t, err)
+		d, err := p.Sign(gatewayFixtures(t, "shopify")["orders_create.json"])
+		require.NoError(t, err)
+		d.Header.Set("X-Shopify-Event-Id", "98880550-7158-44d4-b7cd-2c97c8a091b5")
+		first, err := p.Parse(d)
+		require.NoError(t, err)
+		d.Header.Set("X-Shopify-Event-Id", "another-id-the-sender-made-up")
+		require.NoError(t, p.Verify(ctx, d), "the header is not signed")
+		second, err := p.Parse(d)
+		require.NoError(t, err)
+		require.Equal(t, first[0].Key, second[0].Key, "one signed body, one key")
+	})
+	t.Run("mercadopago ignores the unsigned body", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		p, err := s.New([]string{"mp_secret"}, nil, nil)
+		require.NoError(t, err)
+		d, err := p.Sign(gatewayFixtures(t, "mercadopago")["payment_updated.json"])
+		require.NoError(t, err)
+		first, err := p.Parse(d)
+		require.NoError(t, err)
+		swapped := clone(d)
+		swapped.Body = []byte(`{"action":"payment.updated","api_version":"v1","data":{"id":"999999999"},"type":"payment"}`)
+		require.NoError(t, p.Verify(ctx, swapped), "the body is not signed")
+		second, err := p.Parse(swapped)
+		require.NoError(t, err)
+		require.Equal(t, first[0].Key, second[0].Key, "one signed manifest, one key, whatever the body")
+		require.NotEqual(t, first[0].Fingerprint, second[0].Fingerprint, "a different body is 422, never a new event")
+	})
+	t.Run("mercadopago lower-cases an alphanumeric data.id", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		p, err := s.New([]string{"mp_secret"}, nil, nil)
+		require.NoError(t, err)
+		d, err := p.Sign(gatewayFixtures(t, "mercadopago")["order_processed.json"])
+		require.NoError(t, err)
+		require.Equal(t, "ORD01JWH3K9B7E3H9L5P1S7V3Y9C5", d.Query.Get("data.id"))
+		items, err := p.Parse(d)
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(items[0].Key, "ord01jwh3k9b7e3h9l5p1s7v3y9c5:"), items[0].Key)
+	})
+	t.Run("coinbase keeps one event across attempts", func(t *testing.T) {
+		s := builtinSpec(t, "coinbase")
+		p, err := s.New([]string{"cb_secret"}, nil, nil)
+		require.NoError(t, err)
+		body := gatewayFixtures(t, "coinbase")["charge_confirmed_retry.json"]
+		retry := bytes.Replace(body, []byte(`"attempt_number": 3`), []byte(`"attempt_number": 4`), 1)
+		retry = bytes.Replace(retry, []byte(`"scheduled_for": "2025-06-02T09:48:40Z"`), []byte(`"scheduled_for": "2025-06-02T10:48:40Z"`), 1)
+		require.NotEqual(t, body, retry)
+		a, err := p.Sign(body)
+		require.NoError(t, err)
+		b, err := p.Sign(retry)
+		require.NoError(t, err)
+		first, err := p.Parse(a)
+		require.NoError(t, err)
+		second, err := p.Parse(b)
+		require.NoError(t, err)
+		require.Equal(t, first[0].Key, second[0].Key)
+		require.Equal(t, first[0].Fingerprint, second[0].Fingerprint, "a retry is replayed, never 422")
+	})
+}
+
+func TestGatewayRotationHeaders(t *testing.T) {
+	ctx := context.Background()
+	body := gatewayFixtures(t, "mollie")["payment_link_paid.json"]
+	s := builtinSpec(t, "mollie")
+	oldP, err := s.New([]string{"old-mollie-secret"}, nil, nil)
+	require.NoError(t, err)
+	newP, err := s.New([]string{"new-mollie-secret"}, nil, nil)
+	require.NoError(t, err)
+	a, err := oldP.Sign(body)
+	require.NoError(t, err)
+	b, err := newP.Sign(body)
+	require.NoError(t, err)
+	// While Mollie rotates a secret it sends one X-Mollie-Signature per secret.
+	d := providers.Delivery{Header: http.Header{"X-Mollie-Signature": {
+		a.Header.Get("X-Mollie-Signature"), b.Header.Get("X-Mollie-Signature"),
+	}}, Body: body}
+	require.NoError(t, oldP.Verify(ctx, d), "a receiver still on the old secret")
+	require.NoError(t, newP.Verify(ctx, d), "a receiver already on the new secret")
+	d.Header["X-Mollie-Signature"] = []string{a.Header.Get("X-Mollie-Signature")}
+	require.ErrorIs(t, newP.Verify(ctx, d), providers.ErrUnauthorized)
+	unprefixed := strings.TrimPrefix(b.Header.Get("X-Mollie-Signature"), "sha256=")
+	d.Header["X-Mollie-Signature"] = []string{unprefixed}
+	require.NoError(t, newP.Verify(ctx, d), "the sha256= prefix is optional, as in mollie-api-php")
+	d.Header["X-Mollie-Signature"] = []string{"sha256=" + strings.Repeat("0", len(unprefixed))}
+	require.ErrorIs(t, newP.Verify(ctx, d), providers.ErrUnauthorized)
+}
+
+func TestAirwallexTolerance(t *testing.T) {
+	ctx := context.Background()
+	s := builtinSpec(t, "airwallex")
+	body := gatewayFixtures(t, "airwallex")["refund_settled.json"]
+	signedAt := time.Date(2025, 6, 5, 2, 0, 3, 0, time.UTC)
+	signer, err := s.New([]string{"aw_secret"}, nil, func() time.Time { return signedAt })
+	require.NoError(t, err)
+	d, err := signer.Sign(body)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name    string
+		skew    time.Duration
+		wantErr error
+	}{
+		{"just sent", time.Second, nil},
+		{"within the default five minutes", 4 * time.Minute, nil},
+		{"older than the tolerance", 6 * time.Minute, ErrTooOld},
+		{"ahead of the clock", -6 * time.Minute, ErrTooNew},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p, err := s.New([]string{"aw_secret"}, nil, func() time.Time { return signedAt.Add(tc.skew) })
+			require.NoError(t, err)
+			err = p.Verify(ctx, d)
+			if tc.wantErr == nil {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, tc.wantErr)
+		})
+	}
+}

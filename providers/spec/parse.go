@@ -1,0 +1,256 @@
+package spec
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
+)
+
+// Parse's errors. Each wraps providers.ErrMalformed; the Provider adds its
+// name and, for a key or type, which reference failed (never a value).
+var (
+	// ErrNotJSON means the body is not one JSON object whose member
+	// names are unique, also under case folding, at any depth.
+	ErrNotJSON = fmt.Errorf("%w: body is not a JSON object with unique member names", providers.ErrMalformed)
+	// ErrNoEventKey means a part of the event key is missing, empty, not
+	// a string or number, or not a token (MaxTokenBytes of printable
+	// ASCII without spaces), or the key is longer than MaxKeyBytes.
+	ErrNoEventKey = fmt.Errorf("%w: no usable event key", providers.ErrMalformed)
+	// ErrInvalidType means a part of the event type is present but not a
+	// token.
+	ErrInvalidType = fmt.Errorf("%w: invalid event type", providers.ErrMalformed)
+	// ErrBatch means the batch member is missing, not an array of
+	// objects, empty, or longer than MaxBatch.
+	ErrBatch = fmt.Errorf("%w: batch is not an array of 1 to %d objects", providers.ErrMalformed, MaxBatch)
+)
+
+// Limits on what Parse derives.
+const (
+	// MaxTokenBytes is the longest value one reference of a key or type
+	// may have.
+	MaxTokenBytes = 255
+	// MaxKeyBytes is the longest event key: with the provider's name it
+	// stays within the store's key limit (dedupe.MaxKeyLen).
+	MaxKeyBytes = 400
+	// MaxBatch is the most events one batch may carry.
+	MaxBatch = 1000
+)
+
+// Parse derives a verified delivery's events: one, whose body is the
+// delivery's, or one per element of the batch member. Its errors wrap
+// providers.ErrMalformed.
+func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
+	if p.s == nil {
+		return nil, fmt.Errorf("%w: %v", providers.ErrMalformed, errNoSpec)
+	}
+	o, err := rawjson.Parse(d.Body)
+	if err != nil {
+		return nil, p.fail(ErrNotJSON)
+	}
+	if p.s.batch == "" {
+		ev, err := p.event(o, d.Body, d)
+		if err != nil {
+			return nil, err
+		}
+		return []providers.Item{{Event: ev, Body: d.Body}}, nil
+	}
+	elems, ok, err := o.Elements(p.s.batch)
+	if err != nil || !ok {
+		return nil, p.fail(ErrBatch)
+	}
+	var items []providers.Item
+	for _, m := range elems {
+		if len(items) == MaxBatch {
+			return nil, p.fail(ErrBatch)
+		}
+		eo, err := m.Object()
+		if err != nil {
+			return nil, p.fail(ErrBatch)
+		}
+		ev, err := p.event(eo, m.Value, d)
+		if err != nil {
+			return nil, fmt.Errorf("%w (%s element %d)", err, p.s.batch, len(items))
+		}
+		body := []byte(m.Value)
+		if p.s.wrap {
+			body = make([]byte, 0, len(p.s.batch)+len(m.Value)+8)
+			body = append(append(append(body, `{"`...), p.s.batch...), `":[`...)
+			body = append(append(body, m.Value...), "]}"...)
+		}
+		items = append(items, providers.Item{Event: ev, Body: body})
+	}
+	if len(items) == 0 {
+		return nil, p.fail(ErrBatch)
+	}
+	return items, nil
+}
+
+// event derives one event from its object o, whose text is body.
+func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (providers.Event, error) {
+	var sc *scan
+	if len(p.s.sigParts) > 0 && (p.s.key.has(signatureRef, "") || p.s.typ.has(signatureRef, "")) {
+		sc = new(scan)
+		if err := p.scanHeader(d, sc); err != nil {
+			return providers.Event{}, p.fail(err)
+		}
+	}
+	key, err := p.render(&p.s.key, o, body, d, sc, true)
+	if err != nil {
+		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrNoEventKey, err))
+	}
+	if len(key) > MaxKeyBytes {
+		return providers.Event{}, p.fail(fmt.Errorf("%w (longer than %d bytes)", ErrNoEventKey, MaxKeyBytes))
+	}
+	typ, err := p.render(&p.s.typ, o, body, d, sc, false)
+	if err != nil {
+		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
+	}
+	fp, err := p.fingerprint(o)
+	if err != nil {
+		return providers.Event{}, p.fail(ErrNotJSON)
+	}
+	return providers.Event{Key: key, Type: typ, Fingerprint: fp}, nil
+}
+
+// render evaluates a key or type template. Strict (a key), every
+// reference must have a value; otherwise a missing one makes the whole
+// result empty. Every value must be a token. Its errors name the
+// reference, never a value.
+func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, strict bool) (string, error) {
+	if len(t.parts) == 0 {
+		return "", nil
+	}
+	var b strings.Builder
+	for i := range t.parts {
+		r := &t.parts[i]
+		v, ok, err := p.refValue(r, o, body, d, sc)
+		switch {
+		case err != nil:
+			return "", fmt.Errorf("%s: %v", refName(r), err)
+		case !ok && strict:
+			return "", fmt.Errorf("%s is missing", refName(r))
+		case !ok:
+			return "", nil
+		case r.kind != literal && !providers.IsToken(v, MaxTokenBytes):
+			return "", fmt.Errorf("%s is not 1 to %d bytes of printable ASCII without spaces", refName(r), MaxTokenBytes)
+		}
+		if r.lower {
+			v = strings.ToLower(v)
+		}
+		if len(t.parts) == 1 {
+			return v, nil // the usual key, one id: no copy
+		}
+		b.WriteString(v)
+	}
+	return b.String(), nil
+}
+
+// refValue is one part's value for a delivery whose (element) object is o
+// and text body.
+func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan) (string, bool, error) {
+	switch r.kind {
+	case literal:
+		return r.text, true, nil
+	case jsonRef:
+		return lookup(o, r.path)
+	case digestRef:
+		return rawjson.HexSum(body), true, nil
+	case settingRef:
+		return p.values[r.index], p.values[r.index] != "", nil
+	case signatureRef:
+		if sc == nil || !sc.set[r.index] {
+			return "", false, nil
+		}
+		return sc.parts[r.index], sc.parts[r.index] != "", nil
+	case headerRef, queryRef:
+		vals := d.Header[r.text]
+		if r.kind == queryRef {
+			vals = d.Query[r.text]
+		}
+		switch {
+		case len(vals) > 1:
+			return "", false, fmt.Errorf("given %d times", len(vals))
+		case len(vals) == 0 || vals[0] == "":
+			return "", false, nil
+		}
+		return vals[0], true, nil
+	}
+	return "", false, nil
+}
+
+// refName names a reference in messages: "json.data.id".
+func refName(r *part) string {
+	if r.kind == digestRef || r.kind == bodyRef {
+		return kindNames[r.kind]
+	}
+	return kindNames[r.kind] + "." + r.text
+}
+
+// lookup returns the string (decoded), number or boolean (as sent) at
+// path in o; ok is false when a member on the way is absent or null.
+func lookup(o *rawjson.Object, path []string) (string, bool, error) {
+	last := len(path) - 1
+	for _, name := range path[:last] {
+		next, ok, err := o.Object(name)
+		if err != nil || !ok {
+			return "", false, err
+		}
+		o = next
+	}
+	m, ok, err := o.Get(path[last])
+	if err != nil || !ok || m.IsNull() {
+		return "", false, err
+	}
+	switch c := m.Value[0]; {
+	case c == '"':
+		return o.String(path[last])
+	case c == '{' || c == '[':
+		return "", false, fmt.Errorf("not a string, number or boolean")
+	}
+	return string(m.Value), true, nil
+}
+
+// fingerprint hashes the spec's fingerprint members of o: in canonical
+// form (rawjson's Fingerprint), or compacted in the order listed, as
+// {"name":value,...} without the absent ones (the encoding of
+// providers/stripe, so that a spec can take over its stored fingerprints).
+func (p *Provider) fingerprint(o *rawjson.Object) (string, error) {
+	if !p.s.compact {
+		return o.Fingerprint(p.s.fingerprint...)
+	}
+	// Looked up first, so that the buffer grows once.
+	var found [16]rawjson.Member
+	members := found[:0]
+	size := 2
+	for _, name := range p.s.fingerprint {
+		m, ok, err := o.Get(name)
+		if err != nil {
+			return "", err
+		}
+		members = append(members, m) // the zero Member for an absent one
+		if ok {
+			size += len(name) + len(m.Value) + 4
+		}
+	}
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.Grow(size)
+		buf.WriteByte('{')
+		for i, name := range p.s.fingerprint {
+			if members[i].Value == nil {
+				continue
+			}
+			if buf.Len() > 1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteByte('"')
+			buf.WriteString(name)
+			buf.WriteString(`":`)
+			members[i].AppendCompact(buf)
+		}
+		buf.WriteByte('}')
+		return nil
+	})
+}

@@ -1,0 +1,178 @@
+package spec
+
+import (
+	"crypto/hmac"
+	"errors"
+	"fmt"
+	"hash"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
+)
+
+// Verify's errors. Each wraps providers.ErrUnauthorized and says which
+// check failed without quoting a header, a signature or a secret; the
+// Provider adds its name.
+var (
+	// ErrNotSigned means the signature header is missing or empty.
+	ErrNotSigned = fmt.Errorf("%w: no signature header", providers.ErrUnauthorized)
+	// ErrInvalidHeader means the signature header cannot be read: sent
+	// twice when the spec says it is sent once, longer than
+	// MaxHeaderBytes, or a named item the signed text reads given twice.
+	ErrInvalidHeader = fmt.Errorf("%w: invalid signature header", providers.ErrUnauthorized)
+	// ErrMissingPart means a header, query value or signature item that
+	// the signed text reads is missing, empty or given more than once.
+	ErrMissingPart = fmt.Errorf("%w: a signed part is missing or repeated", providers.ErrUnauthorized)
+	// ErrInvalidTimestamp means the timestamp is not a plain decimal
+	// number.
+	ErrInvalidTimestamp = fmt.Errorf("%w: invalid timestamp", providers.ErrUnauthorized)
+	// ErrTooOld means the timestamp is older than the tolerance.
+	ErrTooOld = fmt.Errorf("%w: timestamp older than the tolerance", providers.ErrUnauthorized)
+	// ErrTooNew means the timestamp is further ahead of the clock than
+	// the tolerance (window: both).
+	ErrTooNew = fmt.Errorf("%w: timestamp ahead of the clock by more than the tolerance", providers.ErrUnauthorized)
+	// ErrNoValidSignature means no signature (or token) matches under any
+	// configured secret.
+	ErrNoValidSignature = fmt.Errorf("%w: no valid signature", providers.ErrUnauthorized)
+)
+
+// Limits on what Verify reads, so that a crafted header cannot cost
+// unbounded parsing and MACs.
+const (
+	// MaxHeaderBytes is the most signature header Verify reads, all
+	// values together.
+	MaxHeaderBytes = 8 << 10
+	// MaxSignatures is how many signatures Verify compares; later ones
+	// are ignored.
+	MaxSignatures = 16
+)
+
+// Provider is a spec compiled with its secrets and settings: a provider
+// adapter like the hand-written ones. It is safe for concurrent use.
+type Provider struct {
+	s *Spec
+	// macs holds one keyed MAC per secret (HMAC specs); tokens the
+	// secrets as given (token specs).
+	macs   []*macKey
+	tokens []string
+	// signed is the spec's signed text with the settings filled in.
+	signed []part
+	// values are the settings' values, by index.
+	values    []string
+	tolerance time.Duration
+	clock     func() time.Time
+	// scratch holds the signed text's parts other than the body (a
+	// *[]byte), reused across deliveries.
+	scratch sync.Pool
+}
+
+// New builds a Provider of s with secrets (the first signs) and the
+// settings' values by variable (a missing one takes its default). clock
+// is nil for time.Now.
+func (s *Spec) New(secrets []string, settings map[string]string, clock func() time.Time) (*Provider, error) {
+	p := &Provider{s: s, clock: clock, values: make([]string, len(s.settings))}
+	if p.clock == nil {
+		p.clock = time.Now
+	}
+	for i, d := range s.settings {
+		v, ok := settings[d.variable]
+		if !ok || v == "" {
+			v = d.def
+		}
+		p.values[i] = v
+	}
+	if s.ts != nil {
+		d := s.settings[s.ts.tolerance]
+		tol, err := time.ParseDuration(p.values[s.ts.tolerance])
+		if err != nil || tol <= 0 {
+			return nil, fmt.Errorf("%s: %s must be a positive duration", s.name, d.variable)
+		}
+		p.tolerance = tol
+	}
+	if err := adapter.Check(s.name, s.secret.noun, secrets); err != nil {
+		return nil, err
+	}
+	for i, secret := range secrets {
+		if s.sig.alg.hash == nil {
+			p.tokens = append(p.tokens, secret)
+			continue
+		}
+		key, err := s.secret.decode(strings.TrimPrefix(secret, s.secret.trimPrefix))
+		if err != nil || len(key) == 0 {
+			return nil, fmt.Errorf("%s: %s %d of %d does not decode", s.name, s.secret.noun, i+1, len(secrets))
+		}
+		p.macs = append(p.macs, newMACKey(s.sig.alg.hash, key))
+	}
+	p.signed = p.bind(s.sig.signed.parts)
+	return p, nil
+}
+
+// bind returns parts with every setting replaced by its value, adjacent
+// literals merged: the signed text's constant parts cost nothing per
+// delivery.
+func (p *Provider) bind(parts []part) []part {
+	var out []part
+	for _, q := range parts {
+		if q.kind == settingRef {
+			v := p.values[q.index]
+			if q.lower {
+				v = strings.ToLower(v)
+			}
+			q = part{kind: literal, text: v}
+		}
+		if n := len(out); q.kind == literal && n > 0 && out[n-1].kind == literal {
+			out[n-1].text += q.text
+			continue
+		}
+		out = append(out, q)
+	}
+	return out
+}
+
+// Name is the spec's name: the route segment and key prefix.
+func (p *Provider) Name() string {
+	if p.s == nil {
+		return ""
+	}
+	return p.s.name
+}
+
+// Ack is nil for a spec without a batch (the core service's answer is
+// relayed), else the answer its gateway expects.
+func (p *Provider) Ack() *providers.Acknowledgement {
+	if p.s == nil {
+		return nil
+	}
+	return p.s.ack
+}
+
+// Spec returns the spec p was built from.
+func (p *Provider) Spec() *Spec { return p.s }
+
+// fail adds the provider's name to one of Verify's or Parse's errors.
+func (p *Provider) fail(err error) error { return fmt.Errorf("%s: %w", p.s.name, err) }
+
+// macKey computes an HMAC under one fixed key, reusing its keyed states
+// across deliveries (hmac.New allocates two hash states and the padded
+// key each time).
+type macKey struct {
+	key  []byte
+	pool sync.Pool
+}
+
+type macState struct {
+	mac hash.Hash
+	sum [64]byte
+}
+
+func newMACKey(h func() hash.Hash, key []byte) *macKey {
+	k := &macKey{key: key}
+	k.pool.New = func() any { return &macState{mac: hmac.New(h, k.key)} }
+	return k
+}
+
+// errNoSpec is a Provider's zero value at work: it verifies nothing.
+var errNoSpec = errors.New("spec: zero Provider")
