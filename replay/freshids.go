@@ -45,6 +45,10 @@ func EventIDPaths(provider string) (paths []string, known bool) {
 		paths = []string{"data.id", "id"}
 	case "duitku":
 		paths = []string{"merchantOrderId"} // a form field
+	case "gocardless":
+		paths = []string{"events.[].id"}
+	case "coinbase":
+		paths = []string{"event.id"}
 	default:
 		paths, known = []string{"id", "event_id", "data.id"}, false
 	}
@@ -100,9 +104,18 @@ func FreshID(f Fixture, suffix string) ([]byte, error) {
 // rewrite appends suffix to every string at path in v, counting them in n.
 func rewrite(v any, path []string, suffix string, n *int) any {
 	if len(path) == 0 {
-		if s, ok := v.(string); ok && s != "" {
-			*n++
-			return s + suffix
+		switch v := v.(type) {
+		case string:
+			if v != "" {
+				*n++
+				return v + suffix
+			}
+		case json.Number:
+			// A numeric id stays a number: it takes the suffix's digits.
+			if digits := strings.Map(keepDigit, suffix); digits != "" {
+				*n++
+				return json.Number(string(v) + digits)
+			}
 		}
 		return v
 	}
@@ -145,6 +158,13 @@ func freshFormID(f Fixture, fields []string, suffix string) ([]byte, error) {
 		return nil, fmt.Errorf("%w: %s has no field %s (%s)", ErrNoEventID, f.Path, strings.Join(fields, ", "), f.Provider)
 	}
 	return []byte(strings.Join(pairs, "&")), nil
+}
+
+func keepDigit(r rune) rune {
+	if r >= '0' && r <= '9' {
+		return r
+	}
+	return -1
 }
 
 // lettersAndDigitsOnly reports whether provider's ids take letters and

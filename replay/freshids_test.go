@@ -28,7 +28,10 @@ func TestFreshID(t *testing.T) {
 		{name: "unknown provider, usual place", provider: "newpay",
 			body: `{"event_id":"e1"}`, want: `{"event_id":"e1_r2"}`},
 		{name: "no id where it should be", provider: "stripe", body: `{"object":"event"}`, err: ErrNoEventID},
-		{name: "id not a string", provider: "stripe", body: `{"id":7}`, err: ErrNoEventID},
+		{name: "numeric id takes the digits", provider: "shopify", body: `{"id":7}`, want: `{"id":72}`},
+		{name: "each event of a batch", provider: "gocardless",
+			body: `{"events":[{"id":"EV1"},{"id":"EV2"}]}`, want: `{"events":[{"id":"EV1_r2"},{"id":"EV2_r2"}]}`},
+		{name: "id not a string or number", provider: "stripe", body: `{"id":true}`, err: ErrNoEventID},
 		{name: "form without the field", provider: "duitku", body: "merchantCode=D1", err: ErrNoEventID},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
