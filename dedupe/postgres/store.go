@@ -32,6 +32,21 @@ const (
 	countSlots = 16
 )
 
+// noSeqScan is the pool's enable_seqscan (a DSN that sets it wins). Every
+// statement of the store finds its rows through an index (the key, the
+// expiry, the created order, the counts' key), and a writer's statements
+// are prepared once per connection (pgx caches them) and soon run on
+// Postgres's generic plan. A generic plan made while the table was small,
+// as every fresh table is, joins the batch's keys to a scan of the whole
+// table, and keeps doing so as the table grows, until an ANALYZE happens
+// to replace it: under webhookbench at 64 clients, thousands of such
+// scans reading millions of rows a round, and three to four times the
+// Postgres CPU per batch (BENCHMARKS.md, "Postgres (group commit)";
+// TestPostgresWriterPlansUseIndexes). Off, the planner takes an index
+// wherever one serves, whatever the table's size then. A DSN that sets
+// enable_seqscan itself keeps its value.
+const noSeqScan = "off"
+
 // Options configure a Store: the options every backend has
 // (dedupe.Options), and Postgres's own.
 //
@@ -131,6 +146,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, ErrInvalidDSN
 	}
 	cfg.MaxConns = opts.MaxConns
+	if _, set := cfg.ConnConfig.RuntimeParams["enable_seqscan"]; !set {
+		// A SET, not a startup parameter: a pooler such as PgBouncer
+		// refuses startup parameters it does not know.
+		cfg.AfterConnect = func(ctx context.Context, c *pgx.Conn) error {
+			_, err := c.Exec(ctx, `SET enable_seqscan = `+noSeqScan)
+			return err
+		}
+	}
 	if opts.Tracer != nil {
 		cfg.ConnConfig.Tracer = opts.Tracer
 	}

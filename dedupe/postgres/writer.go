@@ -235,8 +235,8 @@ func (s *Store) writeLoop() {
 // gather lets the callers answered by the last batch (of last ops) queue
 // their next op before the writer takes the next batch, so that one batch
 // serves them all instead of the first few: a batch's fixed cost (its
-// round trip, planning, commit and WAL flush) is most of what a small one
-// costs Postgres. It yields while the queue keeps growing and returns at
+// round trip, commit, WAL flush and count triggers) is most of what a
+// small one costs Postgres. It yields while the queue keeps growing and returns at
 // once when it does not; it never sleeps. (dedupe/lmdb's writer does the
 // same; BenchmarkWriterBatch's no-gather variant measures it here.)
 func (s *Store) gather(last int) {

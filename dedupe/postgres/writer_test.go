@@ -166,3 +166,60 @@ func TestPrefixColumns(t *testing.T) {
 		require.Equal(t, tc.want, prefixColumns("r.", tc.in), tc.in)
 	}
 }
+
+// A writer's statements find their rows through the key's index even on a
+// generic plan made while the table was empty, as Postgres makes for a
+// statement prepared on a fresh table: such a plan would otherwise scan the
+// whole table for every batch, however large it grew (noSeqScan).
+func TestPostgresWriterPlansUseIndexes(t *testing.T) {
+	dsn := testPostgresDSN(t)
+	schema := testSchema(t, dsn)
+	s, err := Open(ctx, dsn, Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, Schema: schema})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	conn, err := s.pool.Acquire(ctx)
+	require.NoError(t, err)
+	defer conn.Release()
+	seqScans := func() int64 {
+		t.Helper()
+		_, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush(), pg_stat_clear_snapshot()`)
+		require.NoError(t, err)
+		var n int64
+		require.NoError(t, conn.QueryRow(ctx, `SELECT seq_scan FROM pg_stat_user_tables WHERE schemaname = $1 AND relname = $2`,
+			schema, Table).Scan(&n))
+		return n
+	}
+	_, err = conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`)
+	require.NoError(t, err)
+	defer func() { _, _ = conn.Exec(ctx, `RESET plan_cache_mode`) }()
+	before := seqScans()
+
+	keys := []string{"stripe:evt_a", "stripe:evt_b", "stripe:evt_c"}
+	var claims, finishes, releases []*op
+	for i, k := range keys {
+		o := newOp(ctx, opClaim, k, uint64(i+1))
+		o.fingerprint = "fp"
+		claims = append(claims, o)
+	}
+	run := func(queue func(*pgx.Batch)) {
+		t.Helper()
+		b := &pgx.Batch{}
+		queue(b)
+		require.NoError(t, conn.SendBatch(ctx, b).Close())
+	}
+	run(func(b *pgx.Batch) { s.queueClaims(b, claims) })
+	for _, o := range claims {
+		require.True(t, o.claimed, o.key)
+	}
+	for i, k := range keys[:2] {
+		o := newOp(ctx, opFinish, k, uint64(i+1))
+		o.state, o.resp = dedupe.Completed, dedupe.Response{Status: 200}
+		finishes = append(finishes, o)
+	}
+	releases = append(releases, newOp(ctx, opRelease, keys[2], 3))
+	run(func(b *pgx.Batch) { s.queueFinishes(b, finishes); s.queueReleases(b, releases) })
+	for _, o := range append(finishes, releases...) {
+		require.True(t, o.found, o.key)
+	}
+	require.Equal(t, before, seqScans(), "a writer's statement scanned the whole table")
+}
