@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
 	"github.com/webhookd/webhookd/dedupe/tiered"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
@@ -26,12 +26,10 @@ import (
 )
 
 // pgSchema returns the test database and a fresh schema in it, dropped when
-// the test ends; it skips the test without WEBHOOKD_TEST_POSTGRES_DSN.
+// the test ends; without WEBHOOKD_TEST_POSTGRES_DSN it skips the test, or
+// fails it under CI=true (pgtest.DSN).
 func pgSchema(t *testing.T) (dsn, schema string) {
-	dsn = os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
-	}
+	dsn = pgtest.DSN(t)
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema = "webhookd_e2e_" + hex.EncodeToString(b[:])

@@ -513,7 +513,7 @@ func (h *handler) report(d *delivery) {
 	}
 }
 
-// logDelivery writes the delivery line (README, "Logs"). It runs once per
+// logDelivery writes the delivery line (docs/operating.md, "Logs"). It runs once per
 // request, so it builds nothing when its level is disabled, and otherwise
 // collects typed attributes in an array on the stack: the only allocation
 // left is slog's own, for the attributes past the five a Record holds

@@ -36,7 +36,7 @@ func reportedDelivery(now time.Time) *delivery {
 }
 
 // TestDeliveryLineFormat pins the delivery line, field by field and in
-// order, as the README documents it.
+// order, as docs/operating.md documents it.
 func TestDeliveryLineFormat(t *testing.T) {
 	now := time.Unix(1_700_000_000, 0)
 	var buf bytes.Buffer

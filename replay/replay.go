@@ -68,6 +68,12 @@ type Options struct {
 	Timeout time.Duration
 	// Client replaces the HTTP client built from Timeout; tests use it.
 	Client *http.Client
+	// IDSuffix, when not empty, is appended to the event id of every
+	// fixture replay signs (FreshID), so that a run with a suffix not used
+	// before is a new set of events to the receiver rather than replays
+	// from its store. Fixtures sent with captured headers (PayPal's) are
+	// left alone: their signature covers the body as captured.
+	IDSuffix string
 }
 
 // Result is the answer to one request.
@@ -170,6 +176,10 @@ func baseURL(raw string) (string, error) {
 // the answers. It returns an error, having sent nothing, when Check fails.
 // When ctx ends it stops sending and reports what was answered so far.
 func Run(ctx context.Context, fixtures []Fixture, opts Options) (*Report, error) {
+	fixtures, err := withFreshIDs(fixtures, opts)
+	if err != nil {
+		return nil, err
+	}
 	if err := Check(fixtures, opts); err != nil {
 		return nil, err
 	}

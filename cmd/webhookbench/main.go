@@ -2,6 +2,10 @@
 // proxy and a Redis-dedupe receiver, and checks exactly-once delivery under
 // crashes and downstream faults. See BENCHMARKS.md and package
 // internal/bench.
+//
+// It is a module of its own, so that its Redis client is not a dependency
+// of the receiver's module; run it from this folder (go run .), which
+// builds the checkout's webhookd.
 package main
 
 import (
@@ -10,7 +14,7 @@ import (
 	"os/signal"
 	"syscall"
 
-	"github.com/webhookd/webhookd/internal/bench"
+	"github.com/webhookd/webhookd/cmd/webhookbench/internal/bench"
 )
 
 func main() {

@@ -69,6 +69,6 @@ func runCheck(_ context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "  %d %s: %s%s\n", d.Count, d.Kind, strings.Join(d.Examples, ", "), more)
 	}
-	fmt.Fprintln(stdout, "Restore the store from a backup (webhookd backup): see README, \"Backup, restore and check\".")
+	fmt.Fprintln(stdout, "Restore the store from a backup (webhookd backup): see docs/store.md, \"Backup, restore and check\".")
 	return 1
 }

@@ -11,6 +11,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -338,16 +339,28 @@ func TestReplayServeKeysCaptureEndToEnd(t *testing.T) {
 }
 
 // TestQuickstart is the README's three terminals: sink, serve, replay of
-// the shipped fixtures/stripe.
+// the shipped fixtures/stripe; then its rehearsal of a core service that
+// is down: the sink answering 503 to fixtures given fresh ids, and the same
+// ids forwarded once it answers 200 again.
 func TestQuickstart(t *testing.T) {
-	var sinkOut syncBuffer
-	ctx, cancel := context.WithCancel(context.Background())
-	ready := make(chan string, 1)
-	sinkDone := make(chan int, 1)
-	go func() {
-		sinkDone <- runSinkArgs(ctx, []string{"--addr", "127.0.0.1:0"}, &sinkOut, io.Discard, ready)
-	}()
-	sinkAddr := <-ready
+	// startSink runs `webhookd sink` on addr until the returned stop.
+	startSink := func(addr string, args ...string) (string, *syncBuffer, func()) {
+		var out syncBuffer
+		ctx, cancel := context.WithCancel(context.Background())
+		ready := make(chan string, 1)
+		done := make(chan int, 1)
+		go func() {
+			done <- runSinkArgs(ctx, append([]string{"--addr", addr}, args...), &out, io.Discard, ready)
+		}()
+		select {
+		case a := <-ready:
+			return a, &out, func() { cancel(); require.Zero(t, <-done) }
+		case code := <-done:
+			t.Fatalf("sink exited %d", code)
+		}
+		return "", nil, nil
+	}
+	sinkAddr, sinkOut, stopSink := startSink("127.0.0.1:0")
 
 	srv := startServe(t, map[string]string{
 		"WEBHOOKD_DATA_DIR":       filepath.Join(t.TempDir(), "data"),
@@ -361,11 +374,10 @@ func TestQuickstart(t *testing.T) {
 
 	out, errOut, code := replayCmd(t, "--url", srv.url, shipped)
 	require.Zero(t, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
-	cancel()
-	require.Zero(t, <-sinkDone)
+	stopSink()
 
-	printed := strings.Split(strings.TrimSpace(sinkOut.String()), "\n")
-	require.Len(t, printed, len(files), "one sink line per fixture:\n%s", sinkOut.String())
+	lines := func(b *syncBuffer) []string { return strings.Split(strings.TrimSpace(b.String()), "\n") }
+	require.Len(t, lines(sinkOut), len(files), "one sink line per fixture:\n%s", sinkOut.String())
 	for _, f := range files {
 		var ev struct{ ID, Type string }
 		body, err := os.ReadFile(f)
@@ -373,6 +385,27 @@ func TestQuickstart(t *testing.T) {
 		require.NoError(t, json.Unmarshal(body, &ev))
 		require.Contains(t, sinkOut.String(), "Idempotency-Key=stripe:"+ev.ID+" Webhook-Event-Type="+ev.Type)
 	}
+
+	// The rehearsal: the core service down. Fresh ids make the fixtures
+	// new events; webhookd tries each three times (the first attempt and
+	// WEBHOOKD_DISPATCH_RETRIES, 2), then answers 503 and releases it.
+	_, downOut, stopSink := startSink(sinkAddr, "--status", "503")
+	out, _, code = replayCmd(t, "--url", srv.url, "--id-suffix", "_r1", shipped)
+	stopSink()
+	require.Equal(t, 1, code, "503 answers fail the run:\n%s", out)
+	require.Contains(t, out, fmt.Sprintf("503     %d", len(files)), out)
+	require.Len(t, lines(downOut), 3*len(files), "three sink lines per event:\n%s", downOut.String())
+
+	// Back up: the same ids are forwarded now, once; then replayed.
+	_, upOut, stopSink := startSink(sinkAddr)
+	out, _, code = replayCmd(t, "--url", srv.url, "--id-suffix", "_r1", shipped)
+	require.Zero(t, code, out)
+	out, _, code = replayCmd(t, "--url", srv.url, "--id-suffix", "_r1", shipped)
+	stopSink()
+	require.Zero(t, code, out)
+	require.Contains(t, out, fmt.Sprintf("200     %d      %d", len(files), len(files)), "every answer replayed:\n%s", out)
+	require.Len(t, lines(upOut), len(files), "each event forwarded once:\n%s", upOut.String())
+	require.Contains(t, upOut.String(), "_r1 ")
 }
 
 // syncBuffer is a bytes.Buffer safe for concurrent writers and readers (a

@@ -12,8 +12,8 @@ import (
 // webhookd's live heap is a few MB (connections' buffers, the deliveries in
 // flight), so at Go's default of 100 the collector runs every few MB of
 // allocation: several times a second under load, about a tenth of the
-// process's CPU in mark work, assists and sweeping (BENCHMARKS.md, "GC
-// settings and allocation cuts"; 3 to 4 % at 400). At 400 it runs a fifth
+// process's CPU in mark work, assists and sweeping (BENCHMARKS.md, "The
+// GC default"; 2 to 4.5 % at 400). At 400 it runs a fifth
 // as often, for a heap target of 5× the live heap instead of 2×: about
 // 20 MB here.
 const defaultGCPercent = 400

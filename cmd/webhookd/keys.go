@@ -109,7 +109,7 @@ func openKeysStoreWith(ctx context.Context, cfg *config, stderr io.Writer) (dedu
 
 func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys list", keysUsage, stderr)
-	provider := fs.String("provider", "", "only this provider's keys (stripe, midtrans, xendit)")
+	provider := fs.String("provider", "", "only this provider's keys: its route name ("+builtinProviderNames()+", or one of WEBHOOKD_PROVIDER_SPECS)")
 	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, COMPLETED or FAILED")
 	limit := fs.Int("limit", 0, "at most N keys (0: all)")
 	asJSON := fs.Bool("json", false, "one JSON object per line (JSON Lines) instead of a table")
@@ -403,4 +403,14 @@ func printableText(s string) bool {
 		}
 	}
 	return true
+}
+
+// builtinProviderNames lists the provider table's names as prose, for help
+// text written before any configuration is read.
+func builtinProviderNames() string {
+	var names []string
+	for _, e := range providerTable() {
+		names = append(names, e.Name)
+	}
+	return orList(names)
 }

@@ -28,9 +28,9 @@ func TestLibrariesDoNotNameVariables(t *testing.T) {
 		if d.IsDir() {
 			// Test kits (dedupetest, pgtest, providertest) are test code:
 			// only tests import them, and they may name the test variables.
-			// internal/bench runs this command and configures it through
-			// its variables, as an operator does.
-			if rel != "." && (strings.HasPrefix(d.Name(), ".") || rel == "cmd" || strings.HasSuffix(d.Name(), "test") || rel == filepath.Join("internal", "bench")) {
+			// cmd holds the commands, which configure webhookd through its
+			// variables, as an operator does.
+			if rel != "." && (strings.HasPrefix(d.Name(), ".") || rel == "cmd" || strings.HasSuffix(d.Name(), "test")) {
 				return filepath.SkipDir
 			}
 			return nil
@@ -70,4 +70,41 @@ func TestContractLinksNoBackend(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		require.False(t, strings.Contains(dep, "lmdb-go") || strings.Contains(dep, "jackc"), "the contract's side links %s", dep)
 	}
+}
+
+// TestOneServerOneForwarder: every listener gets its bounds from newServer
+// and every forward its settings from newForwarder, so that no listener is
+// left without a header timeout and keys redrive forwards as serve does.
+func TestOneServerOneForwarder(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := filepath.Glob("*.go")
+	require.NoError(t, err)
+	servers, forwarders := 0, 0
+	for _, path := range pkgs {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.CompositeLit:
+				if sel, ok := n.Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Server" && isIdent(sel.X, "http") {
+					servers++
+				}
+			case *ast.CallExpr:
+				if sel, ok := n.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "New" && isIdent(sel.X, "dispatch") {
+					forwarders++
+				}
+			}
+			return true
+		})
+	}
+	require.Equal(t, 1, servers, "http.Server literals outside newServer")
+	require.Equal(t, 1, forwarders, "dispatch.New calls outside newForwarder")
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }

@@ -37,6 +37,9 @@ func TestLogLinesReachStderrBeforeExit(t *testing.T) {
 		"WEBHOOKD_DATA_DIR":       t.TempDir(),
 		"WEBHOOKD_DOWNSTREAM_URL": "http://127.0.0.1:1/",
 		"WEBHOOKD_LOG_FORMAT":     "json",
+		// Off, so that the listen that fails is WEBHOOKD_ADDR's whatever
+		// else runs on this machine (a webhookd on the default 8081).
+		"WEBHOOKD_ADMIN_ADDR": "",
 	}
 	for i := range unknown {
 		env[fmt.Sprintf("WEBHOOKD_UNKNOWN_%04d", i)] = "x"

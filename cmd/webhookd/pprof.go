@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"time"
 )
 
 // errNotLoopback is a WEBHOOKD_PPROF_ADDR that could be reached from another
@@ -52,11 +51,7 @@ func startPprof(addr string, log *slog.Logger) (stop func(), err error) {
 	if err != nil {
 		return nil, fmt.Errorf("WEBHOOKD_PPROF_ADDR: %w", err)
 	}
-	srv := &http.Server{
-		Handler:           pprofHandler(),
-		ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newServer(pprofHandler(), log, 0)
 	go func() { _ = srv.Serve(ln) }()
 	log.Warn("pprof listening: profiles of this process are served on this address", "addr", ln.Addr().String())
 	return func() { _ = srv.Close() }, nil

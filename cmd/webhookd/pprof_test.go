@@ -69,6 +69,9 @@ func TestServePprofOptIn(t *testing.T) {
 		t.Setenv("WEBHOOKD_DATA_DIR", filepath.Join(t.TempDir(), "data"))
 		t.Setenv("WEBHOOKD_DOWNSTREAM_URL", down.URL)
 		t.Setenv("WEBHOOKD_STRIPE_SECRETS", testSecret)
+		// Not the default port, which a webhookd running on this machine
+		// may hold.
+		t.Setenv("WEBHOOKD_ADMIN_ADDR", "127.0.0.1:0")
 		if on {
 			t.Setenv("WEBHOOKD_PPROF_ADDR", pprofAddr)
 		}
@@ -78,7 +81,12 @@ func TestServePprofOptIn(t *testing.T) {
 		ready := make(chan string, 1)
 		done := make(chan error, 1)
 		go func() { done <- serve(ctx, cfg, slog.New(slog.DiscardHandler), ready) }()
-		addr := <-ready
+		var addr string
+		select {
+		case addr = <-ready:
+		case err := <-done:
+			t.Fatalf("serve: %v", err)
+		}
 
 		require.Equal(t, http.StatusNotFound, get("http://"+addr+"/debug/pprof/"), "never on the providers' listener")
 		if on {

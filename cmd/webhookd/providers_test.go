@@ -128,6 +128,19 @@ func TestEveryProviderServesAndReplays(t *testing.T) {
 			}
 			require.Equal(t, events, core.total(), "each event forwarded once:\n%s", stdout.String())
 			require.Empty(t, stderr.String())
+
+			// --id-suffix makes every fixture a new event, so a rehearsal
+			// runs again without deleting keys; the same suffix a second
+			// time is a retry of those events, answered from the store.
+			if _, known := replay.EventIDPaths(e.Name); known && skipped == 0 {
+				for range 2 {
+					stdout.Reset()
+					code := run(context.Background(), []string{"replay", "--url", "http://" + addr, "--id-suffix", "_r2", filepath.Join("..", "..", "fixtures", e.Name)}, &stdout, &stderr)
+					require.Zero(t, code, "stdout:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+				}
+				require.Equal(t, 2*events, core.total(), "each event forwarded once more:\n%s", stdout.String())
+				require.Contains(t, stdout.String(), "replayed")
+			}
 		})
 	}
 }
@@ -175,7 +188,7 @@ func TestHelpListsEveryTableVariable(t *testing.T) {
 }
 
 // TestLoadConfigLeavesTheEnvironment: reading the configuration must not
-// unset or change variables (it used to unset the empty ones), so a child
+// unset or change variables (not even the empty ones), so a child
 // process or a later read sees what the operator set.
 func TestLoadConfigLeavesTheEnvironment(t *testing.T) {
 	clearEnv(t)
@@ -246,24 +259,13 @@ func TestNearestVariable(t *testing.T) {
 	require.Equal(t, 3, editDistance("kitten", "sitting"))
 }
 
-// TestDocsCoverTheTable: the README's configuration table lists every
-// variable webhookd reads, docs/contract.md every provider's enabling
-// variable, and docs/providers.md has a section per provider.
+// TestDocsCoverTheTable: docs/contract.md gives every provider's event
+// key. (docs_test.go holds the variables and the provider pages.)
 func TestDocsCoverTheTable(t *testing.T) {
-	read := func(name string) string {
-		b, err := os.ReadFile(filepath.Join("..", "..", name))
-		require.NoError(t, err)
-		return string(b)
-	}
-	readme, contract, facts := read("README.md"), read("docs/contract.md"), strings.ToLower(read("docs/providers.md"))
-	for _, v := range allVars(&config{}) {
-		name := "`" + v.key + "`"
-		require.True(t, strings.Contains(readme, name) || strings.Contains(contract, name), "%s: README.md or docs/contract.md, Configuration", v.key)
-	}
+	contract, err := os.ReadFile(filepath.Join("..", "..", "docs", "contract.md"))
+	require.NoError(t, err)
 	for _, e := range providerTable() {
-		require.Contains(t, contract, "`"+envName(e.Secret)+"`", e.Name)
-		require.Contains(t, contract, "| "+e.Name+" |", "%s: docs/contract.md, Event keys", e.Name)
-		require.Contains(t, facts, "\n## "+e.Name+"\n", "docs/providers.md")
+		require.Contains(t, string(contract), "| "+e.Name+" |", "%s: docs/contract.md, Event keys", e.Name)
 	}
 }
 

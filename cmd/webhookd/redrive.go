@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
-	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/redrive"
 )
 
@@ -71,14 +70,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	defer stopTracing()
-	fwd, err := dispatch.New(dispatch.Options{
-		URL:            cfg.DownstreamURL,
-		Timeout:        cfg.DispatchTimeout,
-		Retries:        cfg.DispatchRetries,
-		SigningSecrets: cfg.DownstreamSecrets,
-		Tracer:         tr.Tracer,
-		Propagator:     tr.Propagator,
-	})
+	fwd, err := newForwarder(cfg, nil, tr)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2

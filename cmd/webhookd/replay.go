@@ -10,7 +10,7 @@ import (
 	"github.com/webhookd/webhookd/replay"
 )
 
-const replayUsage = `webhookd replay [--url URL] [--provider NAME] [--repeat N] [--concurrency C] [--timeout D] PATH...
+const replayUsage = `webhookd replay [--url URL] [--provider NAME] [--repeat N] [--concurrency C] [--timeout D] [--id-suffix S] PATH...
 
 PATH is a fixture file (a provider's raw request body) or a folder, whose
 *.json files are sent (not its subfolders). A fixture's provider is its
@@ -18,7 +18,10 @@ folder's name unless --provider says otherwise; it is signed with the same
 WEBHOOKD_* secret serve verifies with. PayPal fixtures, which only PayPal
 can sign, are sent with the headers captured beside them
 (<name>.headers.json), and skipped, with the reason, when those do not
-verify with this configuration. Exit status: 0 when every answer is
+verify with this configuration. --id-suffix S appends S to each
+fixture's event id, so that the fixtures are new events to the receiver:
+a rehearsal runs again, with another suffix, without deleting keys; the
+same suffix again is a provider's retry of those events. Exit status: 0 when every answer is
 2xx or 409, 1 otherwise (or a request failed), 2 for a usage or
 configuration error, found before anything is sent.
 `
@@ -35,6 +38,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 	repeat := fs.Int("repeat", 1, "send each fixture N times, as a provider's retries or a duplicate storm would")
 	conc := fs.Int("concurrency", 1, "requests in flight at once; the copies of one fixture go out together")
 	timeout := fs.Duration("timeout", replay.DefaultTimeout, "bound on each request, answer included")
+	suffix := fs.String("id-suffix", "", "append this to each fixture's event id (letters, digits, _ and -), making the fixtures new events")
 	paths, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -53,6 +57,8 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		return fail(2, "--concurrency must be at least 1, got %d", *conc)
 	case *timeout <= 0:
 		return fail(2, "--timeout must be positive, got %s", *timeout)
+	case !validIDSuffix(*suffix):
+		return fail(2, "--id-suffix %q: use up to 32 letters, digits, _ and - (such as _r2), which every provider's ids allow", *suffix)
 	}
 
 	fixtures, err := replay.Load(paths, *provider)
@@ -76,6 +82,7 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 		Repeat:      *repeat,
 		Concurrency: *conc,
 		Timeout:     *timeout,
+		IDSuffix:    *suffix,
 	})
 	if err != nil {
 		return fail(2, "%v", err)
@@ -124,4 +131,19 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 		signers[f.Provider] = p
 	}
 	return signers, verifiers, nil
+}
+
+// validIDSuffix reports whether s is what --id-suffix takes: up to 32
+// characters that no provider's id format or event key (whose parts are
+// separated by ':') treats specially.
+func validIDSuffix(s string) bool {
+	if len(s) > 32 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-') {
+			return false
+		}
+	}
+	return true
 }

@@ -13,12 +13,10 @@ import (
 	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
-	"github.com/webhookd/webhookd/redrive"
-
-	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
+	"github.com/webhookd/webhookd/redrive"
 )
 
 const serveUsage = `webhookd serve
@@ -101,15 +99,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		}
 	}
 
-	fwd, err := dispatch.New(dispatch.Options{
-		URL:            cfg.DownstreamURL,
-		Timeout:        cfg.DispatchTimeout,
-		Retries:        cfg.DispatchRetries,
-		Logger:         log,
-		SigningSecrets: cfg.DownstreamSecrets,
-		Tracer:         tr.Tracer,
-		Propagator:     tr.Propagator,
-	})
+	fwd, err := newForwarder(cfg, log, tr)
 	if err != nil {
 		return err
 	}
@@ -165,17 +155,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		defer adminSrv.Close()
 	}
 
-	srv := &http.Server{
-		Handler:           handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// The answer waits for the forward, so writing may take the whole
-		// dispatch budget.
-		WriteTimeout:   cfg.DispatchTimeout + 30*time.Second,
-		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newServer(handler, log, answerAfterForward(cfg))
 	if cfg.PprofAddr != "" {
 		stopPprof, err := startPprof(cfg.PprofAddr, log)
 		if err != nil {
@@ -226,16 +206,7 @@ func startAdmin(cfg *config, log *slog.Logger, acfg admin.Config) (*http.Server,
 	if err != nil {
 		return nil, fmt.Errorf("%s_ADMIN_ADDR: %w", envPrefix, err)
 	}
-	srv := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
-		// A redrive answers after its forward.
-		WriteTimeout:   cfg.DispatchTimeout + 30*time.Second,
-		IdleTimeout:    120 * time.Second,
-		MaxHeaderBytes: 64 << 10,
-		ErrorLog:       slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-	}
+	srv := newServer(h, log, answerAfterForward(cfg))
 	log.Info("admin listening", "addr", ln.Addr().String(), "token", cfg.AdminToken != "", "store_requests", cfg.StoreRequests)
 	go func() {
 		if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {

@@ -52,7 +52,7 @@ func runSinkServer(ctx context.Context, addr string, h http.Handler, stderr io.W
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(h, nil, 30*time.Second)
 	if err := serveUntilDone(ctx, srv, ln); err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"os"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
 	"github.com/webhookd/webhookd/dedupe/tiered"
 )
 
@@ -32,10 +32,7 @@ func TestBackupRefusesPostgres(t *testing.T) {
 
 // keys reads and edits the shared store when WEBHOOKD_STORE=postgres.
 func TestKeysOnPostgres(t *testing.T) {
-	dsn := os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
-	}
+	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	schema := testPGSchema(t, dsn)
 
@@ -64,10 +61,7 @@ func TestKeysOnPostgres(t *testing.T) {
 // it and `keys delete` removes it, rather than stopping at "no record" in
 // Postgres.
 func TestKeysDeleteTieredAfterSharedRowIsGone(t *testing.T) {
-	dsn := os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
-	}
+	dsn := pgtest.DSN(t)
 	ctx := context.Background()
 	schema := testPGSchema(t, dsn)
 	openNode := func(dir string) *tiered.Store {
@@ -139,10 +133,7 @@ func testPGSchema(t *testing.T, dsn string) string {
 // webhookd_store_pruned_records_total does not count each record twice;
 // the local store keeps OnCommit, which only LMDB calls.
 func TestTieredCountsPrunesOnce(t *testing.T) {
-	dsn := os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
-	if dsn == "" {
-		t.Skip("WEBHOOKD_TEST_POSTGRES_DSN is not set")
-	}
+	dsn := pgtest.DSN(t)
 	schema := testPGSchema(t, dsn)
 	var (
 		pruned int

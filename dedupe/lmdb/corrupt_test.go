@@ -99,7 +99,7 @@ func closesPromptly(t *testing.T, s *Store) {
 // TestUnreadableRecordIsAnErrorNotAPanic: a record whose length on disk is
 // damaged makes lmdb-go panic inside the transaction. Every read and write
 // that meets it answers ErrCorrupt naming the key, the rest of the store is
-// served, and Close still returns (the panic used to leak Store.mu).
+// served, and Close still returns (the panic must not leak Store.mu).
 func TestUnreadableRecordIsAnErrorNotAPanic(t *testing.T) {
 	const bad, good = "stripe:evt_damaged", "stripe:evt_fine"
 	tests := []struct {

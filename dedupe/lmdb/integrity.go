@@ -317,7 +317,7 @@ func freeTail(path string, meta lmdbMeta, from uint64) (map[uint64]bool, error) 
 }
 
 func damaged(path, format string, args ...any) error {
-	return fmt.Errorf("%w: %s %s; restore it from a backup (webhookd backup), see README \"Backup, restore and check\"",
+	return fmt.Errorf("%w: %s %s; restore it from a backup (webhookd backup), see docs/store.md, \"Backup, restore and check\"",
 		ErrDamaged, path, fmt.Sprintf(format, args...))
 }
 

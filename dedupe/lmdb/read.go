@@ -112,8 +112,9 @@ func (s *Store) get(txn *mdb.Txn, key string, want bodies) (_ dedupe.Record, err
 	defer recoverCorrupt(&err, func() string { return fmt.Sprintf("key %q", key) })
 	// The value is read in place, not copied out of the map first:
 	// decodeRecord copies what it keeps, and nothing writes in between
-	// (BENCHMARKS.md: 199 of the 1,579 bytes the store allocated per
-	// webhook), and only the bodies asked for are copied. A length damaged
+	// (a copy would be 199 of the 1,380 bytes the store allocates per
+	// webhook, BenchmarkClaimComplete -benchmem), and only the bodies asked
+	// for are copied. A length damaged
 	// on disk is still caught: beyond what lmdb-go can slice it panics
 	// (recoverCorrupt), and within it the record's own field lengths leave
 	// bytes over, which decodeRecord refuses, without reading them.

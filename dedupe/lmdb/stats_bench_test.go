@@ -13,8 +13,8 @@ import (
 
 // BenchmarkStats measures what one Prometheus scrape of
 // webhookd_store_records costs: Stats reads the counts every write keeps
-// (op=counts), where it used to walk every record (op=scan, the walk Open
-// and Check still make). Compare the sizes side by side:
+// (op=counts), against walking every record (op=scan, the walk Open and
+// Check make). Compare the sizes side by side:
 //
 //	go test ./dedupe/lmdb -run '^$' -bench Stats -count 5
 func BenchmarkStats(b *testing.B) {

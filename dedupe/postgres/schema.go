@@ -221,7 +221,7 @@ func (s *Store) migrateError(what string, err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == pgPermissionDenied {
 		// The server's message names the object, never the host or user.
-		return fmt.Errorf("dedupe: postgres: cannot %s: %s: have an administrator create it (see README, Running several nodes) or grant this user CREATE on the schema", what, pgErr.Message)
+		return fmt.Errorf("dedupe: postgres: cannot %s: %s: have an administrator create it (see docs/store.md, Running several nodes) or grant this user CREATE on the schema", what, pgErr.Message)
 	}
 	return s.wrap(what, err)
 }

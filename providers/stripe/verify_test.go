@@ -239,9 +239,9 @@ func BenchmarkVerify(b *testing.B) {
 
 // TestVerifyAllocations bounds what verifying a delivery allocates, with two
 // secrets: the hex-decoded v1 signature, parseHeader's list of them and the
-// signed prefix (3). Building an HMAC per secret cost six objects more per
-// secret (15 in all) on every delivery; the adapter now keeps one
-// signature.HMACKey per secret.
+// signed prefix (3). The adapter keeps one signature.HMACKey per secret
+// because building an HMAC per secret costs six objects more per secret
+// (15 in all) on every delivery.
 func TestVerifyAllocations(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop entries at random")

@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 
 	fs := flag.NewFlagSet(cmd, flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	webhookd := fs.String("webhookd", "", "webhookd binary to run (default: go build ./cmd/webhookd into a temporary directory; run from the repository)")
+	webhookd := fs.String("webhookd", "", "webhookd binary to run (default: go build the checkout's cmd/webhookd into a temporary directory; run from cmd/webhookbench)")
 	pgDSN := fs.String("postgres-dsn", firstEnv("WEBHOOKBENCH_POSTGRES_DSN", "WEBHOOKD_TEST_POSTGRES_DSN"), "Postgres for the postgres design; each run gets a fresh schema, dropped after (default $WEBHOOKBENCH_POSTGRES_DSN or $WEBHOOKD_TEST_POSTGRES_DSN)")
 	redisAddr := fs.String("redis", "127.0.0.1:6379", "Redis for the redis design (\"\" skips it)")
 	keep := fs.Bool("keep", false, "keep the temporary directory (data dirs, each target's log)")
@@ -205,8 +205,10 @@ func firstEnv(names ...string) string {
 	return ""
 }
 
-// buildWebhookd builds ./cmd/webhookd of the module in the working
-// directory into dir.
+// buildWebhookd builds the webhookd command into dir: the one of the
+// checkout that this tool's go.mod replaces the webhookd module with, when
+// run from cmd/webhookbench (go.mod lists it as a tool, so that its
+// dependencies are in the build list).
 func buildWebhookd(dir string) (string, error) {
 	goTool, err := exec.LookPath("go")
 	if err != nil && os.Getenv("GOROOT") != "" {
@@ -218,7 +220,7 @@ func buildWebhookd(dir string) (string, error) {
 	bin := filepath.Join(dir, "webhookd")
 	out, err := exec.Command(goTool, "build", "-o", bin, "github.com/webhookd/webhookd/cmd/webhookd").CombinedOutput()
 	if err != nil {
-		return "", fmt.Errorf("go build webhookd (run from the repository, or pass -webhookd): %v\n%s", err, out)
+		return "", fmt.Errorf("go build webhookd (run from cmd/webhookbench, or pass -webhookd): %v\n%s", err, out)
 	}
 	return bin, nil
 }
