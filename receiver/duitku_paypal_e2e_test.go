@@ -3,6 +3,7 @@ package receiver_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -278,4 +279,55 @@ func TestOnePath(t *testing.T) {
 	require.Equal(t, http.StatusBadRequest, r.status, r.body)
 	require.EqualValues(t, 1, h.down.calls.Load())
 	require.Zero(t, h.state("two:k1"))
+}
+
+// itemCount is a verified provider whose Parse returns n items, and whose
+// Ack is ack.
+type itemCount struct {
+	n   int
+	ack *providers.Acknowledgement
+}
+
+func (p itemCount) Name() string { return "count" }
+func (p itemCount) Parse(d providers.Delivery) ([]providers.Item, error) {
+	items := make([]providers.Item, p.n)
+	for i := range items {
+		items[i] = providers.Item{Event: providers.Event{Key: fmt.Sprintf("k%d", i), Fingerprint: "f"}, Body: d.Body}
+	}
+	return items, nil
+}
+func (p itemCount) Ack() *providers.Acknowledgement { return p.ack }
+func (itemCount) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, providers.ErrCannotSign
+}
+func (itemCount) Verify(context.Context, providers.Delivery) error { return nil }
+
+// TestItemCountOfTheOnePath: a provider without an acknowledgement must
+// give exactly one item, and a batch provider at least one; otherwise the
+// request is 400 and nothing is claimed or forwarded (a batch of none is
+// never acknowledged).
+func TestItemCountOfTheOnePath(t *testing.T) {
+	ack := &providers.Acknowledgement{Status: http.StatusOK, Body: []byte("ok")}
+	tests := []struct {
+		name string
+		p    itemCount
+		want int
+	}{
+		{"single, none", itemCount{0, nil}, http.StatusBadRequest},
+		{"single, two", itemCount{2, nil}, http.StatusBadRequest},
+		{"batch, none", itemCount{0, ack}, http.StatusBadRequest},
+		{"single, one", itemCount{1, nil}, http.StatusCreated},
+		{"batch, two", itemCount{2, ack}, http.StatusOK},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, withProviders(tt.p))
+			r := h.sendAs("count", []byte(`{}`), http.Header{"Content-Type": {"application/json"}})
+			require.Equal(t, tt.want, r.status, r.body)
+			if tt.want == http.StatusBadRequest {
+				require.Zero(t, h.down.calls.Load())
+				require.Empty(t, h.records())
+			}
+		})
+	}
 }
