@@ -222,7 +222,7 @@ func (a *Adapter) fetchStatus(ctx context.Context, transactionID string) (status
 
 // statusCall is how fetchStatus calls the GET status API.
 func (a *Adapter) statusCall() statusapi.Call {
-	return statusapi.Call{Client: a.client, Timeout: a.timeout, MaxBytes: MaxStatusResponseBytes, Unavailable: ErrStatusUnavailable}
+	return a.status.Call(MaxStatusResponseBytes, ErrStatusUnavailable)
 }
 
 // parseStatus reads a 200 answer of the GET status API. Midtrans also
