@@ -168,16 +168,11 @@ func (a *Adapter) fetchStatus(ctx context.Context, merchantOrderID string) (stat
 	// 4xx. A forged callback cannot get here (its signature needs the API
 	// key), so any answer but 200 is a misconfiguration or an outage: 503,
 	// never a genuine callback refused for good.
-	_, answer, err := a.statusCall().Do(ctx, r)
+	_, answer, err := a.status.Call(MaxStatusResponseBytes, ErrStatusUnavailable).Do(ctx, r)
 	if err != nil {
 		return statusReport{}, err
 	}
 	return parseStatus(answer)
-}
-
-// statusCall is how fetchStatus calls the status API.
-func (a *Adapter) statusCall() statusapi.Call {
-	return a.status.Call(MaxStatusResponseBytes, ErrStatusUnavailable)
 }
 
 // parseStatus reads a 200 answer of the status API:
