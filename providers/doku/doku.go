@@ -38,11 +38,10 @@ const DefaultTolerance = 24 * time.Hour
 // Adapter is safe for concurrent use. The zero value verifies nothing: it
 // rejects every delivery.
 type Adapter struct {
-	clientID  string
-	secrets   [][]byte
-	target    string
-	tolerance time.Duration
-	clock     adapter.Clock
+	clientID string
+	secrets  adapter.Secrets
+	target   string
+	window   adapter.Window
 }
 
 var (
@@ -55,10 +54,7 @@ type Option = adapter.Option[Adapter]
 // WithClock makes the Adapter read the current time from now instead of
 // time.Now, for the tolerance check and for Sign. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) error {
-		a.clock.Set(now)
-		return nil
-	}
+	return adapter.WithClock(func(a *Adapter) *adapter.Clock { return &a.window.Clock }, now)
 }
 
 // WithNotificationPath sets the Request-Target Verify expects and Sign
@@ -75,7 +71,7 @@ func WithNotificationPath(path string) Option {
 // The default is DefaultTolerance.
 func WithTolerance(d time.Duration) Option {
 	return func(a *Adapter) error {
-		a.tolerance = d
+		a.window.Tolerance = d
 		return nil
 	}
 }
@@ -95,15 +91,15 @@ func New(clientID string, secretKeys []string, opts ...Option) (*Adapter, error)
 	case !isHeaderValue(clientID, maxHeaderBytes):
 		return nil, errors.New("doku: client id is longer than 256 bytes or has white space or control characters")
 	}
-	keys, err := adapter.Keys(Name, "secret key", secretKeys)
+	s, err := adapter.NewSecrets(Name, "secret key", secretKeys)
 	if err != nil {
 		return nil, err
 	}
 	a := &Adapter{
-		clientID:  clientID,
-		secrets:   keys,
-		target:    DefaultNotificationPath,
-		tolerance: DefaultTolerance,
+		clientID: clientID,
+		secrets:  s,
+		target:   DefaultNotificationPath,
+		window:   adapter.Window{Tolerance: DefaultTolerance},
 	}
 	if err := adapter.Apply(a, opts); err != nil {
 		return nil, err
@@ -111,8 +107,8 @@ func New(clientID string, secretKeys []string, opts ...Option) (*Adapter, error)
 	if err := CheckNotificationPath(a.target); err != nil {
 		return nil, err
 	}
-	if a.tolerance <= 0 {
-		return nil, fmt.Errorf("doku: tolerance must be positive, got %s", a.tolerance)
+	if _, err := adapter.NewWindow(Name, a.window.Tolerance); err != nil {
+		return nil, err
 	}
 	return a, nil
 }

@@ -29,19 +29,19 @@ func SignatureHeader(secretKey, clientID, requestID, timestamp, target string, b
 // a fresh random Request-Id, the current time, and a Signature made with
 // the first secret key for the configured notification path.
 func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
-	if len(a.secrets) == 0 || a.clientID == "" {
+	if len(a.secrets.Keys) == 0 || a.clientID == "" {
 		return providers.Delivery{}, errors.New("doku: no client id or secret key configured")
 	}
 	requestID, err := newRequestID()
 	if err != nil {
 		return providers.Delivery{}, err
 	}
-	ts := a.clock.Now().UTC().Format(TimestampLayout)
+	ts := a.window.Clock.Now().UTC().Format(TimestampLayout)
 	h := make(http.Header, 4)
 	h.Set(HeaderClientID, a.clientID)
 	h.Set(HeaderRequestID, requestID)
 	h.Set(HeaderTimestamp, ts)
-	h.Set(HeaderSignature, SignatureHeader(string(a.secrets[0]), a.clientID, requestID, ts, a.target, body))
+	h.Set(HeaderSignature, SignatureHeader(string(a.secrets.Keys[0]), a.clientID, requestID, ts, a.target, body))
 	return providers.Delivery{Header: h, Body: body}, nil
 }
 

@@ -70,32 +70,20 @@ var callbackStatuses = map[string][]string{
 // callback unless Duitku reports the same transaction in the same state.
 // An empty apiURL means DefaultAPIURL.
 func WithStatusCheck(apiURL string) Option {
-	return func(a *Adapter) error {
-		a.check = true
-		a.rawAPI = apiURL
-		return nil
-	}
+	return statusapi.WithCheck(statusOf, apiURL)
 }
 
 // WithHTTPClient makes Confirm use c (its transport, for one) instead of a
 // client of its own. Redirects are still not followed, whatever c says. A
 // nil c is ignored.
 func WithHTTPClient(c *http.Client) Option {
-	return func(a *Adapter) error {
-		if c != nil {
-			a.client = c
-		}
-		return nil
-	}
+	return statusapi.WithHTTPClient(statusOf, c)
 }
 
 // WithStatusTimeout bounds each status call (DefaultStatusTimeout
 // otherwise). New refuses a timeout that is not positive.
 func WithStatusTimeout(d time.Duration) Option {
-	return func(a *Adapter) error {
-		a.timeout = d
-		return nil
-	}
+	return statusapi.WithTimeout(statusOf, d)
 }
 
 // ParseAPIURL checks a Duitku API base URL (statusapi.ParseAPIURL: https,
@@ -180,16 +168,11 @@ func (a *Adapter) fetchStatus(ctx context.Context, merchantOrderID string) (stat
 	// 4xx. A forged callback cannot get here (its signature needs the API
 	// key), so any answer but 200 is a misconfiguration or an outage: 503,
 	// never a genuine callback refused for good.
-	_, answer, err := a.statusCall().Do(ctx, r)
+	_, answer, err := a.status.Call(MaxStatusResponseBytes, ErrStatusUnavailable).Do(ctx, r)
 	if err != nil {
 		return statusReport{}, err
 	}
 	return parseStatus(answer)
-}
-
-// statusCall is how fetchStatus calls the status API.
-func (a *Adapter) statusCall() statusapi.Call {
-	return statusapi.Call{Client: a.client, Timeout: a.timeout, MaxBytes: MaxStatusResponseBytes, Unavailable: ErrStatusUnavailable}
 }
 
 // parseStatus reads a 200 answer of the status API:

@@ -2,11 +2,8 @@ package duitku
 
 import (
 	"errors"
-	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/adapter"
@@ -39,12 +36,11 @@ type Adapter struct {
 
 	// statusAPI is the API base URL Confirm asks; nil disables Confirm.
 	statusAPI *url.URL
-	// rawAPI is WithStatusCheck's argument, checked by New.
-	rawAPI  string
-	check   bool
-	client  *http.Client
-	timeout time.Duration
+	status    statusapi.Config
 }
+
+// statusOf is where the status-check options find an Adapter's Config.
+func statusOf(a *Adapter) *statusapi.Config { return &a.status }
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
@@ -71,28 +67,15 @@ func New(merchantCode string, apiKeys []string, opts ...Option) (*Adapter, error
 	if err := adapter.Check(Name, "API key", apiKeys); err != nil {
 		return nil, err
 	}
-	a := &Adapter{merchantCode: merchantCode, apiKeys: append([]string(nil), apiKeys...), timeout: DefaultStatusTimeout}
+	a := &Adapter{merchantCode: merchantCode, apiKeys: append([]string(nil), apiKeys...), status: statusapi.NewConfig(DefaultStatusTimeout)}
 	if err := adapter.Apply(a, opts); err != nil {
 		return nil, err
 	}
-	if a.timeout <= 0 {
-		return nil, fmt.Errorf("duitku: status timeout must be positive, got %s", a.timeout)
-	}
-	if !a.check {
-		return a, nil
-	}
-	raw := a.rawAPI
-	if raw == "" {
-		raw = DefaultAPIURL
-	}
-	u, err := ParseAPIURL(raw)
+	u, err := a.status.Setup(Name, DefaultAPIURL)
 	if err != nil {
 		return nil, err
 	}
 	a.statusAPI = u
-	// A redirect counts as the API being unavailable: the request is
-	// signed with the API key, and its answer decides what is forwarded.
-	a.client = statusapi.NoRedirects(a.client)
 	return a, nil
 }
 

@@ -210,7 +210,7 @@ func (a *Adapter) fetchStatus(ctx context.Context, transactionID string) (status
 	req.Header.Set("Authorization", "Basic "+base64.StdEncoding.EncodeToString([]byte(a.serverKey+":")))
 	req.Header.Set("Accept", "application/json")
 
-	status, answer, err := a.statusCall().Do(ctx, req)
+	status, answer, err := a.status.Call(MaxStatusResponseBytes, ErrStatusUnavailable).Do(ctx, req)
 	switch {
 	case status == http.StatusNotFound:
 		return statusReport{}, ErrUnknownTransaction
@@ -218,11 +218,6 @@ func (a *Adapter) fetchStatus(ctx context.Context, transactionID string) (status
 		return statusReport{}, err
 	}
 	return parseStatus(answer)
-}
-
-// statusCall is how fetchStatus calls the GET status API.
-func (a *Adapter) statusCall() statusapi.Call {
-	return statusapi.Call{Client: a.client, Timeout: a.timeout, MaxBytes: MaxStatusResponseBytes, Unavailable: ErrStatusUnavailable}
 }
 
 // parseStatus reads a 200 answer of the GET status API. Midtrans also

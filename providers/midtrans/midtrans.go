@@ -2,7 +2,6 @@ package midtrans
 
 import (
 	"errors"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -37,12 +36,11 @@ type Adapter struct {
 
 	// statusAPI is the API base URL Confirm asks; nil disables Confirm.
 	statusAPI *url.URL
-	// rawAPI is WithStatusCheck's argument, checked by New.
-	rawAPI  string
-	check   bool
-	client  *http.Client
-	timeout time.Duration
+	status    statusapi.Config
 }
+
+// statusOf is where the status-check options find an Adapter's Config.
+func statusOf(a *Adapter) *statusapi.Config { return &a.status }
 
 var (
 	_ providers.Provider  = (*Adapter)(nil)
@@ -57,32 +55,20 @@ type Option = adapter.Option[Adapter]
 // sandbox API for a sandbox server key) and refuses the notification unless
 // Midtrans reports the same status. An empty apiURL means DefaultAPIURL.
 func WithStatusCheck(apiURL string) Option {
-	return func(a *Adapter) error {
-		a.check = true
-		a.rawAPI = apiURL
-		return nil
-	}
+	return statusapi.WithCheck(statusOf, apiURL)
 }
 
 // WithHTTPClient makes Confirm use c (its transport, for one) instead of a
 // client of its own. Redirects are still not followed, whatever c says: the
 // request carries the server key. A nil c is ignored.
 func WithHTTPClient(c *http.Client) Option {
-	return func(a *Adapter) error {
-		if c != nil {
-			a.client = c
-		}
-		return nil
-	}
+	return statusapi.WithHTTPClient(statusOf, c)
 }
 
 // WithStatusTimeout bounds each GET status call (DefaultStatusTimeout
 // otherwise). New refuses a timeout that is not positive.
 func WithStatusTimeout(d time.Duration) Option {
-	return func(a *Adapter) error {
-		a.timeout = d
-		return nil
-	}
+	return statusapi.WithTimeout(statusOf, d)
 }
 
 // New returns an Adapter that verifies notifications signed with serverKey.
@@ -100,28 +86,15 @@ func New(serverKey string, opts ...Option) (*Adapter, error) {
 	case strings.TrimSpace(serverKey) != serverKey:
 		return nil, errors.New("midtrans: server key has leading or trailing white space")
 	}
-	a := &Adapter{serverKey: serverKey, timeout: DefaultStatusTimeout}
+	a := &Adapter{serverKey: serverKey, status: statusapi.NewConfig(DefaultStatusTimeout)}
 	if err := adapter.Apply(a, opts); err != nil {
 		return nil, err
 	}
-	if a.timeout <= 0 {
-		return nil, fmt.Errorf("midtrans: status timeout must be positive, got %s", a.timeout)
-	}
-	if !a.check {
-		return a, nil
-	}
-	raw := a.rawAPI
-	if raw == "" {
-		raw = DefaultAPIURL
-	}
-	u, err := ParseAPIURL(raw)
+	u, err := a.status.Setup(Name, DefaultAPIURL)
 	if err != nil {
 		return nil, err
 	}
 	a.statusAPI = u
-	// Never follow a redirect with the server key in the Authorization
-	// header; a 3xx counts as the API being unavailable.
-	a.client = statusapi.NoRedirects(a.client)
 	return a, nil
 }
 

@@ -3,14 +3,13 @@ package paddle
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/signature"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Limits on what Verify reads from a Paddle-Signature header. Paddle sends
@@ -60,46 +59,23 @@ var (
 // ahead, while a signature dated far ahead would verify, and so could be
 // replayed, long after the dedupe store has forgotten its event.
 func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
-	header, body := d.Header, d.Body
-	values := header.Values(HeaderName)
-	switch {
-	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
-		return ErrNotSigned
-	case len(values) > 1:
-		// Paddle sends one header; which of several to trust is ambiguous.
-		return fmt.Errorf("%w (sent %d times)", ErrInvalidHeader, len(values))
-	case len(values[0]) > MaxHeaderBytes:
+	value, err := adapter.Header(d.Header, HeaderName, ErrNotSigned, ErrInvalidHeader)
+	if err != nil {
+		return err
+	}
+	if len(value) > MaxHeaderBytes {
 		return fmt.Errorf("%w (longer than %d bytes)", ErrInvalidHeader, MaxHeaderBytes)
 	}
-
-	sh, err := parseHeader(values[0])
+	sh, err := parseHeader(value)
 	if err != nil {
 		return err
 	}
 	// Recency first: a stale or replayed delivery costs no HMAC.
-	if err := a.checkTimestamp(sh.timestamp); err != nil {
+	if err := a.window.Check(Name, sh.timestamp, ErrTooOld, ErrTooNew); err != nil {
 		return err
 	}
-
-	prefix := append([]byte(sh.ts), ':')
-	if !signature.MatchHMACSHA256(a.macs, sh.signatures, prefix, body) {
+	if !a.secrets.Match(sh.signatures, append([]byte(sh.ts), ':'), d.Body) {
 		return ErrNoValidSignature
-	}
-	return nil
-}
-
-// checkTimestamp refuses ts more than the tolerance before or after now.
-func (a *Adapter) checkTimestamp(ts time.Time) error {
-	now := a.clock.Now()
-	if err := signature.CheckTimestamp(ts, now, a.tolerance); err != nil {
-		if errors.Is(err, signature.ErrTooOld) {
-			return ErrTooOld
-		}
-		// Only the zero Adapter has no positive tolerance: fail closed.
-		return fmt.Errorf("%w: paddle: adapter not configured: %v", providers.ErrUnauthorized, err)
-	}
-	if ts.Sub(now) > a.tolerance {
-		return ErrTooNew
 	}
 	return nil
 }

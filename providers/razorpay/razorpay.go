@@ -6,11 +6,13 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/adapter"
-	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
 const Name = "razorpay"
+
+// noun is what Razorpay calls one secret, for the errors about them.
+const noun = "webhook secret"
 
 // HeaderName is the request header that carries Razorpay's signature.
 const HeaderName = "X-Razorpay-Signature"
@@ -23,10 +25,7 @@ const EventIDHeader = "X-Razorpay-Event-Id"
 // New; an Adapter is safe for concurrent use. The zero value verifies
 // nothing: it rejects every delivery.
 type Adapter struct {
-	secrets [][]byte
-	// macs holds one HMACKey per secret, in the same order: Verify reuses
-	// their hash states instead of building two per delivery.
-	macs []*signature.HMACKey
+	secrets adapter.Secrets
 	// maxAge, when positive, is the oldest created_at Verify accepts,
 	// read on now.
 	maxAge time.Duration
@@ -61,15 +60,11 @@ var (
 // one with surrounding white space (almost always a stray space after a
 // comma, which would fail every delivery).
 func New(secrets []string, opts ...Option) (*Adapter, error) {
-	keys, err := adapter.Keys(Name, "webhook secret", secrets)
+	s, err := adapter.NewSecrets(Name, noun, secrets)
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys)}
-	if err := adapter.Apply(a, opts); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return adapter.Build(&Adapter{secrets: s}, opts)
 }
 
 // Name returns "razorpay".

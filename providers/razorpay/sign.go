@@ -2,7 +2,6 @@ package razorpay
 
 import (
 	"errors"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -26,15 +25,12 @@ func SignatureHeader(secret string, body []byte) string {
 // (a fixture, as shipped) is re-dated to now first, or Verify would refuse
 // it as ErrTooOld; its event key changes with it.
 func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
-	if len(a.secrets) == 0 {
-		return providers.Delivery{}, errors.New("razorpay: no webhook secret configured")
-	}
 	if errors.Is(a.checkAge(body), ErrTooOld) {
 		body = redate(body, a.now())
 	}
-	h := make(http.Header, 1)
-	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), body))
-	return providers.Delivery{Header: h, Body: body}, nil
+	return a.secrets.Sign(Name, noun, HeaderName, body, func(secret string) string {
+		return SignatureHeader(secret, body)
+	})
 }
 
 // redate returns a copy of body, a JSON object whose created_at is readable,

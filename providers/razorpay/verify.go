@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
-	"github.com/webhookd/webhookd/signature"
 )
 
 // Verify's errors. Each wraps providers.ErrUnauthorized and says which check
@@ -36,26 +36,21 @@ var (
 // the signed created_at no older than the max age. It returns nil,
 // ErrNotSigned, ErrInvalidHeader, ErrNoValidSignature or ErrTooOld.
 func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
-	header, body := d.Header, d.Body
-	values := header.Values(HeaderName)
-	switch {
-	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
-		return ErrNotSigned
-	case len(values) > 1:
-		return fmt.Errorf("%w (sent %d times)", ErrInvalidHeader, len(values))
-	case len(values[0]) != 2*32:
+	value, err := adapter.Header(d.Header, HeaderName, ErrNotSigned, ErrInvalidHeader)
+	if err != nil {
+		return err
+	}
+	if len(value) != 2*32 {
 		return fmt.Errorf("%w (not 64 hex digits)", ErrInvalidHeader)
 	}
-	got, err := hex.DecodeString(values[0])
+	got, err := hex.DecodeString(value)
 	if err != nil {
 		return fmt.Errorf("%w (not 64 hex digits)", ErrInvalidHeader)
 	}
-	for _, mac := range a.macs {
-		if sum := mac.Sum(body); signature.Equal(got, sum[:]) {
-			return a.checkAge(body)
-		}
+	if !a.secrets.Match([][]byte{got}, d.Body) {
+		return ErrNoValidSignature
 	}
-	return ErrNoValidSignature
+	return a.checkAge(d.Body)
 }
 
 // checkAge refuses a signed event older than maxAge. A body whose

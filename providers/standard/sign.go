@@ -32,7 +32,7 @@ func (a *Adapter) SignMessage(id string, body []byte) (http.Header, error) {
 	if len(a.keys) == 0 {
 		return nil, errors.New("standard: no secret configured")
 	}
-	ts := strconv.FormatInt(a.clock.Now().Unix(), 10)
+	ts := strconv.FormatInt(a.window.Clock.Now().Unix(), 10)
 	h := make(http.Header, 3)
 	h.Set(HeaderID, id)
 	h.Set(HeaderTimestamp, ts)

@@ -1,7 +1,6 @@
 package standard
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
@@ -31,9 +30,8 @@ const DefaultTolerance = 5 * time.Minute
 // New; an Adapter is safe for concurrent use. The zero value verifies
 // nothing: it rejects every delivery.
 type Adapter struct {
-	keys      [][]byte
-	tolerance time.Duration
-	clock     adapter.Clock
+	keys   [][]byte
+	window adapter.Window
 }
 
 var (
@@ -46,10 +44,7 @@ type Option = adapter.Option[Adapter]
 // WithClock makes the Adapter read the current time from now instead of
 // time.Now, for the tolerance check and for Sign. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) error {
-		a.clock.Set(now)
-		return nil
-	}
+	return adapter.WithClock(func(a *Adapter) *adapter.Clock { return &a.window.Clock }, now)
 }
 
 // New returns an Adapter that accepts deliveries signed with any of secrets
@@ -65,14 +60,11 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{keys: keys, tolerance: tolerance}
-	if tolerance <= 0 {
-		return nil, fmt.Errorf("standard: tolerance must be positive, got %s", tolerance)
-	}
-	if err := adapter.Apply(a, opts); err != nil {
+	w, err := adapter.NewWindow(Name, tolerance)
+	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	return adapter.Build(&Adapter{keys: keys, window: w}, opts)
 }
 
 // Name returns "standard".

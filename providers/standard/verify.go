@@ -47,7 +47,7 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 	if err != nil {
 		return err
 	}
-	switch err := signature.CheckWebhookTimestamp(m.timestamp, a.clock.Now(), a.tolerance); {
+	switch err := signature.CheckWebhookTimestamp(m.timestamp, a.window.Clock.Now(), a.window.Tolerance); {
 	case err == nil:
 	case errors.Is(err, signature.ErrTooOld):
 		return ErrTooOld

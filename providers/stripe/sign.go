@@ -1,8 +1,6 @@
 package stripe
 
 import (
-	"errors"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -22,10 +20,7 @@ func SignatureHeader(secret string, t time.Time, body []byte) string {
 // unchanged and a Stripe-Signature header made with the first configured
 // secret and the current time, as Stripe signs a fresh delivery attempt.
 func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
-	if len(a.secrets) == 0 {
-		return providers.Delivery{}, errors.New("stripe: no signing secret configured")
-	}
-	h := make(http.Header, 1)
-	h.Set(HeaderName, SignatureHeader(string(a.secrets[0]), a.clock.Now(), body))
-	return providers.Delivery{Header: h, Body: body}, nil
+	return a.secrets.Sign(Name, noun, HeaderName, body, func(secret string) string {
+		return SignatureHeader(secret, a.window.Clock.Now(), body)
+	})
 }

@@ -1,16 +1,17 @@
 package stripe
 
 import (
-	"fmt"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/adapter"
-	"github.com/webhookd/webhookd/signature"
 )
 
 // Name is the adapter's route segment and event key prefix.
 const Name = "stripe"
+
+// noun is what Stripe calls one secret, for the errors about them.
+const noun = "signing secret"
 
 // HeaderName is the request header that carries Stripe's signatures.
 const HeaderName = "Stripe-Signature"
@@ -23,12 +24,8 @@ const DefaultTolerance = 5 * time.Minute
 // an Adapter is safe for concurrent use. The zero value verifies nothing: it
 // rejects every delivery.
 type Adapter struct {
-	secrets [][]byte
-	// macs holds one HMACKey per secret, in the same order: Verify reuses
-	// their hash states instead of building two per delivery.
-	macs      []*signature.HMACKey
-	tolerance time.Duration
-	clock     adapter.Clock
+	secrets adapter.Secrets
+	window  adapter.Window
 }
 
 var (
@@ -42,10 +39,7 @@ type Option = adapter.Option[Adapter]
 // time.Now, for the tolerance check and for Sign. Tests use it to pin the
 // clock next to a fixed signing vector. A nil now is ignored.
 func WithClock(now func() time.Time) Option {
-	return func(a *Adapter) error {
-		a.clock.Set(now)
-		return nil
-	}
+	return adapter.WithClock(func(a *Adapter) *adapter.Clock { return &a.window.Clock }, now)
 }
 
 // New returns an Adapter that accepts deliveries signed with any of secrets
@@ -59,18 +53,15 @@ func WithClock(now func() time.Time) Option {
 // Stripe's documentation and stripe-go disagree on what a tolerance of 0
 // means, so it is not given a meaning here.
 func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, error) {
-	keys, err := adapter.Keys(Name, "signing secret", secrets)
+	s, err := adapter.NewSecrets(Name, noun, secrets)
 	if err != nil {
 		return nil, err
 	}
-	a := &Adapter{secrets: keys, macs: signature.NewHMACKeys(keys), tolerance: tolerance}
-	if tolerance <= 0 {
-		return nil, fmt.Errorf("stripe: tolerance must be positive, got %s", tolerance)
-	}
-	if err := adapter.Apply(a, opts); err != nil {
+	w, err := adapter.NewWindow(Name, tolerance)
+	if err != nil {
 		return nil, err
 	}
-	return a, nil
+	return adapter.Build(&Adapter{secrets: s, window: w}, opts)
 }
 
 // Name returns "stripe".

@@ -3,14 +3,13 @@ package stripe
 import (
 	"context"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/signature"
+	"github.com/webhookd/webhookd/providers/internal/adapter"
 )
 
 // Limits on what Verify reads from a Stripe-Signature header. Stripe sends one
@@ -54,33 +53,22 @@ var (
 // Timestamps in the future are accepted, as in stripe-go: see
 // signature.CheckTimestamp.
 func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
-	header, body := d.Header, d.Body
-	values := header.Values(HeaderName)
-	switch {
-	case len(values) == 0 || (len(values) == 1 && values[0] == ""):
-		return ErrNotSigned
-	case len(values) > 1:
-		// Stripe sends one header; which of several to trust is ambiguous.
-		return fmt.Errorf("%w (sent %d times)", ErrInvalidHeader, len(values))
-	case len(values[0]) > MaxHeaderBytes:
+	value, err := adapter.Header(d.Header, HeaderName, ErrNotSigned, ErrInvalidHeader)
+	if err != nil {
+		return err
+	}
+	if len(value) > MaxHeaderBytes {
 		return fmt.Errorf("%w (longer than %d bytes)", ErrInvalidHeader, MaxHeaderBytes)
 	}
-
-	sh, err := parseHeader(values[0])
+	sh, err := parseHeader(value)
 	if err != nil {
 		return err
 	}
 	// Recency first: a stale or replayed delivery costs no HMAC.
-	if err := signature.CheckTimestamp(sh.timestamp, a.clock.Now(), a.tolerance); err != nil {
-		if errors.Is(err, signature.ErrTooOld) {
-			return ErrTooOld
-		}
-		// Only the zero Adapter has no positive tolerance: fail closed.
-		return fmt.Errorf("%w: stripe: adapter not configured: %v", providers.ErrUnauthorized, err)
+	if err := a.window.Check(Name, sh.timestamp, ErrTooOld, nil); err != nil {
+		return err
 	}
-
-	prefix := signedPrefix(sh.timestamp)
-	if !signature.MatchHMACSHA256(a.macs, sh.signatures, prefix, body) {
+	if !a.secrets.Match(sh.signatures, signedPrefix(sh.timestamp), d.Body) {
 		return ErrNoValidSignature
 	}
 	return nil
