@@ -38,8 +38,8 @@ func BenchmarkBackendClaimComplete(b *testing.B) {
 
 // BenchmarkReplay measures a provider retry of a finished event whose
 // stored request is 1 KiB or 1 MiB: path=claim is the replay path;
-// path=get reads the whole record, as that path did before it read the
-// record without its request (a lower bound of its cost):
+// path=get reads the whole record, stored request included (what a replay
+// would cost if it read the request it does not answer with):
 // go test ./dedupe/lmdb -run '^$' -bench BenchmarkReplay -benchmem
 func BenchmarkReplay(b *testing.B) {
 	s, err := Open(b.TempDir(), Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})

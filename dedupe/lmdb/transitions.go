@@ -205,7 +205,7 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 }
 
 // ForceDelete removes key whatever its state, a live claim or a record that
-// no longer decodes included.
+// cannot be decoded included.
 func (s *Store) ForceDelete(ctx context.Context, key string) error {
 	return s.delete(ctx, key, true)
 }
