@@ -174,5 +174,24 @@ func newMACKey(h func() hash.Hash, key []byte) *macKey {
 	return k
 }
 
+// encodedSum writes to dst, encoded as enc, the MAC of the signed text:
+// buf with the body spliced in at cut (cut < 0: buf alone), which spares
+// copying a large body into the template's buffer. It returns the length
+// written.
+func (k *macKey) encodedSum(dst, buf []byte, cut int, body []byte, enc encoding) int {
+	st := k.pool.Get().(*macState)
+	defer k.pool.Put(st)
+	if cut < 0 {
+		st.mac.Write(buf)
+	} else {
+		st.mac.Write(buf[:cut])
+		st.mac.Write(body)
+		st.mac.Write(buf[cut:])
+	}
+	sum := st.mac.Sum(st.sum[:0])
+	st.mac.Reset()
+	return encode(dst, sum, enc)
+}
+
 // errNoSpec is a Provider's zero value at work: it verifies nothing.
 var errNoSpec = errors.New("spec: zero Provider")

@@ -111,20 +111,8 @@ func (p *Provider) signature(d providers.Delivery, sc *scan) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: cannot sign: the first example lacks a part the signed text reads: %w", p.s.name, err)
 	}
-	k := p.macs[0]
-	st := k.pool.Get().(*macState)
-	defer k.pool.Put(st)
-	if cut < 0 {
-		st.mac.Write(buf)
-	} else {
-		st.mac.Write(buf[:cut])
-		st.mac.Write(d.Body)
-		st.mac.Write(buf[cut:])
-	}
-	sum := st.mac.Sum(st.sum[:0])
-	st.mac.Reset()
 	var out [128]byte
-	n := encode(out[:], sum, p.s.sig.enc)
+	n := p.macs[0].encodedSum(out[:], buf, cut, d.Body, p.s.sig.enc)
 	return p.s.sig.prefix + string(out[:n]), nil
 }
 

@@ -200,18 +200,7 @@ func (p *Provider) match(d providers.Delivery, sc *scan) (bool, error) {
 	enc := p.s.sig.enc
 	var want [128]byte
 	for _, k := range p.macs {
-		st := k.pool.Get().(*macState)
-		if cut < 0 {
-			st.mac.Write(buf)
-		} else {
-			st.mac.Write(buf[:cut])
-			st.mac.Write(d.Body)
-			st.mac.Write(buf[cut:])
-		}
-		sum := st.mac.Sum(st.sum[:0])
-		st.mac.Reset()
-		n := encode(want[:], sum, enc)
-		k.pool.Put(st)
+		n := k.encodedSum(want[:], buf, cut, d.Body, enc)
 		for _, got := range sc.sigs[:sc.n] {
 			if equalSig(want[:n], got, enc) {
 				return true, nil
