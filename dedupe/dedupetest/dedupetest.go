@@ -23,6 +23,13 @@ type kitCase struct {
 	run  func(t *testing.T, s dedupe.Store, clock *Clock)
 }
 
+// fixture is what the cases share: a context, the key and fingerprint they
+// claim, and the answer they record.
+func fixture() (ctx context.Context, key, fp string, ok dedupe.Response) {
+	return context.Background(), "stripe:evt_1", "fp-a",
+		dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}
+}
+
 // Run runs the behavioural table over the store open returns: every case
 // opens a fresh store, with a Lease of a minute, a Retention of two hours,
 // an AbandonAfter of an hour and Now reading a Clock the case advances.

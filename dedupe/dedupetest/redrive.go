@@ -2,7 +2,6 @@ package dedupetest
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -16,12 +15,7 @@ import (
 // redrive leaves behind when it is interrupted, and that listings read no
 // stored body.
 func redriveCases() []kitCase {
-	ctx := context.Background()
-	const (
-		key = "stripe:evt_1"
-		fp  = "fp-a"
-	)
-	ok := dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}
+	ctx, key, fp, ok := fixture()
 	return []kitCase{
 		{"redrive", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			req := dedupe.NewRequest("application/json", "charge.failed", []byte(`{"id":"evt_1"}`), true)

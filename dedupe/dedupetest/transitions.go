@@ -16,12 +16,7 @@ import (
 // transitionCases are the kit's cases of a claim and the three ways it ends:
 // replay, takeover, release, delete, prune, and a settle whose caller is gone.
 func transitionCases() []kitCase {
-	ctx := context.Background()
-	const (
-		key = "stripe:evt_1"
-		fp  = "fp-a"
-	)
-	ok := dedupe.Response{Status: 200, ContentType: "application/json", Body: []byte(`{"ok":true}`)}
+	ctx, key, fp, ok := fixture()
 	return []kitCase{
 		{"claim, in flight, mismatch", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			l, rec, err := s.Claim(ctx, key, fp, nil)
