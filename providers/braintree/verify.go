@@ -1,0 +1,106 @@
+package braintree
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// Verify's errors. Each wraps providers.ErrUnauthorized and says which
+// check failed, without quoting a key, a signature or the payload.
+var (
+	// ErrNotSigned means bt_signature or bt_payload is missing or empty.
+	ErrNotSigned = fmt.Errorf("%w: braintree: no bt_signature or no bt_payload", providers.ErrUnauthorized)
+	// ErrInvalidPayload means bt_payload holds a character outside
+	// [A-Za-z0-9+=/\n], the SDKs' rule, or a bad %-escape.
+	ErrInvalidPayload = fmt.Errorf("%w: braintree: bt_payload holds a character outside [A-Za-z0-9+=/\\n]", providers.ErrUnauthorized)
+	// ErrInvalidSignature means bt_signature has a bad %-escape.
+	ErrInvalidSignature = fmt.Errorf("%w: braintree: bt_signature is not readable", providers.ErrUnauthorized)
+	// ErrUnknownPublicKey means no pair of bt_signature names a configured
+	// public key.
+	ErrUnknownPublicKey = fmt.Errorf("%w: braintree: bt_signature names no configured public key", providers.ErrUnauthorized)
+	// ErrNoValidSignature means a pair names a configured public key, but
+	// its signature is not that key's over bt_payload.
+	ErrNoValidSignature = fmt.Errorf("%w: braintree: signature does not match", providers.ErrUnauthorized)
+)
+
+// Verify authenticates a notification from its raw form body (headers are
+// not read), as Braintree's SDKs parse one: bt_payload must hold only
+// [A-Za-z0-9+=/\n]; some "public_key|signature" pair of bt_signature (its
+// pairs joined by "&") must name a configured public key and be that
+// pair's HMAC-SHA1 over bt_payload, or over bt_payload and a line feed,
+// compared in constant time. A field given twice is ErrRepeatedField
+// (providers.ErrMalformed: 400); every other error wraps
+// providers.ErrUnauthorized (401).
+func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
+	f, err := parseForm(d.Body)
+	if err != nil {
+		return err
+	}
+	sig, _, sigErr := f.value(FieldSignature)
+	payload, _, payloadErr := f.value(FieldPayload)
+	switch {
+	case sigErr != nil:
+		return ErrInvalidSignature
+	case payloadErr != nil:
+		return ErrInvalidPayload
+	case sig == "" || payload == "":
+		return ErrNotSigned
+	case !isPayload(payload):
+		return ErrInvalidPayload
+	}
+	named := false
+	for pair := range strings.SplitSeq(sig, "&") {
+		pub, hexSig, ok := strings.Cut(pair, "|")
+		if !ok {
+			continue // the SDKs skip a pair without "|"
+		}
+		for i, kp := range a.pairs {
+			if pub != kp.Public {
+				continue
+			}
+			named = true
+			if a.matches(i, hexSig, payload) {
+				return nil
+			}
+		}
+	}
+	if !named {
+		return ErrUnknownPublicKey
+	}
+	return ErrNoValidSignature
+}
+
+// matches reports whether hexSig is pair i's signature over payload, or
+// over payload followed by a line feed.
+func (a *Adapter) matches(i int, hexSig, payload string) bool {
+	got, err := hex.DecodeString(hexSig)
+	if err != nil || len(got) != sha1.Size || hex.EncodeToString(got) != hexSig {
+		return false // only lowercase hex: what the SDKs compare against
+	}
+	for _, msg := range []string{payload, payload + "\n"} {
+		m := hmac.New(sha1.New, a.keys[i][:])
+		m.Write([]byte(msg))
+		if hmac.Equal(m.Sum(nil), got) {
+			return true
+		}
+	}
+	return false
+}
+
+// isPayload reports whether s holds only the characters the SDKs accept in
+// a payload: base64's and line feeds.
+func isPayload(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '=' || c == '/' || c == '\n') {
+			return false
+		}
+	}
+	return true
+}
