@@ -5,7 +5,9 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	twoctwop "github.com/webhookd/webhookd/providers/2c2p"
 	"github.com/webhookd/webhookd/providers/adyen"
+	"github.com/webhookd/webhookd/providers/braintree"
 	"github.com/webhookd/webhookd/providers/doku"
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
@@ -50,6 +52,8 @@ func goProviders() []providers.Entry {
 		duitku.Entry(),
 		paypal.Entry(),
 		adyen.Entry(),
+		braintree.Entry(),
+		twoctwop.Entry(),
 	}
 }
 

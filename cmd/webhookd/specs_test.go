@@ -179,14 +179,14 @@ func TestUserSpecEndToEnd(t *testing.T) {
 	require.Equal(t, 2, core.total())
 }
 
-// TestTwentyOneBuiltIn: ten Go adapters and eleven embedded specs, each
-// listed by `webhookd providers` (TestProvidersListsEveryProvider).
-func TestTwentyOneBuiltIn(t *testing.T) {
+// TestTwentyThreeBuiltIn: twelve Go adapters and eleven embedded specs,
+// each listed by `webhookd providers` (TestProvidersListsEveryProvider).
+func TestTwentyThreeBuiltIn(t *testing.T) {
 	var names []string
 	for _, e := range providerTable() {
 		names = append(names, e.Name)
 	}
-	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen",
+	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen", "braintree", "2c2p",
 		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "square"}, names)
 }
 
