@@ -59,6 +59,9 @@ func TestParse(t *testing.T) {
 		{"unclosed", mime(strings.TrimSuffix(doc, "</notification>")), "", braintree.ErrNotNotification},
 		{"mismatched end tag", mime(strings.Replace(doc, "</subject>", "</subjet>", 1)), "", braintree.ErrNotNotification},
 		{"document type declaration", mime(`<!DOCTYPE notification [<!ENTITY k "check">]>` + strings.Replace(doc, "subscription_went_past_due", "&k;", 1)), "", braintree.ErrNotNotification},
+		// A core's XML parser could read a DTD's defaults or entities
+		// that encoding/xml ignores: no DTD at all.
+		{"document type declaration alone", mime(`<!DOCTYPE notification SYSTEM "x.dtd">` + doc), "", braintree.ErrNotNotification},
 		{"unknown entity", mime(strings.Replace(doc, "subscription_went_past_due", "&k;", 1)), "", braintree.ErrNotNotification},
 		{"too deep", mime("<notification><kind>check</kind>" + strings.Repeat("<a>", braintree.MaxDepth) + strings.Repeat("</a>", braintree.MaxDepth) + "</notification>"), "", braintree.ErrNotNotification},
 		{"namespaced root", mime(`<x:notification xmlns:x="urn:x"><kind>check</kind></x:notification>`), "", braintree.ErrNotNotification},
