@@ -36,7 +36,7 @@ func jws(key, header, claims string) string {
 
 func body(tok string) []byte { return []byte(`{"payload":"` + tok + `"}`) }
 
-func newAdapter(t *testing.T, keys ...string) *twoctwop.Adapter {
+func newAdapter(t testing.TB, keys ...string) *twoctwop.Adapter {
 	t.Helper()
 	a, err := twoctwop.New(keys)
 	require.NoError(t, err)

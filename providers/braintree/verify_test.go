@@ -50,7 +50,7 @@ func form(sig, payload string) []byte {
 	return []byte(braintree.FieldSignature + "=" + url.QueryEscape(sig) + "&" + braintree.FieldPayload + "=" + url.QueryEscape(payload))
 }
 
-func newAdapter(t *testing.T, keys ...string) *braintree.Adapter {
+func newAdapter(t testing.TB, keys ...string) *braintree.Adapter {
 	t.Helper()
 	a, err := braintree.New(keys)
 	require.NoError(t, err)
