@@ -55,19 +55,14 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 		return ErrInvalidPayload
 	}
 	named := false
-	for pair := range strings.SplitSeq(sig, "&") {
-		pub, hexSig, ok := strings.Cut(pair, "|")
+	for i, kp := range a.pairs {
+		hexSig, ok := firstSignature(sig, kp.Public)
 		if !ok {
-			continue // the SDKs skip a pair without "|"
+			continue
 		}
-		for i, kp := range a.pairs {
-			if pub != kp.Public {
-				continue
-			}
-			named = true
-			if a.matches(i, hexSig, payload) {
-				return nil
-			}
+		named = true
+		if a.matches(i, hexSig, payload) {
+			return nil
 		}
 	}
 	if !named {
@@ -76,21 +71,34 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 	return ErrNoValidSignature
 }
 
+// firstSignature returns the signature of the first "public|signature"
+// pair of sig (pairs joined by "&") whose public key is public, as the
+// SDKs pick it (pairs without "|" are skipped). Only the first counts, so
+// that a bt_signature repeating one public key costs two HMACs, not two
+// per repetition.
+func firstSignature(sig, public string) (string, bool) {
+	for pair := range strings.SplitSeq(sig, "&") {
+		if pub, hexSig, ok := strings.Cut(pair, "|"); ok && pub == public {
+			return hexSig, true
+		}
+	}
+	return "", false
+}
+
 // matches reports whether hexSig is pair i's signature over payload, or
-// over payload followed by a line feed.
+// over payload followed by a line feed: one pass over the payload, since
+// Sum leaves the MAC's state as it was.
 func (a *Adapter) matches(i int, hexSig, payload string) bool {
 	got, err := hex.DecodeString(hexSig)
 	if err != nil || len(got) != sha1.Size || hex.EncodeToString(got) != hexSig {
 		return false // only lowercase hex: what the SDKs compare against
 	}
-	for _, msg := range []string{payload, payload + "\n"} {
-		m := hmac.New(sha1.New, a.keys[i][:])
-		m.Write([]byte(msg))
-		if hmac.Equal(m.Sum(nil), got) {
-			return true
-		}
-	}
-	return false
+	m := hmac.New(sha1.New, a.keys[i][:])
+	m.Write([]byte(payload))
+	asPosted := hmac.Equal(m.Sum(nil), got)
+	m.Write([]byte{'\n'})
+	withLineFeed := hmac.Equal(m.Sum(nil), got)
+	return asPosted || withLineFeed
 }
 
 // isPayload reports whether s holds only the characters the SDKs accept in

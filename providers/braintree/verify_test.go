@@ -100,6 +100,9 @@ func TestVerify(t *testing.T) {
 		{"signed without, posted without", form(sig(stripped), stripped), nil},
 		{"another merchant's pair first", form("their_public_key|"+strings.Repeat("0", 40)+"&"+selfSignature, selfPayload), nil},
 		{"fields in the other order", []byte(braintree.FieldPayload + "=" + url.QueryEscape(selfPayload) + "&" + braintree.FieldSignature + "=" + url.QueryEscape(selfSignature)), nil},
+		// As the SDKs pick it, the first pair naming the key is the one
+		// checked, so a bt_signature repeating it costs one check.
+		{"our key's first pair wrong, a later one right", form(sdkPublic+"|"+strings.Repeat("0", 40)+"&"+selfSignature, selfPayload), braintree.ErrNoValidSignature},
 		{"payload changed", form(selfSignature, "A"+selfPayload[1:]), braintree.ErrNoValidSignature},
 		{"two line feeds appended", form(selfSignature, selfPayload+"\n"), braintree.ErrNoValidSignature},
 		{"signature upper-case", form(strings.ToUpper(selfSignature[:len(sdkPublic)+1])+strings.ToUpper(selfSignature[len(sdkPublic)+1:]), selfPayload), braintree.ErrUnknownPublicKey},
