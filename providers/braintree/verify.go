@@ -31,10 +31,10 @@ var (
 
 // Verify authenticates a notification from its raw form body (headers are
 // not read), as Braintree's SDKs parse one: bt_payload must hold only
-// [A-Za-z0-9+=/\n]; some "public_key|signature" pair of bt_signature (its
-// pairs joined by "&") must name a configured public key and be that
-// pair's HMAC-SHA1 over bt_payload, or over bt_payload and a line feed,
-// compared in constant time. A field given twice is ErrRepeatedField
+// [A-Za-z0-9+=/\n]; for some configured key pair, the first
+// "public_key|signature" pair of bt_signature (its pairs joined by "&")
+// that names its public key must hold its HMAC-SHA1 over bt_payload, or
+// over bt_payload and a line feed, compared in constant time. A field given twice is ErrRepeatedField
 // (providers.ErrMalformed: 400); every other error wraps
 // providers.ErrUnauthorized (401).
 func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
