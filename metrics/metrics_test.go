@@ -327,6 +327,24 @@ func TestLabelsStayBounded(t *testing.T) {
 	}
 }
 
+// TestProviderNameMayStartWithADigit: 2C2P's route name is a label of its
+// own, not "unknown" (provider names are not identifiers).
+func TestProviderNameMayStartWithADigit(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.Options{Providers: []string{"2c2p"}})
+	require.NoError(t, err)
+	m.ObserveDelivery(receiver.Delivery{Provider: "2c2p", Outcome: "forwarded"})
+	gathered, err := reg.Gather()
+	require.NoError(t, err)
+	families := map[string]*dto.MetricFamily{}
+	for _, mf := range gathered {
+		families[mf.GetName()] = mf
+	}
+	v, ok := value(families, "webhookd_deliveries_total", map[string]string{"provider": "2c2p", "outcome": "forwarded"})
+	require.True(t, ok)
+	require.Equal(t, 1.0, v)
+}
+
 func TestNewRefusesSharedOrBadInput(t *testing.T) {
 	_, err := metrics.New(nil, metrics.Options{})
 	require.Error(t, err)
