@@ -22,8 +22,8 @@
 // 2C2P documents none on this token, and the dedupe store is the replay
 // defence.
 //
-// Parse keys the event on the verified claims (docs/contract.md, "The
-// fourth wave"): invoiceNo:respCode, then :tranRef when present, none of
+// Parse keys the event on the verified claims (docs/contract.md, "Event
+// keys"): invoiceNo:respCode, then :tranRef when present, none of
 // which may hold ":" (the key splits back one way); Type is respCode.
 //
 // The adapter never logs or returns a key, a token or the body in an

@@ -38,7 +38,7 @@ const MaxKindBytes = 100
 const MaxDepth = 64
 
 // event derives the event from a verified form body (docs/contract.md,
-// "The fourth wave"): Key is kind:<lowercase hex SHA-256 of the decoded
+// "Event keys"): Key is kind:<lowercase hex SHA-256 of the decoded
 // XML>, Type is kind, and the fingerprint is the same digest. Braintree
 // sends no event id, and a changed payload is another event. kind may not
 // hold ":", so the key splits back one way. Its errors wrap
