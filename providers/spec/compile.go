@@ -47,6 +47,10 @@ type Spec struct {
 	// sigParts are the names of the signature header's items the
 	// templates read, in the order their values are kept while scanning.
 	sigParts []string
+	// keyStops holds, for each part of key, a byte its value must not
+	// hold (0: none): the first byte of the text that follows it, so that
+	// a key of several values splits back one way (keySplits).
+	keyStops []byte
 	// keyReadsParts is set when the key reads a header, query value or
 	// signature item: Parse then checks that the signed text has one
 	// reading (oneReading).
@@ -377,6 +381,9 @@ func (s *Spec) compileEvent(f *file) error {
 	if err := s.keySigned(); err != nil {
 		return err
 	}
+	if err := s.keySplits(); err != nil {
+		return err
+	}
 	if s.typ, err = parseTemplate(ef.Type, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
 		return invalid("event.type", "%v", err)
 	}
@@ -455,6 +462,37 @@ func (s *Spec) keySigned() error {
 			}
 			s.keyReadsParts = true
 		}
+	}
+	return nil
+}
+
+// keySplits makes the event key split back into its values one way, for
+// every spec: "{{query.data.id}}:{{header.x-request-id}}" keys both
+// (X:1, 2) and (X, 1:2) to X:1:2, so the second event would be answered
+// as a replay of the first. A key with one value of free length (the
+// digest is 64 hex digits, a setting is the same for every delivery) is
+// unambiguous; with more, each but the last must be followed by text, and
+// Parse refuses a value holding that text's first byte, which then ends
+// it. The last takes the rest, so the keys of deliveries that Parse
+// accepts are the ones they always had.
+func (s *Spec) keySplits() error {
+	parts := s.key.parts
+	var free []int
+	for i, p := range parts {
+		if p.kind != literal && p.kind != digestRef && p.kind != settingRef {
+			free = append(free, i)
+		}
+	}
+	if len(free) < 2 {
+		return nil
+	}
+	s.keyStops = make([]byte, len(parts))
+	for _, i := range free[:len(free)-1] {
+		if i+1 == len(parts) || parts[i+1].kind != literal {
+			return invalid("event.key", "%s is followed by %s with no text between them, so a key would not split back into its values one way",
+				refName(&parts[i]), refName(&parts[i+1]))
+		}
+		s.keyStops[i] = parts[i+1].text[0]
 	}
 	return nil
 }

@@ -136,6 +136,30 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, ok, 1)
 	})
+	t.Run("mercadopago keys split back one way", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		p, err := s.New([]string{"mp_secret"}, nil, nil)
+		require.NoError(t, err)
+		body := []byte(`{"action":"payment.updated","data":{"id":"1"}}`)
+		signed := func(id, rid string) providers.Delivery {
+			src := providers.Delivery{Header: http.Header{}, Query: url.Values{}}
+			src.Header.Set("X-Request-Id", rid)
+			src.Header.Set("X-Signature", "ts=1742505638683")
+			src.Query.Set("data.id", id)
+			d, err := p.Resign(src, body)
+			require.NoError(t, err)
+			require.NoError(t, p.Verify(ctx, d))
+			return d
+		}
+		// Both are signed by Mercado Pago's scheme and would key to
+		// x:1:2: the second would be answered as a replay of the first.
+		_, err = p.Parse(signed("X:1", "2"))
+		require.ErrorIs(t, err, ErrNoEventKey)
+		require.ErrorContains(t, err, `query.data.id holds ":", which separates the key's values`)
+		items, err := p.Parse(signed("X", "1:2"))
+		require.NoError(t, err, "the last value takes the rest")
+		require.Equal(t, "x:1:2", items[0].Key)
+	})
 	t.Run("mercadopago query and header variants", func(t *testing.T) {
 		s := builtinSpec(t, "mercadopago")
 		p, err := s.New([]string{"mp_secret"}, nil, nil)

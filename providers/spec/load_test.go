@@ -71,6 +71,8 @@ func TestLoadRefuses(t *testing.T) {
 		{"token with encoding", "algorithm: hmac-sha256", "algorithm: token", "signature: a token is compared as sent"},
 		{"no examples", "examples:", "examples: []\nunused:", "field unused not found"},
 		{"key given twice", "name: paddle-billing", "name: paddle-billing\nname: other", `mapping key "name" already defined`},
+		{"key values joined", `key: "{{json.event_id}}"`, `key: "{{json.event_id}}{{json.event_type}}"`,
+			"event.key: json.event_id is followed by json.event_type with no text between them, so a key would not split back into its values one way"},
 		{"ack without batch", "examples:", "ack: {status: 200}\nexamples:", "event: batch_body and ack are for batches only"},
 	}
 	for _, tt := range tests {
