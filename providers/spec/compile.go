@@ -81,8 +81,11 @@ type sigDef struct {
 }
 
 type tsDef struct {
-	ref       part
-	ms, both  bool
+	ref      part
+	ms, both bool
+	// auto reads a value of 12 digits or more as milliseconds, a shorter
+	// one as seconds (unit: auto).
+	auto      bool
 	tolerance int // index in Spec.settings
 }
 
@@ -324,7 +327,7 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 func (s *Spec) compileTimestamp(f *file) error {
 	tf := f.Timestamp
 	if tf == nil {
-		return nil
+		return s.timestampsChecked(nil)
 	}
 	if s.sig.alg.hash == nil {
 		return invalid("timestamp", "a token signs no timestamp")
@@ -343,13 +346,18 @@ func (s *Spec) compileTimestamp(f *file) error {
 	if !s.sig.signed.has(ref.kind, ref.text) {
 		return invalid("timestamp.value", "%s.%s is not part of signature.signed, so it would prove nothing", kindNames[ref.kind], ref.text)
 	}
+	if err := s.timestampsChecked(&ref); err != nil {
+		return err
+	}
 	d := &tsDef{ref: ref}
 	switch tf.Unit {
 	case "", "s":
 	case "ms":
 		d.ms = true
+	case "auto":
+		d.auto = true
 	default:
-		return invalid("timestamp.unit", "unknown %q (s or ms)", tf.Unit)
+		return invalid("timestamp.unit", "unknown %q (s, ms or auto)", tf.Unit)
 	}
 	switch tf.Window {
 	case "", "past":
@@ -363,6 +371,36 @@ func (s *Spec) compileTimestamp(f *file) error {
 	}
 	s.ts = d
 	return nil
+}
+
+// timestampsChecked refuses a signed text that reads a value named like a
+// timestamp (signature.t, header.X-Timestamp, ...) that timestamp.value
+// does not declare: a signed timestamp left unchecked proves nothing, and
+// a delivery captured in 1970 would verify once its record is pruned.
+func (s *Spec) timestampsChecked(declared *part) error {
+	for _, p := range s.sig.signed.parts {
+		if (p.kind != headerRef && p.kind != queryRef && p.kind != signatureRef) || !timestampName(p.text) {
+			continue
+		}
+		if declared == nil || declared.kind != p.kind || declared.text != p.text {
+			return invalid("signature.signed", "reads %s, which is named like a timestamp: declare it as timestamp.value (with a tolerance), or a capture would verify for ever", refName(&p))
+		}
+	}
+	return nil
+}
+
+// timestampName reports whether a header, query value or signature item
+// is named like a timestamp: one of its words (split at -, _ and .) is t,
+// ts, time, date, datetime or epoch, or ends in timestamp.
+func timestampName(name string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		switch {
+		case w == "t" || w == "ts" || w == "time" || w == "date" || w == "datetime" || w == "epoch",
+			strings.HasSuffix(w, "timestamp"):
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Spec) compileEvent(f *file) error {

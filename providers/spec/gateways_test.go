@@ -3,11 +3,14 @@ package spec
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +163,45 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 		require.NoError(t, err, "the last value takes the rest")
 		require.Equal(t, "x:1:2", items[0].Key)
 	})
+	t.Run("mercadopago bounds its signed ts", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		p, err := s.New([]string{"mp_secret"}, nil, func() time.Time { return now })
+		require.NoError(t, err)
+		signedAt := func(ts string) providers.Delivery {
+			src := gatewaySigned(t, p)
+			src.Header.Set("X-Signature", "ts="+ts)
+			d, err := p.Resign(src, src.Body)
+			require.NoError(t, err)
+			// Resign stamps the clock's time: put ts back, signed.
+			d.Header.Set("X-Signature", "ts="+ts+",v1="+hmacHex("mp_secret",
+				"id:"+strings.ToLower(d.Query.Get("data.id"))+";request-id:"+d.Header.Get("X-Request-Id")+";ts:"+ts+";"))
+			return d
+		}
+		for _, tc := range []struct {
+			name string
+			ts   string
+			err  error
+		}{
+			{"now, in ms", strconv.FormatInt(now.UnixMilli(), 10), nil},
+			{"now, in seconds", strconv.FormatInt(now.Unix(), 10), nil},
+			{"6 days ago", strconv.FormatInt(now.Add(-6*24*time.Hour).UnixMilli(), 10), nil},
+			{"8 days ago", strconv.FormatInt(now.Add(-8*24*time.Hour).UnixMilli(), 10), ErrTooOld},
+			{"8 days ago, in seconds", strconv.FormatInt(now.Add(-8*24*time.Hour).Unix(), 10), ErrTooOld},
+			{"1970", "1000", ErrTooOld},
+			{"not a number", "yesterday", ErrInvalidTimestamp},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				err := p.Verify(ctx, signedAt(tc.ts))
+				if tc.err == nil {
+					require.NoError(t, err)
+					return
+				}
+				require.ErrorIs(t, err, tc.err)
+				require.ErrorIs(t, err, providers.ErrUnauthorized)
+			})
+		}
+	})
 	t.Run("mercadopago query and header variants", func(t *testing.T) {
 		s := builtinSpec(t, "mercadopago")
 		p, err := s.New([]string{"mp_secret"}, nil, nil)
@@ -277,4 +319,9 @@ func TestAirwallexTolerance(t *testing.T) {
 			require.ErrorIs(t, err, tc.wantErr)
 		})
 	}
+}
+
+// hmacHex is the lowercase hex HMAC-SHA256 of text under secret.
+func hmacHex(secret, text string) string {
+	return hex.EncodeToString(mac(sha256.New, secret, text))
 }

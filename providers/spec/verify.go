@@ -169,7 +169,7 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 		n = n*10 + int64(c-'0')
 	}
 	t := time.Unix(n, 0)
-	if ts.ms {
+	if ts.ms || (ts.auto && len(v) >= 12) {
 		t = time.UnixMilli(n)
 	}
 	age := p.clock().Sub(t)
