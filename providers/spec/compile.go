@@ -85,8 +85,10 @@ type tsDef struct {
 	ms, both bool
 	// auto reads a value of 12 digits or more as milliseconds, a shorter
 	// one as seconds (unit: auto).
-	auto      bool
-	tolerance int // index in Spec.settings
+	auto bool
+	// tolerance is the index in Spec.settings of the tolerance, or -1:
+	// the retention alone bounds the timestamp.
+	tolerance int
 }
 
 type replayDef struct {
@@ -366,8 +368,14 @@ func (s *Spec) compileTimestamp(f *file) error {
 	default:
 		return invalid("timestamp.window", "unknown %q (past or both)", tf.Window)
 	}
-	if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
-		return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+	d.tolerance = -1
+	switch {
+	case tf.Tolerance == "" && d.both:
+		return invalid("timestamp.window", "both needs a tolerance: how far ahead of the clock a timestamp may be")
+	case tf.Tolerance != "":
+		if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
+			return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+		}
 	}
 	s.ts = d
 	return nil
@@ -383,7 +391,7 @@ func (s *Spec) timestampsChecked(declared *part) error {
 			continue
 		}
 		if declared == nil || declared.kind != p.kind || declared.text != p.text {
-			return invalid("signature.signed", "reads %s, which is named like a timestamp: declare it as timestamp.value (with a tolerance), or a capture would verify for ever", refName(&p))
+			return invalid("signature.signed", "reads %s, which is named like a timestamp: declare it as timestamp.value, or a capture would verify for ever", refName(&p))
 		}
 	}
 	return nil

@@ -166,7 +166,7 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 	t.Run("mercadopago bounds its signed ts", func(t *testing.T) {
 		s := builtinSpec(t, "mercadopago")
 		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-		p, err := s.New([]string{"mp_secret"}, nil, func() time.Time { return now })
+		p, err := s.New([]string{"mp_secret"}, nil, func() time.Time { return now }, WithRetention(168*time.Hour))
 		require.NoError(t, err)
 		signedAt := func(ts string) providers.Delivery {
 			src := gatewaySigned(t, p)
@@ -186,9 +186,11 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 			{"now, in ms", strconv.FormatInt(now.UnixMilli(), 10), nil},
 			{"now, in seconds", strconv.FormatInt(now.Unix(), 10), nil},
 			{"6 days ago", strconv.FormatInt(now.Add(-6*24*time.Hour).UnixMilli(), 10), nil},
-			{"8 days ago", strconv.FormatInt(now.Add(-8*24*time.Hour).UnixMilli(), 10), ErrTooOld},
-			{"8 days ago, in seconds", strconv.FormatInt(now.Add(-8*24*time.Hour).Unix(), 10), ErrTooOld},
-			{"1970", "1000", ErrTooOld},
+			{"a second past the retention", strconv.FormatInt(now.Add(-168*time.Hour-time.Second).UnixMilli(), 10), ErrExpired},
+			{"8 days ago", strconv.FormatInt(now.Add(-8*24*time.Hour).UnixMilli(), 10), ErrExpired},
+			{"8 days ago, in seconds", strconv.FormatInt(now.Add(-8*24*time.Hour).Unix(), 10), ErrExpired},
+			{"1970", "1000", ErrExpired},
+			{"ahead of the clock", strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10), nil},
 			{"not a number", "yesterday", ErrInvalidTimestamp},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -201,6 +203,19 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 				require.ErrorIs(t, err, providers.ErrUnauthorized)
 			})
 		}
+	})
+	t.Run("mercadopago gets the retention from its settings", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		st := s.Entry().Settings().(*Settings)
+		require.NoError(t, st.Variables()[0].Set("mp_secret"))
+		require.NoError(t, st.Check(providers.Env{Var: func(n string) string { return "WEBHOOKD_" + n }, Retention: 48 * time.Hour}))
+		p, err := st.Build()
+		require.NoError(t, err)
+		signer, err := s.New([]string{"mp_secret"}, nil, func() time.Time { return time.Now().Add(-72 * time.Hour) })
+		require.NoError(t, err)
+		old := gatewaySigned(t, signer)
+		require.ErrorIs(t, p.Verify(ctx, old), ErrExpired, "signed 3 days ago, retention 2 days")
+		require.NoError(t, p.Verify(ctx, gatewaySigned(t, p.(*Provider))))
 	})
 	t.Run("mercadopago query and header variants", func(t *testing.T) {
 		s := builtinSpec(t, "mercadopago")

@@ -174,8 +174,10 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	}
 	age := p.clock().Sub(t)
 	switch {
-	case age > p.tolerance:
+	case p.tolerance > 0 && age > p.tolerance:
 		return ErrTooOld
+	case p.retention > 0 && age > p.retention:
+		return ErrExpired
 	case ts.both && -age > p.tolerance:
 		return ErrTooNew
 	}
