@@ -201,11 +201,12 @@ func TestTooOld(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestSettingsMaxAge: the age check is opt-in (WEBHOOKD_RAZORPAY_MAX_AGE).
-// Off, the default, a genuine signed event of any age is accepted, whatever
-// the retention, and `webhookd replay` signs a fixture unchanged, so its
-// event key is the fixture's own; on, it must outlast Razorpay's 24 hours of
-// retries and stay below the retention.
+// TestSettingsMaxAge: a signed created_at older than the retention is
+// refused (401) whether or not WEBHOOKD_RAZORPAY_MAX_AGE is set: unset,
+// the retention is the bound; set, it must outlast Razorpay's 24 hours of
+// retries and stay below the retention. Only with neither (Build without
+// Check) is an event of any age accepted, and `webhookd replay` signs a
+// fixture unchanged, so its event key is the fixture's own.
 func TestSettingsMaxAge(t *testing.T) {
 	vars := func(n string) string { return "WEBHOOKD_" + n }
 	tests := []struct {
@@ -215,8 +216,9 @@ func TestSettingsMaxAge(t *testing.T) {
 		wantCheck string // prefix of Check's error
 		wantErr   error  // Verify of vecBody (2022)
 	}{
-		{"default, a week's retention", 0, 168 * time.Hour, "", nil},
-		{"default, a short retention", 0, 2 * time.Hour, "", nil},
+		{"default, a week's retention", 0, 168 * time.Hour, "", razorpay.ErrTooOld},
+		{"default, a short retention", 0, 2 * time.Hour, "", razorpay.ErrTooOld},
+		{"default, retention unknown", 0, 0, "", nil},
 		{"on, below the retention", 167 * time.Hour, 168 * time.Hour, "", razorpay.ErrTooOld},
 		{"on, retention unknown", 25 * time.Hour, 0, "", razorpay.ErrTooOld},
 		{"on, within Razorpay's retries", 24 * time.Hour, 168 * time.Hour,
@@ -254,7 +256,7 @@ func TestSettingsMaxAge(t *testing.T) {
 			require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:1652339806", ev.Key)
 		})
 	}
-	// Off, even an enabled-later check does not refuse the variable unset.
+	// Unset, even an enabled-later check does not refuse the variable.
 	require.NoError(t, (&razorpay.Settings{}).Check(providers.Env{Var: vars, Retention: time.Hour}))
 }
 
