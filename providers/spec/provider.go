@@ -172,8 +172,29 @@ func (p *Provider) Ack() *providers.Acknowledgement {
 // Spec returns the spec p was built from.
 func (p *Provider) Spec() *Spec { return p.s }
 
-// fail adds the provider's name to one of Verify's or Parse's errors.
-func (p *Provider) fail(err error) error { return fmt.Errorf("%s: %w", p.s.name, err) }
+// fail names the provider in one of Verify's or Parse's errors as every
+// Go adapter does, after the class of refusal: "delivery not
+// authenticated: acme: no valid signature", so that a log line reads the
+// same whichever kind of provider wrote it.
+func (p *Provider) fail(err error) error {
+	msg := err.Error()
+	for _, class := range []error{providers.ErrUnauthorized, providers.ErrMalformed} {
+		if rest, ok := strings.CutPrefix(msg, class.Error()+": "); ok {
+			return &namedError{msg: class.Error() + ": " + p.s.name + ": " + rest, err: err}
+		}
+	}
+	return fmt.Errorf("%s: %w", p.s.name, err)
+}
+
+// namedError is an error of Verify or Parse with the provider's name in
+// its text; it wraps the error as it was, sentinels and all.
+type namedError struct {
+	msg string
+	err error
+}
+
+func (e *namedError) Error() string { return e.msg }
+func (e *namedError) Unwrap() error { return e.err }
 
 // macKey computes an HMAC under one fixed key, reusing its keyed states
 // across deliveries (hmac.New allocates two hash states and the padded
