@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/adyen"
 	"github.com/webhookd/webhookd/providers/doku"
@@ -70,6 +71,9 @@ func addSpecs(table []providers.Entry, specs []*spec.Spec) ([]providers.Entry, e
 	}
 	for _, s := range specs {
 		e := s.Entry()
+		if err := metrics.CheckProviderName(e.Name); err != nil {
+			return nil, fmt.Errorf("%s: name %w", s.File(), err)
+		}
 		if taken[e.Name] {
 			return nil, fmt.Errorf("%s: name %q is already another provider's", s.File(), e.Name)
 		}

@@ -234,3 +234,51 @@ func TestProvidersCheckEveryClash(t *testing.T) {
 	require.Zero(t, run(context.Background(), []string{"providers", "check", builtin}, &out, &errb), out.String())
 	require.Contains(t, out.String(), "ok   "+filepath.Join(builtin, "square.yaml")+": square, /webhooks/square, 1 example(s) verified (built in)\n")
 }
+
+// TestProvidersCheckRefusesWhatServeRefuses: check and serve run one
+// validation in one environment, so a spec serve refuses (once its secret
+// is set) fails check, naming the file; and check without a path checks
+// WEBHOOKD_PROVIDER_SPECS.
+func TestProvidersCheckRefusesWhatServeRefuses(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		env      []string
+		want     string // in both errors; "" passes both
+	}{
+		{"the metrics' catch-all name", "name: paddle-billing", "name: unknown", nil,
+			`name "unknown" cannot be a provider name: the metrics count requests to providers that are not configured as "unknown"`},
+		{"a tolerance not below the retention", "default: 5m", "default: 200h", nil,
+			"WEBHOOKD_PADDLE_BILLING_TOLERANCE: 200h0m0s must be shorter than WEBHOOKD_RETENTION (168h0m0s): a capture older than the retention would be forwarded again"},
+		{"a tolerance below a longer retention", "default: 5m", "default: 200h", []string{"WEBHOOKD_RETENTION=300h"}, ""},
+		{"a tolerance set below the retention", "default: 5m", "default: 200h", []string{"WEBHOOKD_PADDLE_BILLING_TOLERANCE=1h"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeSpec(t, tt.old, tt.new)
+			secrets := "WEBHOOKD_PADDLE_BILLING_SECRETS=pdl_ntfset_a"
+			if tt.new == "name: unknown" {
+				secrets = "WEBHOOKD_UNKNOWN_SECRETS=pdl_ntfset_a"
+			}
+			base := append([]string{"WEBHOOKD_DOWNSTREAM_URL=http://127.0.0.1:9/"}, tt.env...)
+			_, serveErr := loadConfigFrom(append(base, "WEBHOOKD_PROVIDER_SPECS="+path, secrets))
+			var out, errb bytes.Buffer
+			code := checkSpecs([]string{path}, base, &out, &errb)
+			// Without a path, WEBHOOKD_PROVIDER_SPECS.
+			var fromEnv bytes.Buffer
+			require.Equal(t, code, checkSpecs(nil, append(base, "WEBHOOKD_PROVIDER_SPECS="+path), &fromEnv, &errb), errb.String())
+			require.Equal(t, out.String(), fromEnv.String())
+			if tt.want == "" {
+				require.NoError(t, serveErr)
+				require.Zero(t, code, out.String())
+				return
+			}
+			require.ErrorContains(t, serveErr, tt.want)
+			require.Equal(t, 1, code)
+			require.Equal(t, "FAIL "+path+": "+tt.want+"\n", out.String())
+		})
+	}
+	var errb bytes.Buffer
+	require.Equal(t, 2, checkSpecs(nil, nil, &bytes.Buffer{}, &errb))
+	require.Equal(t, "webhookd providers check: name at least one spec file or folder, or set WEBHOOKD_PROVIDER_SPECS\n", errb.String())
+}
