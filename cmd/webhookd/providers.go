@@ -167,11 +167,13 @@ func (c *config) providerNames() string {
 	return orList(names)
 }
 
-// secretVariables lists the variables that enable a provider, as prose.
-func secretVariables() string {
+// secretVariables lists the variables that enable one of the
+// configuration's providers (those of WEBHOOKD_PROVIDER_SPECS included),
+// as prose.
+func (c *config) secretVariables() string {
 	var vars []string
-	for _, e := range providerTable() {
-		vars = append(vars, envName(e.Secret))
+	for _, p := range c.providers {
+		vars = append(vars, envName(p.entry.Secret))
 	}
 	return orList(vars)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
+	"github.com/webhookd/webhookd/replay"
 )
 
 // specExample is the full example of docs/provider-specs.md.
@@ -281,4 +282,25 @@ func TestProvidersCheckRefusesWhatServeRefuses(t *testing.T) {
 	var errb bytes.Buffer
 	require.Equal(t, 2, checkSpecs(nil, nil, &bytes.Buffer{}, &errb))
 	require.Equal(t, "webhookd providers check: name at least one spec file or folder, or set WEBHOOKD_PROVIDER_SPECS\n", errb.String())
+}
+
+// TestSpecProviderHints: with WEBHOOKD_PROVIDER_SPECS unset, replay of a
+// spec provider's fixtures says to set it, and the warning that no
+// provider is configured lists the operator's specs' variables too.
+func TestSpecProviderHints(t *testing.T) {
+	base := []string{"WEBHOOKD_DOWNSTREAM_URL=http://127.0.0.1:9/"}
+	fixture := []replay.Fixture{{Path: "fixtures/paddle-billing/a.json", Provider: "paddle-billing", Body: []byte(`{}`)}}
+	cfg, err := loadConfigFrom(base)
+	require.NoError(t, err)
+	_, _, err = replaySigners(cfg, fixture)
+	require.ErrorContains(t, err, `fixtures/paddle-billing/a.json: "paddle-billing" is not a provider (`)
+	require.ErrorContains(t, err, "while WEBHOOKD_PROVIDER_SPECS is unset: for a gateway described by a provider spec, set it to the spec's file or folder")
+
+	cfg, err = loadConfigFrom(append(base, "WEBHOOKD_PROVIDER_SPECS="+specExample))
+	require.NoError(t, err)
+	_, _, err = replaySigners(cfg, fixture)
+	require.EqualError(t, err, "WEBHOOKD_PADDLE_BILLING_SECRETS is not set: replay signs paddle-billing fixtures (fixtures/paddle-billing/a.json) with the notification secret serve verifies them with")
+	w := noProviderWarning(cfg)
+	require.Contains(t, w, "WEBHOOKD_STRIPE_SECRETS, ")
+	require.True(t, strings.HasSuffix(w, " or WEBHOOKD_PADDLE_BILLING_SECRETS"), w)
 }
