@@ -71,6 +71,18 @@ type Metrics struct {
 	pruned           prometheus.Counter
 }
 
+// CheckProviderName refuses a name that cannot label a provider's series:
+// empty, or UnknownProvider, under which requests to providers that are not
+// configured are counted. `webhookd providers check` and serve's loading
+// of provider specs run it too, so that a spec of that name is refused
+// naming its file rather than when the metrics start.
+func CheckProviderName(name string) error {
+	if name == "" || name == UnknownProvider {
+		return fmt.Errorf("%q cannot be a provider name: the metrics count requests to providers that are not configured as %q", name, UnknownProvider)
+	}
+	return nil
+}
+
 // New registers webhookd's metrics, and the Go runtime and process
 // collectors, on reg. reg must be a registry of the caller's own: New fails
 // if any of these names is already registered on it.
@@ -95,8 +107,8 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		m.log = slog.New(slog.DiscardHandler)
 	}
 	for _, p := range opts.Providers {
-		if p == "" || p == UnknownProvider {
-			return nil, fmt.Errorf("metrics: %q cannot be a provider name", p)
+		if err := CheckProviderName(p); err != nil {
+			return nil, fmt.Errorf("metrics: %w", err)
 		}
 		m.providers[p] = true
 	}

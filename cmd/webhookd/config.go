@@ -75,19 +75,29 @@ func loadConfigFrom(environ []string) (*config, error) {
 			env[k] = v
 		}
 	}
-	lookup := func(k string) string { return env[k] }
-	var c config
-	if err := loadVars(envVars(&c), lookup); err != nil {
+	c, err := coreConfig(env)
+	if err != nil {
 		return nil, err
 	}
 	table, err := userSpecs(c.ProviderSpecs)
 	if err != nil {
 		return nil, err
 	}
-	if c.providers, err = loadProviders(table, lookup); err != nil {
+	if c.providers, err = loadProviders(table, func(k string) string { return env[k] }); err != nil {
 		return nil, err
 	}
 	c.unknown = unknownVariables(environ, knownVariables(table))
+	return c, c.check()
+}
+
+// coreConfig reads webhookd's own variables from env, without the
+// providers and unchecked: `webhookd providers check` derives from it the
+// providers.Env that serve's checks see.
+func coreConfig(env map[string]string) (*config, error) {
+	var c config
+	if err := loadVars(envVars(&c), func(k string) string { return env[k] }); err != nil {
+		return nil, err
+	}
 	// Set but empty turns the admin listener off (docs/contract.md), where
 	// every other variable set empty takes its default.
 	if v, ok := env[envName("ADMIN_ADDR")]; ok && strings.TrimSpace(v) == "" {
@@ -101,7 +111,7 @@ func loadConfigFrom(environ []string) (*config, error) {
 	if !c.storeTimeoutSet {
 		c.StoreTimeout = defaultStoreTimeout(c.Lease, c.DispatchTimeout)
 	}
-	return &c, c.check()
+	return &c, nil
 }
 
 // knownVariables lists every variable webhookd reads: config's and each

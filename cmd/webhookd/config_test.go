@@ -236,8 +236,8 @@ func TestToleranceBelowRetention(t *testing.T) {
 			require.NotContains(t, err.Error(), "\n")
 		})
 	}
-	// Razorpay's age check is off by default, and then asks nothing of the
-	// retention.
+	// Razorpay's max age unset asks nothing of the retention: the
+	// retention is then its bound.
 	_, err := loadConfigFrom([]string{"WEBHOOKD_DOWNSTREAM_URL=http://localhost:9000/", "WEBHOOKD_RETENTION=2h",
 		"WEBHOOKD_RAZORPAY_SECRETS=rzp_a"})
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/providers"
 	twoctwop "github.com/webhookd/webhookd/providers/2c2p"
 	"github.com/webhookd/webhookd/providers/adyen"
@@ -74,6 +75,9 @@ func addSpecs(table []providers.Entry, specs []*spec.Spec) ([]providers.Entry, e
 	}
 	for _, s := range specs {
 		e := s.Entry()
+		if err := metrics.CheckProviderName(e.Name); err != nil {
+			return nil, fmt.Errorf("%s: name %w", s.File(), err)
+		}
 		if taken[e.Name] {
 			return nil, fmt.Errorf("%s: name %q is already another provider's", s.File(), e.Name)
 		}
@@ -167,11 +171,13 @@ func (c *config) providerNames() string {
 	return orList(names)
 }
 
-// secretVariables lists the variables that enable a provider, as prose.
-func secretVariables() string {
+// secretVariables lists the variables that enable one of the
+// configuration's providers (those of WEBHOOKD_PROVIDER_SPECS included),
+// as prose.
+func (c *config) secretVariables() string {
 	var vars []string
-	for _, e := range providerTable() {
-		vars = append(vars, envName(e.Secret))
+	for _, p := range c.providers {
+		vars = append(vars, envName(p.entry.Secret))
 	}
 	return orList(vars)
 }

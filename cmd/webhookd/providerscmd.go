@@ -11,6 +11,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
 )
 
@@ -21,9 +22,11 @@ Without arguments, lists every provider this binary serves (built in, and
 from WEBHOOKD_PROVIDER_SPECS) with its route, where it comes from, whether
 this configuration enables it, and its variables (with defaults).
 
-check loads each provider spec file (or every *.yaml in a folder) and
-verifies its own example deliveries (docs/provider-specs.md); it prints one
-line per spec and exits 0 only when every one passes.
+check loads each provider spec file (or every *.yaml in a folder; without
+a PATH, WEBHOOKD_PROVIDER_SPECS), verifies its own example deliveries and
+checks it as serve would in this environment, its variables enabled
+(docs/provider-specs.md); it prints one line per spec and exits 0 only when
+every one passes.
 `
 
 // runProviders is `webhookd providers`.
@@ -38,7 +41,7 @@ func runProviders(_ context.Context, args []string, stdout, stderr io.Writer) in
 			fs.Usage()
 			return 2
 		}
-		return checkSpecs(rest[1:], stdout, stderr)
+		return checkSpecs(rest[1:], os.Environ(), stdout, stderr)
 	}
 	cfg, err := loadConfig()
 	if err != nil {
@@ -74,13 +77,31 @@ func runProviders(_ context.Context, args []string, stdout, stderr io.Writer) in
 }
 
 // checkSpecs is `webhookd providers check PATH...`: each path's specs are
-// loaded (their examples verified) and checked against the built-in
-// providers and the specs before them for a name or variable taken twice.
-func checkSpecs(paths []string, stdout, stderr io.Writer) int {
+// loaded (their examples verified) and checked as serve checks them in
+// environ: against the built-in providers and the specs before them for a
+// name or variable taken twice (addSpecs), then their settings (checkSpec).
+func checkSpecs(paths, environ []string, stdout, stderr io.Writer) int {
+	env := make(map[string]string, len(environ))
+	for _, kv := range environ {
+		if k, v, ok := strings.Cut(kv, "="); ok {
+			env[k] = v
+		}
+	}
 	if len(paths) == 0 {
-		fmt.Fprintln(stderr, "webhookd providers check: name at least one spec file or folder")
+		p := env[envName("PROVIDER_SPECS")]
+		if p == "" {
+			fmt.Fprintf(stderr, "webhookd providers check: name at least one spec file or folder, or set %s\n", envName("PROVIDER_SPECS"))
+			return 2
+		}
+		paths = []string{p}
+	}
+	core, err := coreConfig(env)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2
 	}
+	penv := core.providerEnv()
+	lookup := func(k string) string { return env[k] }
 	table := providerTable()
 	builtin, err := spec.Builtin()
 	if err != nil {
@@ -103,21 +124,56 @@ func checkSpecs(paths []string, stdout, stderr io.Writer) int {
 		for _, s := range specs {
 			// A built-in spec's own file (providers/spec/builtin) is
 			// that provider, not a second one of the same name.
-			if slices.ContainsFunc(builtin, s.SameSource) {
-				fmt.Fprintf(stdout, "ok   %s: %s, /webhooks/%s, %d example(s) verified (built in)\n", s.File(), s.Name(), s.Name(), s.Examples())
-				continue
+			builtIn := slices.ContainsFunc(builtin, s.SameSource)
+			if !builtIn {
+				next, err := addSpecs(table, []*spec.Spec{s})
+				if err != nil {
+					fmt.Fprintf(stdout, "FAIL %v\n", err)
+					code = 1
+					continue
+				}
+				table = next
 			}
-			next, err := addSpecs(table, []*spec.Spec{s})
-			if err != nil {
-				fmt.Fprintf(stdout, "FAIL %v\n", err)
+			if err := checkSpec(s, lookup, penv); err != nil {
+				fmt.Fprintf(stdout, "FAIL %s: %v\n", s.File(), err)
 				code = 1
 				continue
 			}
-			table = next
+			if builtIn {
+				fmt.Fprintf(stdout, "ok   %s: %s, /webhooks/%s, %d example(s) verified (built in)\n", s.File(), s.Name(), s.Name(), s.Examples())
+				continue
+			}
 			fmt.Fprintf(stdout, "ok   %s: %s, /webhooks/%s, %d example(s) verified\n", s.File(), s.Name(), s.Name(), s.Examples())
 		}
 	}
 	return code
+}
+
+// checkSpec runs on s's settings the checks serve runs (Settings.Check)
+// with its variables from lookup or, while its secret is unset there, with
+// the example values of the variables that enable it, so that a setting
+// serve would refuse once the provider is enabled (a tolerance not below
+// WEBHOOKD_RETENTION) fails the check before anyone enables it.
+func checkSpec(s *spec.Spec, lookup func(string) string, env providers.Env) error {
+	e := s.Entry()
+	st := e.Settings()
+	vars := envVars(st)
+	examples := map[string]string{}
+	if lookup(envName(e.Secret)) == "" {
+		for _, v := range vars {
+			examples[v.key] = v.example
+		}
+	}
+	enabled := func(k string) string {
+		if v := lookup(k); v != "" {
+			return v
+		}
+		return examples[k]
+	}
+	if err := loadVars(vars, enabled); err != nil {
+		return err
+	}
+	return st.Check(env)
 }
 
 // specFiles lists paths with each directory replaced by its *.yaml and

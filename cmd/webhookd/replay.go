@@ -117,6 +117,11 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 			continue
 		}
 		entry, known := cfg.entry(f.Provider)
+		if !known && cfg.ProviderSpecs == "" {
+			// Most likely a provider spec of the operator's own.
+			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s) while %s is unset: for a gateway described by a provider spec, set it to the spec's file or folder; else keep fixtures in a folder named after their provider, or pass --provider",
+				f.Path, f.Provider, cfg.providerNames(), envName("PROVIDER_SPECS"))
+		}
 		if !known {
 			return nil, nil, fmt.Errorf("%s: %q is not a provider (%s): keep fixtures in a folder named after their provider, or pass --provider", f.Path, f.Provider, cfg.providerNames())
 		}

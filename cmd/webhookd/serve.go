@@ -57,6 +57,12 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 
 // serve runs the receiver until ctx is done. ready, if not nil, receives the
 // listening address once requests are accepted (tests use it).
+// noProviderWarning is what serve logs when no provider is enabled: the
+// variables that would enable one, the operator's own specs' among them.
+func noProviderWarning(cfg *config) string {
+	return "no provider is configured: every /webhooks/ route answers 404; set " + cfg.secretVariables()
+}
+
 func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- string) error {
 	reg, err := buildRegistry(cfg)
 	if err != nil {
@@ -68,7 +74,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	defer stopTracing()
 	if len(reg.Names()) == 0 {
-		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
+		log.Warn(noProviderWarning(cfg))
 	}
 	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
+	"github.com/webhookd/webhookd/replay"
 )
 
 // specExample is the full example of docs/provider-specs.md.
@@ -233,4 +234,73 @@ func TestProvidersCheckEveryClash(t *testing.T) {
 	out.Reset()
 	require.Zero(t, run(context.Background(), []string{"providers", "check", builtin}, &out, &errb), out.String())
 	require.Contains(t, out.String(), "ok   "+filepath.Join(builtin, "square.yaml")+": square, /webhooks/square, 1 example(s) verified (built in)\n")
+}
+
+// TestProvidersCheckRefusesWhatServeRefuses: check and serve run one
+// validation in one environment, so a spec serve refuses (once its secret
+// is set) fails check, naming the file; and check without a path checks
+// WEBHOOKD_PROVIDER_SPECS.
+func TestProvidersCheckRefusesWhatServeRefuses(t *testing.T) {
+	tests := []struct {
+		name     string
+		old, new string
+		env      []string
+		want     string // in both errors; "" passes both
+	}{
+		{"the metrics' catch-all name", "name: paddle-billing", "name: unknown", nil,
+			`name "unknown" cannot be a provider name: the metrics count requests to providers that are not configured as "unknown"`},
+		{"a tolerance not below the retention", "default: 5m", "default: 200h", nil,
+			"WEBHOOKD_PADDLE_BILLING_TOLERANCE: 200h0m0s must be shorter than WEBHOOKD_RETENTION (168h0m0s): a capture older than the retention would be forwarded again"},
+		{"a tolerance below a longer retention", "default: 5m", "default: 200h", []string{"WEBHOOKD_RETENTION=300h"}, ""},
+		{"a tolerance set below the retention", "default: 5m", "default: 200h", []string{"WEBHOOKD_PADDLE_BILLING_TOLERANCE=1h"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := writeSpec(t, tt.old, tt.new)
+			secrets := "WEBHOOKD_PADDLE_BILLING_SECRETS=pdl_ntfset_a"
+			if tt.new == "name: unknown" {
+				secrets = "WEBHOOKD_UNKNOWN_SECRETS=pdl_ntfset_a"
+			}
+			base := append([]string{"WEBHOOKD_DOWNSTREAM_URL=http://127.0.0.1:9/"}, tt.env...)
+			_, serveErr := loadConfigFrom(append(base, "WEBHOOKD_PROVIDER_SPECS="+path, secrets))
+			var out, errb bytes.Buffer
+			code := checkSpecs([]string{path}, base, &out, &errb)
+			// Without a path, WEBHOOKD_PROVIDER_SPECS.
+			var fromEnv bytes.Buffer
+			require.Equal(t, code, checkSpecs(nil, append(base, "WEBHOOKD_PROVIDER_SPECS="+path), &fromEnv, &errb), errb.String())
+			require.Equal(t, out.String(), fromEnv.String())
+			if tt.want == "" {
+				require.NoError(t, serveErr)
+				require.Zero(t, code, out.String())
+				return
+			}
+			require.ErrorContains(t, serveErr, tt.want)
+			require.Equal(t, 1, code)
+			require.Equal(t, "FAIL "+path+": "+tt.want+"\n", out.String())
+		})
+	}
+	var errb bytes.Buffer
+	require.Equal(t, 2, checkSpecs(nil, nil, &bytes.Buffer{}, &errb))
+	require.Equal(t, "webhookd providers check: name at least one spec file or folder, or set WEBHOOKD_PROVIDER_SPECS\n", errb.String())
+}
+
+// TestSpecProviderHints: with WEBHOOKD_PROVIDER_SPECS unset, replay of a
+// spec provider's fixtures says to set it, and the warning that no
+// provider is configured lists the operator's specs' variables too.
+func TestSpecProviderHints(t *testing.T) {
+	base := []string{"WEBHOOKD_DOWNSTREAM_URL=http://127.0.0.1:9/"}
+	fixture := []replay.Fixture{{Path: "fixtures/paddle-billing/a.json", Provider: "paddle-billing", Body: []byte(`{}`)}}
+	cfg, err := loadConfigFrom(base)
+	require.NoError(t, err)
+	_, _, err = replaySigners(cfg, fixture)
+	require.ErrorContains(t, err, `fixtures/paddle-billing/a.json: "paddle-billing" is not a provider (`)
+	require.ErrorContains(t, err, "while WEBHOOKD_PROVIDER_SPECS is unset: for a gateway described by a provider spec, set it to the spec's file or folder")
+
+	cfg, err = loadConfigFrom(append(base, "WEBHOOKD_PROVIDER_SPECS="+specExample))
+	require.NoError(t, err)
+	_, _, err = replaySigners(cfg, fixture)
+	require.EqualError(t, err, "WEBHOOKD_PADDLE_BILLING_SECRETS is not set: replay signs paddle-billing fixtures (fixtures/paddle-billing/a.json) with the notification secret serve verifies them with")
+	w := noProviderWarning(cfg)
+	require.Contains(t, w, "WEBHOOKD_STRIPE_SECRETS, ")
+	require.True(t, strings.HasSuffix(w, " or WEBHOOKD_PADDLE_BILLING_SECRETS"), w)
 }

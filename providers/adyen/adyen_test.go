@@ -448,3 +448,23 @@ func forwardedBytes(items []providers.Item) int {
 	}
 	return n
 }
+
+// TestShiftedKeys: merchantAccountCode:pspReference:eventCode:success with
+// a ":" moved from one part to the next never gives two items one key (no
+// part may hold ":").
+func TestShiftedKeys(t *testing.T) {
+	item := func(merchant, psp, code string) []byte {
+		return notification(`{"NotificationRequestItem":{"additionalData":{"hmacSignature":"x"},"amount":{"currency":"EUR","value":1000},` +
+			`"eventCode":"` + code + `","merchantAccountCode":"` + merchant + `","merchantReference":"r","pspReference":"` + psp + `","success":"true"}}`)
+	}
+	a := newAdapter(t)
+	for _, tt := range []struct {
+		name string
+		a, b []byte
+	}{
+		{"merchant into pspReference", item("Shop:ECOM", "8816", "AUTHORISATION"), item("Shop", "ECOM:8816", "AUTHORISATION")},
+		{"pspReference into eventCode", item("Shop", "8816:AUTHORISATION", "X"), item("Shop", "8816", "AUTHORISATION:X")},
+	} {
+		t.Run(tt.name, func(t *testing.T) { providertest.ShiftedApart(t, a, tt.a, tt.b) })
+	}
+}

@@ -77,3 +77,23 @@ func TestFingerprint(t *testing.T) {
 	require.NotEqual(t, fp(base+"&productDetail="), fp(base), "an empty field is not an absent one")
 	require.NotEqual(t, fp(base+"&productDetail=ab&paymentCode=c"), fp(base+"&productDetail=a&paymentCode=bc"), "values cannot run into each other")
 }
+
+// TestShiftedKeys: merchantOrderId:reference:resultCode with a ":" moved
+// from one part to the next never gives two events one key: the order id
+// may hold ":" (the merchant's), reference and resultCode may not, so the
+// key splits one way from the right.
+func TestShiftedKeys(t *testing.T) {
+	a := newAdapter(t, vecMerchant, vecKey)
+	form := func(order, ref, code string) []byte {
+		return []byte("merchantCode=D0001&amount=1&merchantOrderId=" + order + "&reference=" + ref + "&resultCode=" + code)
+	}
+	for _, tt := range []struct {
+		name string
+		a, b []byte
+	}{
+		{"order id into reference", form("A:B", "R1", "00"), form("A", "B:R1", "00")},
+		{"reference into result code", form("A", "R1:0", "0"), form("A", "R1", "0:0")},
+	} {
+		t.Run(tt.name, func(t *testing.T) { providertest.ShiftedApart(t, a, tt.a, tt.b) })
+	}
+}

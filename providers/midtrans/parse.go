@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
@@ -35,6 +36,15 @@ const MaxFieldBytes = 120
 // cannot go into a key as it is: "h" and the first 32 hex digits (128 bits)
 // of the SHA-256 of the refund_key's decoded value.
 const refundDigestPrefix = "h"
+
+// fraudDigestPrefix starts the key part that stands for a fraud_status
+// other than the ones Midtrans documents (fraudStatuses): "f" and the first
+// 32 hex digits of its SHA-256.
+const fraudDigestPrefix = "f"
+
+// fraudStatuses are the fraud_status values Midtrans documents; each goes
+// into a key as it is.
+var fraudStatuses = []string{"accept", "challenge", "deny"}
 
 // fingerprintFields are what Midtrans keeps identical across its retries of
 // one notification: the event's identity, the signed fields, and the amounts.
@@ -82,15 +92,38 @@ func (a *Adapter) event(body []byte) (providers.Event, error) {
 	return providers.Event{Key: n.key(), Type: n.status, Fingerprint: fp}, nil
 }
 
+// key joins the parts, which hold no ":". fraud_status and refund_key are
+// both optional, so a three-part key's last part must say which it is:
+// a fraud part is a documented status or fraudDigestPrefix and a digest,
+// and a refund_key alone that would read as one goes in as its digest.
+// Without that, fraud_status "accept" with no refund_key and refund_key
+// "accept" with no fraud_status shared one key, and the second, another
+// event, would get 422.
 func (n notification) key() string {
 	parts := []string{n.transactionID, n.status}
 	if n.fraudStatus != "" {
-		parts = append(parts, n.fraudStatus)
+		parts = append(parts, fraudPart(n.fraudStatus))
 	}
 	if n.refundKey != "" {
-		parts = append(parts, refundKeyPart(n.refundKey))
+		parts = append(parts, refundKeyPart(n.refundKey, n.fraudStatus == ""))
 	}
 	return strings.Join(parts, ":")
+}
+
+// fraudPart is the key part for fraud_status f: f itself when Midtrans
+// documents it, else its digest, so that no fraud part reads as a plain
+// refund_key.
+func fraudPart(f string) string {
+	if slices.Contains(fraudStatuses, f) {
+		return f
+	}
+	return fraudDigestPrefix + digest(f)
+}
+
+// digest is the first 32 hex digits of the SHA-256 of s.
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }
 
 // refundKeyPart is the key part for refund_key k. The merchant chooses
@@ -101,12 +134,18 @@ func (n notification) key() string {
 // goes in as it is (docs/contract.md: ":refund_key"); anything else goes in as
 // refundDigestPrefix + 32 hex digits of its SHA-256, which is a token, and
 // the same on every retry because it depends on refund_key alone.
-func refundKeyPart(k string) string {
-	if isPlainRefundKey(k) {
+// A refund_key alone (no fraud_status before it) is also digested when it
+// reads as a fraud part (see key).
+func refundKeyPart(k string, alone bool) string {
+	if isPlainRefundKey(k) && !(alone && isFraudPart(k)) {
 		return k
 	}
-	sum := sha256.Sum256([]byte(k))
-	return refundDigestPrefix + hex.EncodeToString(sum[:16])
+	return refundDigestPrefix + digest(k)
+}
+
+// isFraudPart reports whether k is shaped like what fraudPart returns.
+func isFraudPart(k string) bool {
+	return slices.Contains(fraudStatuses, k) || isDigestShaped(k, fraudDigestPrefix)
 }
 
 // isPlainRefundKey reports whether refund_key k can go into the key as it
@@ -123,14 +162,15 @@ func refundKeyPart(k string) string {
 // Every other refund_key is digested, and two digests collide only if
 // SHA-256 does.
 func isPlainRefundKey(k string) bool {
-	return providers.IsToken(k, MaxFieldBytes) && !strings.Contains(k, ":") && !isDigestShaped(k)
+	return providers.IsToken(k, MaxFieldBytes) && !strings.Contains(k, ":") && !isDigestShaped(k, refundDigestPrefix)
 }
 
-func isDigestShaped(k string) bool {
-	if len(k) != len(refundDigestPrefix)+32 || !strings.HasPrefix(k, refundDigestPrefix) {
+// isDigestShaped reports whether k is prefix and 32 lowercase hex digits.
+func isDigestShaped(k, prefix string) bool {
+	if len(k) != len(prefix)+32 || !strings.HasPrefix(k, prefix) {
 		return false
 	}
-	for _, c := range []byte(k[len(refundDigestPrefix):]) {
+	for _, c := range []byte(k[len(prefix):]) {
 		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}

@@ -30,6 +30,12 @@ func readFixture(t testing.TB, name string) []byte {
 
 // refundDigest is the key part Parse uses for a refund_key that is not a
 // short printable token, computed here independently of the adapter.
+// fraudDigest is the key part of a fraud_status Midtrans does not document.
+func fraudDigest(fraudStatus string) string {
+	sum := sha256.Sum256([]byte(fraudStatus))
+	return "f" + hex.EncodeToString(sum[:])[:32]
+}
+
 func refundDigest(refundKey string) string {
 	sum := sha256.Sum256([]byte(refundKey))
 	return "h" + hex.EncodeToString(sum[:])[:32]
@@ -110,7 +116,7 @@ func TestParseKeys(t *testing.T) {
 			body: `{"transaction_id":"` + strings.Repeat("t", midtrans.MaxFieldBytes) + `","transaction_status":"` + strings.Repeat("s", midtrans.MaxFieldBytes) +
 				`","fraud_status":"` + strings.Repeat("f", midtrans.MaxFieldBytes) + `","refund_key":"` + strings.Repeat("r", midtrans.MaxFieldBytes) + `"}`,
 			wantKey: strings.Repeat("t", midtrans.MaxFieldBytes) + ":" + strings.Repeat("s", midtrans.MaxFieldBytes) + ":" +
-				strings.Repeat("f", midtrans.MaxFieldBytes) + ":" + strings.Repeat("r", midtrans.MaxFieldBytes)},
+				fraudDigest(strings.Repeat("f", midtrans.MaxFieldBytes)) + ":" + strings.Repeat("r", midtrans.MaxFieldBytes)},
 
 		{name: "not JSON", body: `transaction_id=t1`, wantErr: midtrans.ErrNotJSON},
 		{name: "JSON null", body: `null`, wantErr: midtrans.ErrNotJSON},
@@ -162,11 +168,18 @@ func TestParseKeys(t *testing.T) {
 
 // TestParseRefundKeysCannotCollide: refund_key is the merchant's and goes
 // last in the key, after an optional fraud_status, so a refund_key holding a
-// colon could spell another notification's fraud_status:refund_key. Two
-// different refunds of one transaction must never share a key: the second
+// colon could spell another notification's fraud_status:refund_key, and a
+// refund_key alone another's fraud_status alone. Two different
+// notifications of one transaction must never share a key: the second
 // would get 422 and never be forwarded.
 func TestParseRefundKeysCannotCollide(t *testing.T) {
 	bodies := []string{
+		// The shifted pairs: fraud_status alone, and refund_key alone.
+		`{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"accept"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"x"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"x"}`,
+		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"` + fraudDigest("x") + `"}`,
 		`{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"R1"}`,
 		`{"transaction_id":"t1","transaction_status":"partial_refund","refund_key":"accept:R1"}`,
 		`{"transaction_id":"t1","transaction_status":"partial_refund","fraud_status":"accept","refund_key":"R1:x"}`,

@@ -62,7 +62,12 @@ func (s *Settings) Check(env providers.Env) error {
 		return v("PAYPAL_TRANSMISSION_CACHE", "must not be negative")
 	}
 	if len(s.WebhookIDs) > 0 {
-		if err := env.BelowRetention("PAYPAL_TOLERANCE", s.Tolerance); err != nil {
+		// 0 is DefaultTolerance (New), which must be below the retention too.
+		tolerance := s.Tolerance
+		if tolerance == 0 {
+			tolerance = DefaultTolerance
+		}
+		if err := env.BelowRetention("PAYPAL_TOLERANCE", tolerance); err != nil {
 			return err
 		}
 	}

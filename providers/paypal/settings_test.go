@@ -40,6 +40,28 @@ func TestSettings(t *testing.T) {
 		})
 	}
 
+	// A transmission time older than the retention is 401, tolerance set
+	// or not: 0 is DefaultTolerance, which must be below the retention too.
+	t.Run("tolerance below the retention", func(t *testing.T) {
+		short := env
+		short.Retention = 72 * time.Hour
+		for _, tt := range []struct {
+			tolerance time.Duration
+			err       string
+		}{
+			{0, "WEBHOOKD_PAYPAL_TOLERANCE: 96h0m0s must be shorter than WEBHOOKD_RETENTION (72h0m0s)"},
+			{72 * time.Hour, "WEBHOOKD_PAYPAL_TOLERANCE: 72h0m0s must be shorter than WEBHOOKD_RETENTION (72h0m0s)"},
+			{71 * time.Hour, ""},
+		} {
+			err := (&paypal.Settings{WebhookIDs: []string{webhookID}, Tolerance: tt.tolerance}).Check(short)
+			if tt.err == "" {
+				require.NoError(t, err)
+				continue
+			}
+			require.ErrorContains(t, err, tt.err)
+		}
+	})
+
 	t.Run("off without webhook ids", func(t *testing.T) {
 		p, err := (&paypal.Settings{CertHosts: paypal.DefaultCertHosts}).Build()
 		require.NoError(t, err)

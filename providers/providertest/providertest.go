@@ -336,3 +336,23 @@ func OneEvent(items []providers.Item, err error) (providers.Event, error) {
 	}
 	return items[0].Event, nil
 }
+
+// ShiftedApart checks that bodies a and b, whose key parts differ only by
+// where a separator falls ("X:1"+"2" and "X"+"1:2"), never share an event
+// key: Parse refuses one of them (providers.ErrMalformed) or keys them
+// apart. Either shares a key with the other when a key does not split back
+// one way, and the second event would be answered as a replay of the first
+// (docs/contract.md, "Event keys").
+func ShiftedApart(t testing.TB, p providers.Provider, a, b []byte) {
+	t.Helper()
+	ea, errA := OneEvent(p.Parse(providers.Delivery{Body: a}))
+	eb, errB := OneEvent(p.Parse(providers.Delivery{Body: b}))
+	for _, err := range []error{errA, errB} {
+		if err != nil {
+			require.ErrorIs(t, err, providers.ErrMalformed)
+		}
+	}
+	if errA == nil && errB == nil {
+		require.NotEqual(t, ea.Key, eb.Key, "%s and %s share a key", a, b)
+	}
+}

@@ -148,3 +148,21 @@ func TestFingerprint(t *testing.T) {
 		})
 	}
 }
+
+// TestShiftedKeys: event:id:created_at with a ":" moved from one part to
+// the next never gives two events one key (no part may hold ":").
+func TestShiftedKeys(t *testing.T) {
+	body := func(event, id, created string) []byte {
+		return []byte(`{"entity":"event","event":"` + event + `","contains":["payment"],"payload":{"payment":{"entity":{"id":"` + id + `"}}},"created_at":` + created + `}`)
+	}
+	a := newAdapter(t)
+	for _, tt := range []struct {
+		name string
+		a, b []byte
+	}{
+		{"event into id", body("payment.captured:pay_1", "2", "1"), body("payment.captured", "pay_1:2", "1")},
+		{"id into created_at", body("payment.captured", "pay_1:2", "3"), body("payment.captured", "pay_1", "2:3")},
+	} {
+		t.Run(tt.name, func(t *testing.T) { providertest.ShiftedApart(t, a, tt.a, tt.b) })
+	}
+}

@@ -11,7 +11,10 @@ import (
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
 	Secrets []string      `envconfig:"RAZORPAY_SECRETS" desc:"comma-separated Razorpay webhook secrets (keep the old one a day after a rotation); enables /webhooks/razorpay" example:"rzp_table_test_webhook_secret"`
-	MaxAge  time.Duration `envconfig:"RAZORPAY_MAX_AGE" desc:"refuse (401) an event whose signed created_at is older than this; off when unset or 0; when set, longer than 24h and shorter than WEBHOOKD_RETENTION (recommended: a capture replayed after its record is pruned is otherwise forwarded again)"`
+	MaxAge  time.Duration `envconfig:"RAZORPAY_MAX_AGE" desc:"refuse (401) an event whose signed created_at is older than this; unset or 0, WEBHOOKD_RETENTION is the bound; when set, longer than 24h and shorter than WEBHOOKD_RETENTION"`
+	// retention is WEBHOOKD_RETENTION, as Check saw it: the bound on
+	// created_at when MaxAge is not set.
+	retention time.Duration
 }
 
 // Entry is Razorpay's line in webhookd's provider table.
@@ -28,13 +31,14 @@ func Entry() providers.Entry {
 // (docs/providers.md, "Razorpay").
 const retryWindow = 24 * time.Hour
 
-// Check holds an age check that is on (MaxAge set) to outlast Razorpay's
+// Check holds a max age that is set (MaxAge) to outlast Razorpay's
 // retries, which would otherwise be refused as too old, and, while Razorpay
 // is on, to stay below the retention, since an event older than its pruned
-// record would verify and be forwarded again. Off, the default, it asks
-// nothing: a genuine signed event of any age is accepted (the operator
-// contract keeps 401 for a missing or wrong signature).
+// record would verify and be forwarded again. Unset, the retention itself
+// bounds created_at (Build): a signed timestamp older than the retention is
+// refused on every gateway that signs one.
 func (s *Settings) Check(env providers.Env) error {
+	s.retention = env.Retention
 	if s.MaxAge == 0 {
 		return nil
 	}
@@ -53,8 +57,12 @@ func (s *Settings) Build() (providers.Provider, error) {
 	if len(s.Secrets) == 0 {
 		return nil, nil
 	}
-	if s.MaxAge > 0 {
-		return New(s.Secrets, WithMaxAge(s.MaxAge, time.Now))
+	maxAge := s.MaxAge
+	if maxAge == 0 {
+		maxAge = s.retention
+	}
+	if maxAge > 0 {
+		return New(s.Secrets, WithMaxAge(maxAge, time.Now))
 	}
 	return New(s.Secrets)
 }

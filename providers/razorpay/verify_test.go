@@ -179,20 +179,31 @@ func TestTooOld(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Header: header, Body: []byte(vecBody)}), razorpay.ErrNoValidSignature)
 	// `webhookd replay` re-dates a fixture older than the max age, and
-	// only then.
+	// only then: by whole half max ages, so that a replay a little later
+	// keeps the fixture's key (sent twice, it is replayed the second time).
 	now := created.AddDate(1, 0, 0)
+	redated := func(now time.Time) (providers.Delivery, providers.Event) {
+		a, err := razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(maxAge, func() time.Time { return now }))
+		require.NoError(t, err)
+		signed, err := a.Sign([]byte(vecBody))
+		require.NoError(t, err)
+		require.NoError(t, a.Verify(context.Background(), signed))
+		ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: signed.Body}))
+		require.NoError(t, err)
+		return signed, ev
+	}
+	_, ev := redated(now)
+	step := int64(maxAge / time.Second / 2)
+	at := created.Unix() + (now.Unix()-created.Unix())/step*step
+	require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:"+strconv.FormatInt(at, 10), ev.Key)
+	require.Greater(t, at, now.Unix()-step)
+	_, later := redated(now.Add(time.Minute))
+	require.Equal(t, ev.Key, later.Key, "a replay a minute later keeps the key")
 	a, err = razorpay.New([]string{vecSecret}, razorpay.WithMaxAge(maxAge, func() time.Time { return now }))
 	require.NoError(t, err)
-	signed, err := a.Sign([]byte(vecBody))
-	body, h := signed.Body, signed.Header
-	require.NoError(t, err)
-	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))
-	ev, err := providertest.OneEvent(a.Parse(providers.Delivery{Body: body}))
-	require.NoError(t, err)
-	require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:"+strconv.FormatInt(now.Unix(), 10), ev.Key)
 	fresh := strings.Replace(vecBody, `"created_at":1652339806}`, `"created_at":`+strconv.FormatInt(now.Unix()-60, 10)+`}`, 1)
-	signed, err = a.Sign([]byte(fresh))
-	body = signed.Body
+	signed, err := a.Sign([]byte(fresh))
+	body := signed.Body
 	require.NoError(t, err)
 	require.Equal(t, fresh, string(body))
 	// Without the option, any age (the conformance kit's fixtures).
@@ -201,11 +212,12 @@ func TestTooOld(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestSettingsMaxAge: the age check is opt-in (WEBHOOKD_RAZORPAY_MAX_AGE).
-// Off, the default, a genuine signed event of any age is accepted, whatever
-// the retention, and `webhookd replay` signs a fixture unchanged, so its
-// event key is the fixture's own; on, it must outlast Razorpay's 24 hours of
-// retries and stay below the retention.
+// TestSettingsMaxAge: a signed created_at older than the retention is
+// refused (401) whether or not WEBHOOKD_RAZORPAY_MAX_AGE is set: unset,
+// the retention is the bound; set, it must outlast Razorpay's 24 hours of
+// retries and stay below the retention. Only with neither (Build without
+// Check) is an event of any age accepted, and `webhookd replay` signs a
+// fixture unchanged, so its event key is the fixture's own.
 func TestSettingsMaxAge(t *testing.T) {
 	vars := func(n string) string { return "WEBHOOKD_" + n }
 	tests := []struct {
@@ -215,8 +227,9 @@ func TestSettingsMaxAge(t *testing.T) {
 		wantCheck string // prefix of Check's error
 		wantErr   error  // Verify of vecBody (2022)
 	}{
-		{"default, a week's retention", 0, 168 * time.Hour, "", nil},
-		{"default, a short retention", 0, 2 * time.Hour, "", nil},
+		{"default, a week's retention", 0, 168 * time.Hour, "", razorpay.ErrTooOld},
+		{"default, a short retention", 0, 2 * time.Hour, "", razorpay.ErrTooOld},
+		{"default, retention unknown", 0, 0, "", nil},
 		{"on, below the retention", 167 * time.Hour, 168 * time.Hour, "", razorpay.ErrTooOld},
 		{"on, retention unknown", 25 * time.Hour, 0, "", razorpay.ErrTooOld},
 		{"on, within Razorpay's retries", 24 * time.Hour, 168 * time.Hour,
@@ -254,7 +267,7 @@ func TestSettingsMaxAge(t *testing.T) {
 			require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:1652339806", ev.Key)
 		})
 	}
-	// Off, even an enabled-later check does not refuse the variable unset.
+	// Unset, even an enabled-later check does not refuse the variable.
 	require.NoError(t, (&razorpay.Settings{}).Check(providers.Env{Var: vars, Retention: time.Hour}))
 }
 

@@ -47,6 +47,10 @@ type Spec struct {
 	// sigParts are the names of the signature header's items the
 	// templates read, in the order their values are kept while scanning.
 	sigParts []string
+	// keyStops holds, for each part of key, a byte its value must not
+	// hold (0: none): the first byte of the text that follows it, so that
+	// a key of several values splits back one way (keySplits).
+	keyStops []byte
 	// keyReadsParts is set when the key reads a header, query value or
 	// signature item: Parse then checks that the signed text has one
 	// reading (oneReading).
@@ -77,9 +81,14 @@ type sigDef struct {
 }
 
 type tsDef struct {
-	ref       part
-	ms, both  bool
-	tolerance int // index in Spec.settings
+	ref      part
+	ms, both bool
+	// auto reads a value of 12 digits or more as milliseconds, a shorter
+	// one as seconds (unit: auto).
+	auto bool
+	// tolerance is the index in Spec.settings of the tolerance, or -1:
+	// the retention alone bounds the timestamp.
+	tolerance int
 }
 
 type replayDef struct {
@@ -320,7 +329,7 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 func (s *Spec) compileTimestamp(f *file) error {
 	tf := f.Timestamp
 	if tf == nil {
-		return nil
+		return s.timestampsChecked(nil)
 	}
 	if s.sig.alg.hash == nil {
 		return invalid("timestamp", "a token signs no timestamp")
@@ -339,13 +348,18 @@ func (s *Spec) compileTimestamp(f *file) error {
 	if !s.sig.signed.has(ref.kind, ref.text) {
 		return invalid("timestamp.value", "%s.%s is not part of signature.signed, so it would prove nothing", kindNames[ref.kind], ref.text)
 	}
+	if err := s.timestampsChecked(&ref); err != nil {
+		return err
+	}
 	d := &tsDef{ref: ref}
 	switch tf.Unit {
 	case "", "s":
 	case "ms":
 		d.ms = true
+	case "auto":
+		d.auto = true
 	default:
-		return invalid("timestamp.unit", "unknown %q (s or ms)", tf.Unit)
+		return invalid("timestamp.unit", "unknown %q (s, ms or auto)", tf.Unit)
 	}
 	switch tf.Window {
 	case "", "past":
@@ -354,11 +368,47 @@ func (s *Spec) compileTimestamp(f *file) error {
 	default:
 		return invalid("timestamp.window", "unknown %q (past or both)", tf.Window)
 	}
-	if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
-		return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+	d.tolerance = -1
+	switch {
+	case tf.Tolerance == "" && d.both:
+		return invalid("timestamp.window", "both needs a tolerance: how far ahead of the clock a timestamp may be")
+	case tf.Tolerance != "":
+		if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
+			return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+		}
 	}
 	s.ts = d
 	return nil
+}
+
+// timestampsChecked refuses a signed text that reads a value named like a
+// timestamp (signature.t, header.X-Timestamp, ...) that timestamp.value
+// does not declare: a signed timestamp left unchecked proves nothing, and
+// a delivery captured in 1970 would verify once its record is pruned.
+func (s *Spec) timestampsChecked(declared *part) error {
+	for _, p := range s.sig.signed.parts {
+		if (p.kind != headerRef && p.kind != queryRef && p.kind != signatureRef) || !timestampName(p.text) {
+			continue
+		}
+		if declared == nil || declared.kind != p.kind || declared.text != p.text {
+			return invalid("signature.signed", "reads %s, which is named like a timestamp: declare it as timestamp.value, or a capture would verify for ever", refName(&p))
+		}
+	}
+	return nil
+}
+
+// timestampName reports whether a header, query value or signature item
+// is named like a timestamp: one of its words (split at -, _ and .) is t,
+// ts, time, date, datetime or epoch, or ends in timestamp.
+func timestampName(name string) bool {
+	for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return r == '-' || r == '_' || r == '.' }) {
+		switch {
+		case w == "t" || w == "ts" || w == "time" || w == "date" || w == "datetime" || w == "epoch",
+			strings.HasSuffix(w, "timestamp"):
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Spec) compileEvent(f *file) error {
@@ -375,6 +425,9 @@ func (s *Spec) compileEvent(f *file) error {
 		return err
 	}
 	if err := s.keySigned(); err != nil {
+		return err
+	}
+	if err := s.keySplits(); err != nil {
 		return err
 	}
 	if s.typ, err = parseTemplate(ef.Type, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
@@ -455,6 +508,37 @@ func (s *Spec) keySigned() error {
 			}
 			s.keyReadsParts = true
 		}
+	}
+	return nil
+}
+
+// keySplits makes the event key split back into its values one way, for
+// every spec: "{{query.data.id}}:{{header.x-request-id}}" keys both
+// (X:1, 2) and (X, 1:2) to X:1:2, so the second event would be answered
+// as a replay of the first. A key with one value of free length (the
+// digest is 64 hex digits, a setting is the same for every delivery) is
+// unambiguous; with more, each but the last must be followed by text, and
+// Parse refuses a value holding that text's first byte, which then ends
+// it. The last takes the rest, so the keys of deliveries that Parse
+// accepts are the ones they always had.
+func (s *Spec) keySplits() error {
+	parts := s.key.parts
+	var free []int
+	for i, p := range parts {
+		if p.kind != literal && p.kind != digestRef && p.kind != settingRef {
+			free = append(free, i)
+		}
+	}
+	if len(free) < 2 {
+		return nil
+	}
+	s.keyStops = make([]byte, len(parts))
+	for _, i := range free[:len(free)-1] {
+		if i+1 == len(parts) || parts[i+1].kind != literal {
+			return invalid("event.key", "%s is followed by %s with no text between them, so a key would not split back into its values one way",
+				refName(&parts[i]), refName(&parts[i+1]))
+		}
+		s.keyStops[i] = parts[i+1].text[0]
 	}
 	return nil
 }

@@ -3,11 +3,14 @@ package spec
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,6 +139,84 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, ok, 1)
 	})
+	t.Run("mercadopago keys split back one way", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		p, err := s.New([]string{"mp_secret"}, nil, nil)
+		require.NoError(t, err)
+		body := []byte(`{"action":"payment.updated","data":{"id":"1"}}`)
+		signed := func(id, rid string) providers.Delivery {
+			src := providers.Delivery{Header: http.Header{}, Query: url.Values{}}
+			src.Header.Set("X-Request-Id", rid)
+			src.Header.Set("X-Signature", "ts=1742505638683")
+			src.Query.Set("data.id", id)
+			d, err := p.Resign(src, body)
+			require.NoError(t, err)
+			require.NoError(t, p.Verify(ctx, d))
+			return d
+		}
+		// Both are signed by Mercado Pago's scheme and would key to
+		// x:1:2: the second would be answered as a replay of the first.
+		_, err = p.Parse(signed("X:1", "2"))
+		require.ErrorIs(t, err, ErrNoEventKey)
+		require.ErrorContains(t, err, `query.data.id holds ":", which separates the key's values`)
+		items, err := p.Parse(signed("X", "1:2"))
+		require.NoError(t, err, "the last value takes the rest")
+		require.Equal(t, "x:1:2", items[0].Key)
+	})
+	t.Run("mercadopago bounds its signed ts", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+		p, err := s.New([]string{"mp_secret"}, nil, func() time.Time { return now }, WithRetention(168*time.Hour))
+		require.NoError(t, err)
+		signedAt := func(ts string) providers.Delivery {
+			src := gatewaySigned(t, p)
+			src.Header.Set("X-Signature", "ts="+ts)
+			d, err := p.Resign(src, src.Body)
+			require.NoError(t, err)
+			// Resign stamps the clock's time: put ts back, signed.
+			d.Header.Set("X-Signature", "ts="+ts+",v1="+hmacHex("mp_secret",
+				"id:"+strings.ToLower(d.Query.Get("data.id"))+";request-id:"+d.Header.Get("X-Request-Id")+";ts:"+ts+";"))
+			return d
+		}
+		for _, tc := range []struct {
+			name string
+			ts   string
+			err  error
+		}{
+			{"now, in ms", strconv.FormatInt(now.UnixMilli(), 10), nil},
+			{"now, in seconds", strconv.FormatInt(now.Unix(), 10), nil},
+			{"6 days ago", strconv.FormatInt(now.Add(-6*24*time.Hour).UnixMilli(), 10), nil},
+			{"a second past the retention", strconv.FormatInt(now.Add(-168*time.Hour-time.Second).UnixMilli(), 10), ErrExpired},
+			{"8 days ago", strconv.FormatInt(now.Add(-8*24*time.Hour).UnixMilli(), 10), ErrExpired},
+			{"8 days ago, in seconds", strconv.FormatInt(now.Add(-8*24*time.Hour).Unix(), 10), ErrExpired},
+			{"1970", "1000", ErrExpired},
+			{"ahead of the clock", strconv.FormatInt(now.Add(time.Hour).UnixMilli(), 10), nil},
+			{"not a number", "yesterday", ErrInvalidTimestamp},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				err := p.Verify(ctx, signedAt(tc.ts))
+				if tc.err == nil {
+					require.NoError(t, err)
+					return
+				}
+				require.ErrorIs(t, err, tc.err)
+				require.ErrorIs(t, err, providers.ErrUnauthorized)
+			})
+		}
+	})
+	t.Run("mercadopago gets the retention from its settings", func(t *testing.T) {
+		s := builtinSpec(t, "mercadopago")
+		st := s.Entry().Settings().(*Settings)
+		require.NoError(t, st.Variables()[0].Set("mp_secret"))
+		require.NoError(t, st.Check(providers.Env{Var: func(n string) string { return "WEBHOOKD_" + n }, Retention: 48 * time.Hour}))
+		p, err := st.Build()
+		require.NoError(t, err)
+		signer, err := s.New([]string{"mp_secret"}, nil, func() time.Time { return time.Now().Add(-72 * time.Hour) })
+		require.NoError(t, err)
+		old := gatewaySigned(t, signer)
+		require.ErrorIs(t, p.Verify(ctx, old), ErrExpired, "signed 3 days ago, retention 2 days")
+		require.NoError(t, p.Verify(ctx, gatewaySigned(t, p.(*Provider))))
+	})
 	t.Run("mercadopago query and header variants", func(t *testing.T) {
 		s := builtinSpec(t, "mercadopago")
 		p, err := s.New([]string{"mp_secret"}, nil, nil)
@@ -253,4 +334,9 @@ func TestAirwallexTolerance(t *testing.T) {
 			require.ErrorIs(t, err, tc.wantErr)
 		})
 	}
+}
+
+// hmacHex is the lowercase hex HMAC-SHA256 of text under secret.
+func hmacHex(secret, text string) string {
+	return hex.EncodeToString(mac(sha256.New, secret, text))
 }

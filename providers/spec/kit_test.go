@@ -21,6 +21,11 @@ var kitFixtures = map[string]string{"paddle-billing": "paddle", "stripe-like": "
 // where it differs in more than member order.
 var kitRetry = map[string]func([]byte) []byte{"stripe-like": providertest.BumpPendingWebhooks}
 
+// kitChange is how a fixture's payload is changed where no member of
+// amountNames says what happened: Mercado Pago's thin bodies carry the
+// resource's id (data.id) and, for an order, its total_paid_amount.
+var kitChange = map[string]func([]byte) []byte{"mercadopago": providertest.ChangeAmount("total_paid_amount", "id")}
+
 // amountNames are the members ChangeAmount looks for in the fixtures.
 // A thin event (Mollie's, GoCardless's) carries no amount: its creation
 // time, changed, is then what it says happened.
@@ -47,6 +52,9 @@ func specKit(t *testing.T, s *Spec) providertest.Kit {
 	}
 	if r, ok := kitRetry[s.name]; ok {
 		k.Retry = r
+	}
+	if c, ok := kitChange[s.name]; ok {
+		k.Change = c
 	}
 	if !s.sig.signed.has(bodyRef, "") {
 		k.BodyUnsigned = true

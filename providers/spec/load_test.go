@@ -52,10 +52,10 @@ func TestLoadRefuses(t *testing.T) {
 		{"unknown field", "  window: both", "  windw: both", "field windw not found"},
 		{"header never sent", `signed: "{{signature.ts}}:{{body}}"`, `signed: "{{signature.ts}}:{{header.X-Request-Id}}{{body}}"`,
 			"signature: header X-Request-Id is never sent by an example"},
-		{"example fails", "h1=6c05ef8f", "h1=7c05ef8f", "example paddle-go-sdk: does not verify: paddle-billing: delivery not authenticated: no valid signature"},
-		{"example too old", "now: 2024-03-20T10:07:40Z", "now: 2024-03-20T10:17:40Z", "example paddle-go-sdk: does not verify: paddle-billing: delivery not authenticated: timestamp older than the tolerance"},
+		{"example fails", "h1=6c05ef8f", "h1=7c05ef8f", "example paddle-go-sdk: does not verify: delivery not authenticated: paddle-billing: no valid signature"},
+		{"example too old", "now: 2024-03-20T10:07:40Z", "now: 2024-03-20T10:17:40Z", "example paddle-go-sdk: does not verify: delivery not authenticated: paddle-billing: timestamp older than the tolerance"},
 		{"key path missing", `key: "{{json.event_id}}"`, `key: "{{json.data.event_id}}"`,
-			"example paddle-go-sdk: does not parse: paddle-billing: malformed delivery: no usable event key (json.data.event_id is missing)"},
+			"example paddle-go-sdk: does not parse: malformed delivery: paddle-billing: no usable event key (json.data.event_id is missing)"},
 		{"wrong expected key", "key: evt_01hsdn97563968dy0szkmgjwh3", "key: evt_other", `event key is "evt_01hsdn97563968dy0szkmgjwh3", not "evt_other"`},
 		{"key from unsigned body", `signed: "{{signature.ts}}:{{body}}"`, `signed: "{{signature.ts}}:"`,
 			"event.key: reads the body, which signature.signed does not include"},
@@ -71,6 +71,13 @@ func TestLoadRefuses(t *testing.T) {
 		{"token with encoding", "algorithm: hmac-sha256", "algorithm: token", "signature: a token is compared as sent"},
 		{"no examples", "examples:", "examples: []\nunused:", "field unused not found"},
 		{"key given twice", "name: paddle-billing", "name: paddle-billing\nname: other", `mapping key "name" already defined`},
+		{"timestamp left unchecked", "timestamp:\n  value: \"{{signature.ts}}\"\n  unit: s\n  tolerance: TOLERANCE\n  window: both\n", "",
+			"signature.signed: reads signature.ts, which is named like a timestamp: declare it as timestamp.value, or a capture would verify for ever"},
+		{"another timestamp left unchecked", `signed: "{{signature.ts}}:{{body}}"`, `signed: "{{signature.ts}}:{{header.X-Request-Timestamp}}{{body}}"`,
+			"signature.signed: reads header.X-Request-Timestamp, which is named like a timestamp"},
+		{"both without a tolerance", "  tolerance: TOLERANCE\n", "", "timestamp.window: both needs a tolerance"},
+		{"key values joined", `key: "{{json.event_id}}"`, `key: "{{json.event_id}}{{json.event_type}}"`,
+			"event.key: json.event_id is followed by json.event_type with no text between them, so a key would not split back into its values one way"},
 		{"ack without batch", "examples:", "ack: {status: 200}\nexamples:", "event: batch_body and ack are for batches only"},
 	}
 	for _, tt := range tests {
@@ -162,4 +169,14 @@ func TestLoadErrorKinds(t *testing.T) {
 	_, err = Load("a.yaml", []byte(strings.Replace(base, "now: 2024-03-20T10:07:40Z", "now: 2025-03-20T10:07:40Z", 1)))
 	require.ErrorIs(t, err, ErrExample)
 	require.ErrorIs(t, err, ErrTooOld)
+}
+
+func TestTimestampName(t *testing.T) {
+	for name, want := range map[string]bool{
+		"t": true, "ts": true, "X-Timestamp": true, "Webhook-Timestamp": true, "Request-Timestamp": true,
+		"Paypal-Transmission-Time": true, "Date": true, "x_request_timestamp": true, "sent.epoch": true,
+		"X-Request-Id": false, "data.id": false, "v1": false, "h1": false, "X-Shopify-Topic": false, "tsid": false,
+	} {
+		require.Equal(t, want, timestampName(name), name)
+	}
 }

@@ -160,11 +160,16 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 
 // render evaluates a key or type template. Strict (a key), every
 // reference must have a value; otherwise a missing one makes the whole
-// result empty. Every value must be a token. Its errors name the
-// reference, never a value.
+// result empty. Every value must be a token, and a key's value must not
+// hold the byte that ends it (keySplits). Its errors name the reference,
+// never a value.
 func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, strict bool) (string, error) {
 	if len(t.parts) == 0 {
 		return "", nil
+	}
+	var stops []byte
+	if t == &p.s.key {
+		stops = p.s.keyStops
 	}
 	var b strings.Builder
 	for i := range t.parts {
@@ -182,6 +187,10 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 		}
 		if r.lower {
 			v = strings.ToLower(v)
+		}
+		if stops != nil && stops[i] != 0 && strings.IndexByte(v, stops[i]) >= 0 {
+			// Another delivery's values would make the same key (keySplits).
+			return "", fmt.Errorf("%s holds %q, which separates the key's values", refName(r), p.s.keyStops[i:i+1])
 		}
 		if len(t.parts) == 1 {
 			return v, nil // the usual key, one id: no copy

@@ -31,6 +31,10 @@ var (
 	ErrInvalidTimestamp = fmt.Errorf("%w: invalid timestamp", providers.ErrUnauthorized)
 	// ErrTooOld means the timestamp is older than the tolerance.
 	ErrTooOld = fmt.Errorf("%w: timestamp older than the tolerance", providers.ErrUnauthorized)
+	// ErrExpired means the timestamp is older than the retention
+	// (WithRetention): the record of its event may be pruned, so a capture
+	// would be forwarded again. It applies with or without a tolerance.
+	ErrExpired = fmt.Errorf("%w: timestamp older than the retention", providers.ErrUnauthorized)
 	// ErrTooNew means the timestamp is further ahead of the clock than
 	// the tolerance (window: both).
 	ErrTooNew = fmt.Errorf("%w: timestamp ahead of the clock by more than the tolerance", providers.ErrUnauthorized)
@@ -61,19 +65,35 @@ type Provider struct {
 	// signed is the spec's signed text with the settings filled in.
 	signed []part
 	// values are the settings' values, by index.
-	values    []string
-	tolerance time.Duration
-	clock     func() time.Time
+	values []string
+	// tolerance is 0 when the spec's timestamp has none; retention is 0
+	// when unknown (New without WithRetention).
+	tolerance, retention time.Duration
+	clock                func() time.Time
 	// scratch holds the signed text's parts other than the body (a
 	// *[]byte), reused across deliveries.
 	scratch sync.Pool
 }
 
+// Option configures a Provider built by Spec.New.
+type Option func(*Provider)
+
+// WithRetention refuses (ErrExpired) a timestamp older than retention
+// (WEBHOOKD_RETENTION), whatever the tolerance, or without one: once the
+// record of its event is pruned, a capture would otherwise be forwarded
+// again. Settings.Build passes the retention Check saw.
+func WithRetention(retention time.Duration) Option {
+	return func(p *Provider) { p.retention = max(retention, 0) }
+}
+
 // New builds a Provider of s with secrets (the first signs) and the
 // settings' values by variable (a missing one takes its default). clock
 // is nil for time.Now.
-func (s *Spec) New(secrets []string, settings map[string]string, clock func() time.Time) (*Provider, error) {
+func (s *Spec) New(secrets []string, settings map[string]string, clock func() time.Time, opts ...Option) (*Provider, error) {
 	p := &Provider{s: s, clock: clock, values: make([]string, len(s.settings))}
+	for _, opt := range opts {
+		opt(p)
+	}
 	if p.clock == nil {
 		p.clock = time.Now
 	}
@@ -84,7 +104,7 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		}
 		p.values[i] = v
 	}
-	if s.ts != nil {
+	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
 		tol, err := time.ParseDuration(p.values[s.ts.tolerance])
 		if err != nil || tol <= 0 {
@@ -152,8 +172,29 @@ func (p *Provider) Ack() *providers.Acknowledgement {
 // Spec returns the spec p was built from.
 func (p *Provider) Spec() *Spec { return p.s }
 
-// fail adds the provider's name to one of Verify's or Parse's errors.
-func (p *Provider) fail(err error) error { return fmt.Errorf("%s: %w", p.s.name, err) }
+// fail names the provider in one of Verify's or Parse's errors as every
+// Go adapter does, after the class of refusal: "delivery not
+// authenticated: acme: no valid signature", so that a log line reads the
+// same whichever kind of provider wrote it.
+func (p *Provider) fail(err error) error {
+	msg := err.Error()
+	for _, class := range []error{providers.ErrUnauthorized, providers.ErrMalformed} {
+		if rest, ok := strings.CutPrefix(msg, class.Error()+": "); ok {
+			return &namedError{msg: class.Error() + ": " + p.s.name + ": " + rest, err: err}
+		}
+	}
+	return fmt.Errorf("%s: %w", p.s.name, err)
+}
+
+// namedError is an error of Verify or Parse with the provider's name in
+// its text; it wraps the error as it was, sentinels and all.
+type namedError struct {
+	msg string
+	err error
+}
+
+func (e *namedError) Error() string { return e.msg }
+func (e *namedError) Unwrap() error { return e.err }
 
 // macKey computes an HMAC under one fixed key, reusing its keyed states
 // across deliveries (hmac.New allocates two hash states and the padded

@@ -41,6 +41,9 @@ type Settings struct {
 	secrets []string
 	// values are the settings by variable (without the spec's prefix).
 	values map[string]string
+	// retention is WEBHOOKD_RETENTION as Check saw it: Build bounds the
+	// timestamp by it (WithRetention).
+	retention time.Duration
 }
 
 // Variables lists the secrets' variable, then the settings in the spec's
@@ -81,10 +84,12 @@ func (st *Settings) Variables() []providers.Variable {
 // Check refuses a tolerance that is not positive (or, while the provider
 // is enabled, not shorter than the retention), and a required setting
 // left empty while the provider is enabled. Its errors name the variable.
+// It keeps env.Retention for Build, which bounds the timestamp by it.
 func (st *Settings) Check(env providers.Env) error {
 	s := st.spec
+	st.retention = env.Retention
 	enabled := len(st.secrets) > 0
-	if s.ts != nil {
+	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
 		v := st.values[d.variable]
 		if v == "" {
@@ -111,7 +116,7 @@ func (st *Settings) Build() (providers.Provider, error) {
 	if len(st.secrets) == 0 {
 		return nil, nil
 	}
-	p, err := st.spec.New(st.secrets, st.values, nil)
+	p, err := st.spec.New(st.secrets, st.values, nil, WithRetention(st.retention))
 	if err != nil {
 		return nil, err
 	}

@@ -68,7 +68,7 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 	if ts := s.ts; ts != nil {
 		now := p.clock()
 		v := strconv.FormatInt(now.Unix(), 10)
-		if ts.ms {
+		if ts.ms || ts.auto {
 			v = strconv.FormatInt(now.UnixMilli(), 10)
 		}
 		switch ts.ref.kind {

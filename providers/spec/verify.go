@@ -169,13 +169,15 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 		n = n*10 + int64(c-'0')
 	}
 	t := time.Unix(n, 0)
-	if ts.ms {
+	if ts.ms || (ts.auto && len(v) >= 12) {
 		t = time.UnixMilli(n)
 	}
 	age := p.clock().Sub(t)
 	switch {
-	case age > p.tolerance:
+	case p.tolerance > 0 && age > p.tolerance:
 		return ErrTooOld
+	case p.retention > 0 && age > p.retention:
+		return ErrExpired
 	case ts.both && -age > p.tolerance:
 		return ErrTooNew
 	}

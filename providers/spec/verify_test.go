@@ -122,7 +122,7 @@ func TestVerify(t *testing.T) {
 			}
 			require.ErrorIs(t, err, tt.want)
 			require.ErrorIs(t, err, providers.ErrUnauthorized)
-			require.True(t, strings.HasPrefix(err.Error(), "acme: "), err.Error())
+			require.True(t, strings.HasPrefix(err.Error(), "delivery not authenticated: acme: "), err.Error())
 			require.NotContains(t, err.Error(), "sec_")
 		})
 	}

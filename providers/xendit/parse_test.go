@@ -397,3 +397,22 @@ func TestFingerprintPinned(t *testing.T) {
 		require.Equal(t, hex.EncodeToString(sum[:]), ev.Fingerprint, tt.body)
 	}
 }
+
+// TestShiftedKeys: event:data.id, event:payment_id:capture_id and
+// id:status with a ":" moved from one part to the next never give two
+// events one key (no part may hold ":").
+func TestShiftedKeys(t *testing.T) {
+	a := newAdapter(t)
+	for _, tt := range []struct{ name, a, b string }{
+		{"data.id against payment_id and capture_id",
+			`{"event":"payment.capture","data":{"id":"py-1:cap-1"}}`,
+			`{"event":"payment.capture","data":{"payment_id":"py-1","capture_id":"cap-1"}}`},
+		{"payment_id into capture_id",
+			`{"event":"payment.capture","data":{"payment_id":"py-1:cap","capture_id":"1"}}`,
+			`{"event":"payment.capture","data":{"payment_id":"py-1","capture_id":"cap:1"}}`},
+		{"event into data.id", `{"event":"payment.succeeded:py","data":{"id":"1"}}`, `{"event":"payment.succeeded","data":{"id":"py:1"}}`},
+		{"flat id into status", `{"id":"inv-1:PAID","status":"x"}`, `{"id":"inv-1","status":"PAID:x"}`},
+	} {
+		t.Run(tt.name, func(t *testing.T) { providertest.ShiftedApart(t, a, []byte(tt.a), []byte(tt.b)) })
+	}
+}
