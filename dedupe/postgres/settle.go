@@ -37,7 +37,7 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	o := newOp(context.WithoutCancel(ctx), opFinish, l.Key, l.Token)
-	o.state, o.resp = st, resp
+	o.state, o.resp, o.until = st, resp, l.Until
 	if err := s.settle(ctx, o); err != nil {
 		return dedupe.Record{}, err
 	}

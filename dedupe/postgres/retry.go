@@ -1,0 +1,204 @@
+package postgres
+
+// What the writers do after a write failed: retry an answer, clean up a
+// claim.
+//
+// An answer (a finish: COMPLETED, FAILED) whose write failed with the
+// store unavailable, or whose outcome is unknown, is written again until
+// it lands or its lease passes (dedupe.Unsettled says why and why that is
+// safe). Its caller hears the first failure, as before, and the retries
+// run on in the background: a copy of the op goes back to the writers
+// after dedupe.RetryDelay, as often as it takes. Meanwhile this node
+// refuses its own claims of the key (dedupe.ErrAnswerPending, checked by
+// Claim), so that a gateway's retry never finds it IN_FLIGHT with a
+// passed lease here while its answer is still on the way.
+//
+// A claim whose outcome is unknown (its reply lost, its batch out of time)
+// may have committed with nobody to forward under it: the key would answer
+// 409 until the lease passes. It is deleted by its token, in the
+// background, by one sweeper goroutine that deletes what is waiting in one
+// statement and tries again while its lease runs: so a claim is answered
+// within its caller's deadline (the receiver's WEBHOOKD_STORE_TIMEOUT),
+// and a stall costs one queue of bounded size (abandonQueue), not a
+// goroutine per claim. A clean-up the full queue cannot take is left to
+// the lease, as a crash would leave it, and counted in the log.
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/webhookd/webhookd/dedupe"
+)
+
+// abandonQueue bounds the claims waiting to be cleaned up.
+const abandonQueue = 4096
+
+// retryFinish decides, once o's batch is written and before o is answered,
+// whether o is a finish to write again (see the top of this file), and
+// sends a copy back to the writers later if so.
+func (s *Store) retryFinish(o *op) {
+	if o.kind != opFinish {
+		return
+	}
+	retry := o.tries > 0 // o is itself a retry: the key is held
+	switch {
+	case o.err == nil && o.found:
+		if retry {
+			s.unsettled.Drop(o.key)
+			s.opts.Logger.Info("dedupe: recorded an answer after retrying its write", "key", o.key, "retries", o.tries)
+		}
+		return
+	case o.err == nil:
+		if retry {
+			s.unsettled.Drop(o.key)
+			s.opts.Logger.Warn("dedupe: a retried answer found its lease gone: recorded by an earlier attempt whose reply was lost, or the lease was taken over",
+				"key", o.key, "retries", o.tries)
+		}
+		return
+	case !retryable(o.err) || !s.Now().Before(o.until):
+		if retry {
+			s.unsettled.Drop(o.key)
+			s.opts.Logger.Error("dedupe: could not record an answer before its lease passed or the store closed; the next delivery of the event may be forwarded again",
+				"key", o.key, "retries", o.tries, "error", o.err.Error())
+		}
+		return
+	}
+	again := newOp(o.ctx, opFinish, o.key, o.token)
+	again.state, again.resp, again.until, again.tries = o.state, o.resp, o.until, o.tries+1
+	again.status.Store(opAbandoned) // nobody waits for a retry
+	if !retry {
+		s.unsettled.Hold(o.key)
+	}
+	if !s.unsettled.After(dedupe.RetryDelay(again.tries), func() { s.resend(again) }) {
+		s.unsettled.Drop(o.key)
+		s.opts.Logger.Error("dedupe: the store closed before an answer could be recorded; the next delivery of the event may be forwarded again",
+			"key", o.key, "error", o.err.Error())
+		return
+	}
+	if !retry {
+		o.err = &retryingError{o.err}
+	}
+}
+
+// retryingError is the error a finish's caller hears when the write is
+// being retried.
+type retryingError struct{ err error }
+
+func (e *retryingError) Error() string {
+	return e.err.Error() + " (retried in the background until it lands or the lease passes)"
+}
+func (e *retryingError) Unwrap() error { return e.err }
+
+// retryable reports whether a finish that failed with err may land if
+// written again: anything but a refusal of the values themselves (a data
+// exception, a broken constraint), which would fail the same way.
+func retryable(err error) bool {
+	if errors.Is(err, dedupe.ErrClosed) || !errors.Is(err, dedupe.ErrUnavailable) {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		class := pgErr.Code[:min(2, len(pgErr.Code))]
+		return class != "22" && class != "23"
+	}
+	return true
+}
+
+// resend hands a retry to the writers; it runs on a timer's goroutine
+// (dedupe.Unsettled.After), which Close waits for before it stops the
+// writers.
+func (s *Store) resend(o *op) {
+	s.queued.Add(1) // the writer takes it off when it receives o
+	s.ops <- o
+}
+
+// claimRef is a claim to delete by its token.
+type claimRef struct {
+	key   string
+	token uint64
+	until time.Time // its lease ends by then: past it, a takeover needs no clean-up
+}
+
+// abandon queues the claim of token on key for deletion (see the top of
+// this file); it never blocks.
+func (s *Store) abandon(key string, token uint64) {
+	select {
+	case s.abandons <- claimRef{key: key, token: token, until: s.Now().Add(s.opts.Lease)}:
+	default:
+		s.abandonsDropped.Add(1)
+	}
+}
+
+// sweepLoop deletes the abandoned claims, what is waiting in one
+// statement, until the store closes.
+func (s *Store) sweepLoop() {
+	defer s.sweepWG.Done()
+	var due []claimRef
+	tries := 0
+	for {
+		if len(due) == 0 {
+			select {
+			case c := <-s.abandons:
+				due = append(due, c)
+			case <-s.quit:
+				return
+			}
+		}
+	take:
+		for len(due) < abandonQueue {
+			select {
+			case c := <-s.abandons:
+				due = append(due, c)
+			default:
+				break take
+			}
+		}
+		err := s.deleteClaims(due)
+		if err == nil {
+			due, tries = due[:0], 0
+			if n := s.abandonsDropped.Swap(0); n > 0 {
+				s.opts.Logger.Warn("dedupe: claims that may have been recorded without an answer were left to expire with their lease (the clean-up queue was full); their keys answer 409 until then",
+					"claims", n)
+			}
+			continue
+		}
+		tries++
+		now, kept := s.Now(), due[:0]
+		for _, c := range due {
+			if now.Before(c.until) {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) < len(due) {
+			s.opts.Logger.Warn("dedupe: could not remove claims that may have been recorded without an answer; their keys answered 409 until their lease passed",
+				"claims", len(due)-len(kept), "error", err.Error())
+		}
+		clear(due[len(kept):])
+		due = kept
+		select {
+		case <-time.After(dedupe.RetryDelay(tries)):
+		case <-s.quit:
+			return
+		}
+	}
+}
+
+// deleteClaims deletes the IN_FLIGHT rows of claims by their tokens, in
+// one statement under OpTimeout. Only a claim's own row can match its
+// token.
+func (s *Store) deleteClaims(claims []claimRef) error {
+	keys, tokens := make([]string, len(claims)), make([]int64, len(claims))
+	for i, c := range claims {
+		keys[i], tokens[i] = c.key, int64(c.token)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
+	defer cancel()
+	_, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` r USING unnest(@keys::text[], @tokens::bigint[]) AS i (key, token)
+		WHERE r.key = i.key AND r.token = i.token AND r.state = @in_flight`,
+		pgx.NamedArgs{"keys": keys, "tokens": tokens, "in_flight": int16(dedupe.InFlight)})
+	return err
+}

@@ -1,0 +1,140 @@
+package receiver_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
+	"github.com/webhookd/webhookd/dedupe/tiered"
+	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/receiver"
+)
+
+// stallNode serves a receiver on store with the given store timeout,
+// forwarding to down.
+func stallNode(t *testing.T, store receiver.Store, storeTimeout time.Duration, down string) *httptest.Server {
+	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	require.NoError(t, err)
+	var reg providers.Registry
+	require.NoError(t, reg.Register(ad))
+	fwd, err := dispatch.New(dispatch.Options{URL: down, Timeout: 10 * time.Second, Retries: 1,
+		RetryWaitMin: 10 * time.Millisecond, RetryWaitMax: 20 * time.Millisecond})
+	require.NoError(t, err)
+	handler, err := receiver.New(receiver.Config{Providers: &reg, Store: store, Forwarder: fwd,
+		MaxBodyBytes: 4096, StoreTimeout: storeTimeout})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// deliver posts a signed body and returns the status and whether it was a
+// replay.
+func deliver(t *testing.T, srv *httptest.Server, body []byte) (int, bool) {
+	req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Stripe-Signature", sign(body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Idempotent-Replayed") == "true"
+}
+
+// TestStalledPostgresForwardsOnce is the stall of issue 26 (CONTRACT.md,
+// "The store under faults") with its figures: WEBHOOKD_STORE_TIMEOUT=1s,
+// WEBHOOKD_LEASE=6s, and every Postgres process stopped (SIGSTOP) for 4 s
+// just as the core service answers four forwards. The gateway hears the
+// core's answer; the answers' writes, which the stall makes fail, are
+// retried until they land, so the gateway's retries once the leases have
+// passed are replayed, none forwarded again (4 of 4 were, before).
+func TestStalledPostgresForwardsOnce(t *testing.T) {
+	const (
+		storeTimeout = time.Second
+		lease        = 6 * time.Second
+		stall        = 4 * time.Second
+		events       = 4
+	)
+	for _, backend := range []string{"postgres", "tiered"} {
+		t.Run(backend, func(t *testing.T) {
+			t.Parallel()
+			pg := pgtest.Start(t, "fsync = off")
+			shared, err := postgres.Open(context.Background(), pg.DSN(), postgres.Options{
+				Options: dedupe.Options{Lease: lease, PruneInterval: -1}, OpTimeout: storeTimeout,
+			})
+			require.NoError(t, err)
+			var store dedupe.Store = shared
+			if backend == "tiered" {
+				local, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{Lease: lease, PruneInterval: -1}, NoSync: true})
+				require.NoError(t, err)
+				store = tiered.New(local, shared)
+			}
+			t.Cleanup(func() { store.Close() })
+
+			arrived := make(chan struct{}, events)
+			answer := make(chan struct{})
+			down := newDownstream(t)
+			down.setHandler(func(w http.ResponseWriter, r *http.Request) {
+				arrived <- struct{}{}
+				<-answer // the core answers once Postgres has stopped
+				w.WriteHeader(http.StatusOK)
+			})
+			srv := stallNode(t, store, storeTimeout, down.URL)
+
+			bodies := make([][]byte, events)
+			statuses := make([]int, events)
+			var wg sync.WaitGroup
+			for i := range bodies {
+				bodies[i] = event(fmt.Sprintf("evt_stall_%d", i), i+1)
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					statuses[i], _ = deliver(t, srv, bodies[i])
+				}()
+			}
+			for range events {
+				<-arrived
+			}
+			claimed := time.Now() // every claim has been made: the leases run out before claimed+lease
+			pg.Pause()
+			close(answer)
+			<-time.After(stall)
+			pg.Resume()
+			wg.Wait()
+			for i, st := range statuses {
+				require.Equal(t, http.StatusOK, st, "event %d: the gateway hears the core's answer", i)
+			}
+			require.EqualValues(t, events, down.calls.Load())
+
+			// The gateway retries each event once its lease has passed.
+			<-time.After(time.Until(claimed.Add(lease + 500*time.Millisecond)))
+			replayed := 0
+			for i, body := range bodies {
+				st, replay := deliver(t, srv, body)
+				require.Equal(t, http.StatusOK, st, "event %d", i)
+				if replay {
+					replayed++
+				}
+			}
+			twice := int(down.calls.Load()) - events
+			t.Logf("%s: %d of %d events reached the core twice; %d retries replayed", backend, twice, events, replayed)
+			require.Zero(t, twice, "double forwards")
+			require.Equal(t, events, replayed)
+		})
+	}
+}
