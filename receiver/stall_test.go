@@ -138,3 +138,75 @@ func TestStalledPostgresForwardsOnce(t *testing.T) {
 		})
 	}
 }
+
+// TestStalledPostgresAnswers503InTime: with every Postgres process stopped,
+// a new event's claim is answered 503 with Retry-After within
+// WEBHOOKD_STORE_TIMEOUT (CONTRACT.md, "The store under faults"), not
+// after a second timeout spent cleaning up the claim, which runs in the
+// background and lands once Postgres is back (before: twice the timeout).
+func TestStalledPostgresAnswers503InTime(t *testing.T) {
+	const (
+		storeTimeout = time.Second
+		deliveries   = 8
+		// slack is the most a loaded machine adds to the store timeout;
+		// the clean-up the claim used to wait for cost a whole timeout.
+		slack = storeTimeout / 2
+	)
+	pg := pgtest.Start(t, "fsync = off")
+	store, err := postgres.Open(context.Background(), pg.DSN(), postgres.Options{
+		Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, OpTimeout: storeTimeout,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	down := newDownstream(t)
+	srv := stallNode(t, store, storeTimeout, down.URL)
+	st, _ := deliver(t, srv, event("evt_before_stall", 1))
+	require.Equal(t, http.StatusCreated, st)
+
+	pg.Pause()
+	type answer struct {
+		status     int
+		retryAfter string
+		took       time.Duration
+	}
+	answers := make([]answer, deliveries)
+	var wg sync.WaitGroup
+	for i := range answers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body := event(fmt.Sprintf("evt_in_stall_%d", i), i)
+			req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
+			require.NoError(t, err)
+			req.Header.Set("Stripe-Signature", sign(body))
+			start := time.Now()
+			resp, err := http.DefaultClient.Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			answers[i] = answer{resp.StatusCode, resp.Header.Get("Retry-After"), time.Since(start)}
+		}()
+	}
+	wg.Wait()
+	pg.Resume()
+	var slowest time.Duration
+	for i, a := range answers {
+		require.Equal(t, http.StatusServiceUnavailable, a.status, "delivery %d", i)
+		require.NotEmpty(t, a.retryAfter, "delivery %d", i)
+		slowest = max(slowest, a.took)
+	}
+	t.Logf("store timeout %v: the slowest of %d claims in a stall was answered after %v", storeTimeout, deliveries, slowest)
+	require.Less(t, slowest, storeTimeout+slack)
+
+	// Once Postgres is back, the claims the stall may have recorded are
+	// gone, and the gateway's retries are forwarded, not refused (409).
+	conn := pg.Conn()
+	require.Eventually(t, func() bool {
+		var n int
+		err := conn.QueryRow(context.Background(), `SELECT count(*) FROM `+postgres.Table+` WHERE state = $1`, int16(dedupe.InFlight)).Scan(&n)
+		return err == nil && n == 0
+	}, 10*time.Second, 50*time.Millisecond, "the claims of the stall are cleaned up")
+	for i := range deliveries {
+		st, _ := deliver(t, srv, event(fmt.Sprintf("evt_in_stall_%d", i), i))
+		require.Equal(t, http.StatusCreated, st, "delivery %d", i)
+	}
+}
