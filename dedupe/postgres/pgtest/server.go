@@ -22,7 +22,8 @@ import (
 // Server is a throwaway Postgres server of one test's own, in its
 // t.TempDir(), for tests that must stall, stop or fill the database: the
 // shared server of WEBHOOKD_TEST_POSTGRES_DSN is never treated so. It is
-// stopped (immediately, as a crash would) when the test ends.
+// stopped (immediately, as a crash would) when the test ends. Its methods
+// are called from the test's goroutine.
 type Server struct {
 	t    testing.TB
 	bin  string // the directory of initdb, pg_ctl and postgres
@@ -84,7 +85,7 @@ func Start(t testing.TB, settings ...string) *Server {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.stop)
-	s.run("pg_ctl", "-D", s.data, "-l", filepath.Join(s.data, "server.log"), "-w", "-t", "60", "start")
+	s.Restart()
 	return s
 }
 
@@ -175,8 +176,22 @@ func children(pid int) []int {
 	return out
 }
 
+// Stop stops the server as a crash would (pg_ctl's immediate mode): its
+// connections break, and new ones are refused until Restart.
+func (s *Server) Stop() {
+	s.t.Helper()
+	s.stop()
+}
+
+// Restart starts a stopped server again, on the same port and data, and
+// returns once it takes connections (after its crash recovery).
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.run("pg_ctl", "-D", s.data, "-l", filepath.Join(s.data, "server.log"), "-w", "-t", "60", "start")
+}
+
 // stop resumes the server, should the test have left it paused, and
-// stops it as a crash would: nothing in it is kept.
+// stops it as a crash would.
 func (s *Server) stop() {
 	if _, err := s.postmaster(); err != nil {
 		return

@@ -1,0 +1,123 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/dedupe"
+	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
+)
+
+// TestPostgresAnswerRetriedUntilItLands: an answer whose write an outage
+// of Postgres makes fail is written again until it lands (its caller hears
+// the failure); while it is pending this node refuses claims of its key at
+// once. Retries stop at the lease's end: an answer whose lease passes while
+// Postgres is down is given up, and the key is then taken over, as after a
+// crash.
+func TestPostgresAnswerRetriedUntilItLands(t *testing.T) {
+	const opTimeout = 300 * time.Millisecond
+	pg := pgtest.Start(t, "fsync = off")
+	open := func(lease time.Duration) *Store {
+		s, err := Open(ctx, pg.DSN(), Options{Options: dedupe.Options{Lease: lease, PruneInterval: -1},
+			Schema: pgtest.Schema(t, pg.DSN()), OpTimeout: opTimeout})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	long, short := open(time.Minute), open(2*time.Second)
+	for _, tc := range []struct {
+		name       string
+		s          *Store
+		finish     dedupe.State
+		stop, back func()
+		// outlast: the outage lasts until the lease has passed.
+		outlast bool
+		want    dedupe.State
+	}{
+		{"complete, stalled", long, dedupe.Completed, pg.Pause, pg.Resume, false, dedupe.Completed},
+		{"fail, stalled", long, dedupe.Failed, pg.Pause, pg.Resume, false, dedupe.Failed},
+		{"complete, restarted", long, dedupe.Completed, pg.Stop, pg.Restart, false, dedupe.Completed},
+		{"down past the lease", short, dedupe.Completed, pg.Stop, pg.Restart, true, dedupe.InFlight},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, key := tc.s, "stripe:evt_retry_"+tc.name
+			l, _, err := s.Claim(ctx, key, "fp", nil)
+			require.NoError(t, err)
+			resp := dedupe.Response{Status: 200 + int(tc.finish), Body: []byte("answer")}
+			finish := s.Complete
+			if tc.finish == dedupe.Failed {
+				finish = s.Fail
+			}
+
+			tc.stop()
+			back := sync.OnceFunc(tc.back)
+			defer back() // should the test fail during the outage
+			callCtx, cancel := context.WithTimeout(ctx, opTimeout)
+			err = finish(callCtx, l, resp)
+			cancel()
+			require.Error(t, err, "the caller hears the outage")
+			require.Eventually(t, func() bool { return s.unsettled.Holds(key) }, 10*opTimeout, 10*time.Millisecond,
+				"the write is being retried")
+			start := time.Now()
+			_, _, err = s.Claim(ctx, key, "fp", nil)
+			require.ErrorIs(t, err, dedupe.ErrAnswerPending, "this node refuses the key while its answer is pending")
+			require.Less(t, time.Since(start), opTimeout, "without asking the server")
+			if tc.outlast {
+				<-time.After(time.Until(l.Until))
+				require.Eventually(t, func() bool { return !s.unsettled.Holds(key) }, 5*time.Second, 20*time.Millisecond,
+					"retries stop at the lease's end")
+			}
+			back()
+
+			require.Eventually(t, func() bool { return !s.unsettled.Holds(key) }, 10*time.Second, 20*time.Millisecond)
+			var rec dedupe.Record
+			require.Eventually(t, func() bool {
+				rec, err = s.Get(ctx, key) // a connection broken by the outage may fail it first
+				return err == nil
+			}, 10*time.Second, 20*time.Millisecond)
+			require.Equal(t, tc.want, rec.State)
+			l2, replay, err := s.Claim(ctx, key, "fp", nil)
+			require.NoError(t, err)
+			if tc.want == dedupe.InFlight {
+				require.Nil(t, replay, "given up at the lease's end: the key is taken over")
+				require.NotZero(t, l2.Token)
+				return
+			}
+			require.NotNil(t, replay, "the retry of the gateway is replayed")
+			require.Equal(t, resp, replay.Response)
+		})
+	}
+}
+
+// TestRetryable: a finish is written again after any failure of the store
+// but one that refuses the values themselves.
+func TestRetryable(t *testing.T) {
+	pgErr := func(code string) error {
+		return &pgError{what: "finish", cause: &pgconn.PgError{Code: code}}
+	}
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{&pgError{what: "finish", cause: context.DeadlineExceeded}, true},
+		{&pgError{what: "finish", cause: errors.New("unexpected EOF")}, true},
+		{pgErr("53100"), true}, // disk full
+		{pgErr("57P01"), true}, // admin shutdown (a restart)
+		{pgErr("40P01"), true}, // deadlock
+		{pgErr("25006"), true}, // read only: a standby until the failover ends
+		{pgErr("23505"), false},
+		{pgErr("22021"), false},
+		{dedupe.ErrClosed, false},
+		{dedupe.ErrLeaseLost, false},
+		{fmt.Errorf("%w: gave up", context.DeadlineExceeded), false},
+	} {
+		require.Equal(t, tc.want, retryable(tc.err), "%v", tc.err)
+	}
+}
