@@ -2,6 +2,7 @@ package dedupe
 
 import (
 	"fmt"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -47,6 +48,65 @@ func RetryDelay(attempt int) time.Duration {
 		d *= 2
 	}
 	return min(d, most)
+}
+
+// Attempt is how one write of an answer ended, for Unsettled.Retry.
+type Attempt struct {
+	Key string
+	// Tries is how many times the answer was written before this attempt.
+	Tries int
+	// Until is the lease's end, the budget of the retries.
+	Until time.Time
+	// Landed: the answer is recorded (Err is nil).
+	Landed bool
+	// Err is the attempt's failure; nil when it landed or found the lease
+	// gone.
+	Err error
+	// Retryable: Err is a failure another attempt may not meet (the store
+	// unavailable), not a refusal of the write itself.
+	Retryable bool
+}
+
+// Retry decides, once an attempt of an answer's write has ended, whether
+// to write it again: if the attempt failed retryably and the lease runs at
+// now, it holds the key (from the first failure on), schedules resend
+// after RetryDelay and reports true. Otherwise it drops the key held by
+// earlier attempts, logging how the retries ended, and reports false.
+func (u *Unsettled) Retry(a Attempt, now time.Time, logger *slog.Logger, resend func()) bool {
+	held := a.Tries > 0
+	if a.Err == nil || !a.Retryable || !now.Before(a.Until) {
+		if !held {
+			return false
+		}
+		u.Drop(a.Key)
+		switch {
+		case a.Landed:
+			logger.Info("dedupe: recorded an answer after retrying its write", "key", a.Key, "retries", a.Tries)
+		case a.Err == nil:
+			logger.Warn("dedupe: a retried answer found its lease gone: recorded by an earlier attempt whose reply was lost, or the key was taken over or deleted",
+				"key", a.Key, "retries", a.Tries)
+		default:
+			logger.Error("dedupe: could not record an answer before its lease passed or the store closed; the next delivery of the event may be forwarded again",
+				"key", a.Key, "retries", a.Tries, "error", a.Err.Error())
+		}
+		return false
+	}
+	if !held {
+		u.Hold(a.Key)
+	}
+	if !u.After(RetryDelay(a.Tries+1), resend) {
+		u.Drop(a.Key)
+		logger.Error("dedupe: the store closed before an answer could be recorded; the next delivery of the event may be forwarded again",
+			"key", a.Key, "error", a.Err.Error())
+		return false
+	}
+	return true
+}
+
+// Retrying is err, the first failure of an answer's write, saying that
+// the write goes on in the background.
+func Retrying(err error) error {
+	return fmt.Errorf("%w (the write is retried in the background until it lands or the lease passes)", err)
 }
 
 // Unsettled is a backend's set of answers being retried (see above): the

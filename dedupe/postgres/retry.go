@@ -37,61 +37,24 @@ import (
 // abandonQueue bounds the claims waiting to be cleaned up.
 const abandonQueue = 4096
 
-// retryFinish decides, once o's batch is written and before o is answered,
-// whether o is a finish to write again (see the top of this file), and
-// sends a copy back to the writers later if so.
+// retryFinish decides, once o's batch is written and before o is
+// answered, whether o is a finish to write again (dedupe.Unsettled.Retry),
+// and sends a copy of it back to the writers later if so.
 func (s *Store) retryFinish(o *op) {
-	if o.kind != opFinish {
-		return
+	if o.kind != opFinish || o.err == nil && o.tries == 0 {
+		return // the common case costs nothing
 	}
-	retry := o.tries > 0 // o is itself a retry: the key is held
-	switch {
-	case o.err == nil && o.found:
-		if retry {
-			s.unsettled.Drop(o.key)
-			s.opts.Logger.Info("dedupe: recorded an answer after retrying its write", "key", o.key, "retries", o.tries)
-		}
-		return
-	case o.err == nil:
-		if retry {
-			s.unsettled.Drop(o.key)
-			s.opts.Logger.Warn("dedupe: a retried answer found its lease gone: recorded by an earlier attempt whose reply was lost, or the lease was taken over",
-				"key", o.key, "retries", o.tries)
-		}
-		return
-	case !retryable(o.err) || !s.Now().Before(o.until):
-		if retry {
-			s.unsettled.Drop(o.key)
-			s.opts.Logger.Error("dedupe: could not record an answer before its lease passed or the store closed; the next delivery of the event may be forwarded again",
-				"key", o.key, "retries", o.tries, "error", o.err.Error())
-		}
-		return
+	resend := func() {
+		again := newOp(o.ctx, opFinish, o.key, o.token)
+		again.state, again.resp, again.until, again.tries = o.state, o.resp, o.until, o.tries+1
+		again.status.Store(opAbandoned) // nobody waits for a retry
+		s.resend(again)
 	}
-	again := newOp(o.ctx, opFinish, o.key, o.token)
-	again.state, again.resp, again.until, again.tries = o.state, o.resp, o.until, o.tries+1
-	again.status.Store(opAbandoned) // nobody waits for a retry
-	if !retry {
-		s.unsettled.Hold(o.key)
-	}
-	if !s.unsettled.After(dedupe.RetryDelay(again.tries), func() { s.resend(again) }) {
-		s.unsettled.Drop(o.key)
-		s.opts.Logger.Error("dedupe: the store closed before an answer could be recorded; the next delivery of the event may be forwarded again",
-			"key", o.key, "error", o.err.Error())
-		return
-	}
-	if !retry {
-		o.err = &retryingError{o.err}
+	a := dedupe.Attempt{Key: o.key, Tries: o.tries, Until: o.until, Landed: o.found, Err: o.err, Retryable: retryable(o.err)}
+	if s.unsettled.Retry(a, s.Now(), s.opts.Logger, resend) && o.tries == 0 {
+		o.err = dedupe.Retrying(o.err)
 	}
 }
-
-// retryingError is the error a finish's caller hears when the write is
-// being retried.
-type retryingError struct{ err error }
-
-func (e *retryingError) Error() string {
-	return e.err.Error() + " (retried in the background until it lands or the lease passes)"
-}
-func (e *retryingError) Unwrap() error { return e.err }
 
 // retryable reports whether a finish that failed with err may land if
 // written again: anything but a refusal of the values themselves (a data
