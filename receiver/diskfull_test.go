@@ -95,6 +95,9 @@ func TestFullDiskAfterTheForwardReplaysTheRetry(t *testing.T) {
 	r := h.deliver(body)
 	require.Equal(t, http.StatusCreated, r.status, "the gateway hears the core's answer")
 	require.Equal(t, dedupe.InFlight, h.state("stripe:evt_full_after_forward"), "the answer could not be written")
+	r = h.deliver(body)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "no claim while the answer is pending: %s", r.body)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
 
 	require.NoError(t, os.Remove(ballast))
 	require.Eventually(t, func() bool { return h.state("stripe:evt_full_after_forward") == dedupe.Completed },

@@ -39,7 +39,10 @@ package lmdb
 // A commit that fails (disk full, I/O error) aborts the whole transaction:
 // every op in the batch is answered ErrUnavailable and none of them took
 // effect. An op that fails on its own (a logical outcome such as
-// ErrLeaseLost, or a storage error raised inside it) changes nothing.
+// ErrLeaseLost, or a storage error raised inside it) changes nothing. An
+// answer (complete, fail) that fails so is sent to the writer again, after
+// a delay, until it lands or its lease passes (retryAnswer,
+// dedupe.Unsettled): its caller hears the first failure.
 //
 // An op's function may run more than once: when LMDB reports the map full,
 // the whole transaction is aborted, the map is grown, and the batch is run

@@ -121,3 +121,15 @@ func TestRetryable(t *testing.T) {
 		require.Equal(t, tc.want, retryable(tc.err), "%v", tc.err)
 	}
 }
+
+// TestAbandonNeverBlocks: a stall that fills the clean-up queue costs the
+// claims past it their clean-up (counted), never a wait or a goroutine.
+func TestAbandonNeverBlocks(t *testing.T) {
+	s := &Store{abandons: make(chan claimRef, 2)}
+	s.opts.SetDefaults()
+	for i := range 5 {
+		s.abandon(fmt.Sprintf("stripe:evt_%d", i), uint64(i+1))
+	}
+	require.Len(t, s.abandons, 2)
+	require.EqualValues(t, 3, s.abandonsDropped.Load())
+}
