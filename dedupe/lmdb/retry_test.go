@@ -41,6 +41,8 @@ func TestAnswerRetriedUntilItLands(t *testing.T) {
 			require.True(t, s.unsettled.Holds("r:key"))
 			_, _, err = s.Claim(ctx, "r:key", "fp", nil)
 			require.ErrorIs(t, err, dedupe.ErrAnswerPending, "the key is refused while its answer is pending")
+			_, _, err = s.Redrive(ctx, "r:key")
+			require.ErrorIs(t, err, dedupe.ErrAnswerPending, "and so is a redrive")
 
 			if tc.leasePass {
 				c.Advance(s.Lease())

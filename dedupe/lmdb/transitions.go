@@ -163,6 +163,9 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
+	if s.unsettled.Holds(key) {
+		return dedupe.Lease{}, dedupe.Record{}, dedupe.ErrAnswerPending // as Claim
+	}
 	token, err := dedupe.NewToken()
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err

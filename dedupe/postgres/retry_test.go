@@ -69,6 +69,8 @@ func TestPostgresAnswerRetriedUntilItLands(t *testing.T) {
 			_, _, err = s.Claim(ctx, key, "fp", nil)
 			require.ErrorIs(t, err, dedupe.ErrAnswerPending, "this node refuses the key while its answer is pending")
 			require.Less(t, time.Since(start), opTimeout, "without asking the server")
+			_, _, err = s.Redrive(ctx, key)
+			require.ErrorIs(t, err, dedupe.ErrAnswerPending, "and so is a redrive")
 			if tc.outlast {
 				<-time.After(time.Until(l.Until))
 				require.Eventually(t, func() bool { return !s.unsettled.Holds(key) }, 5*time.Second, 20*time.Millisecond,
