@@ -210,3 +210,108 @@ func TestStalledPostgresAnswers503InTime(t *testing.T) {
 		require.Equal(t, http.StatusCreated, st, "delivery %d", i)
 	}
 }
+
+// TestStalledPostgresUnderLoad: a gateway delivers events under load
+// (each until it is answered 2xx, then twice more once the leases have
+// passed) while Postgres stalls twice; every event reaches the core
+// exactly once (issue 26 counted 12 double forwards for 2,000 events and
+// two 4 s stalls before the answers' writes were retried).
+func TestStalledPostgresUnderLoad(t *testing.T) {
+	const (
+		storeTimeout = time.Second
+		lease        = 6 * time.Second
+		stall        = 2 * time.Second
+		events       = 300
+		workers      = 16
+	)
+	pg := pgtest.Start(t, "fsync = off")
+	store, err := postgres.Open(context.Background(), pg.DSN(), postgres.Options{
+		Options: dedupe.Options{Lease: lease, PruneInterval: -1}, OpTimeout: storeTimeout,
+	})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	var (
+		mu       sync.Mutex
+		accepted = map[string]int{}
+	)
+	forwarded := make(chan struct{}, events*3)
+	down := newDownstream(t)
+	down.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		accepted[r.Header.Get("Idempotency-Key")]++
+		mu.Unlock()
+		forwarded <- struct{}{}
+		w.WriteHeader(http.StatusOK)
+	})
+	srv := stallNode(t, store, storeTimeout, down.URL)
+
+	// The stalls begin once a third and two thirds of the events have
+	// reached the core, while the rest are being delivered.
+	stalled := make(chan struct{})
+	go func() {
+		defer close(stalled)
+		for i := 1; i <= 2*events/3; i++ {
+			<-forwarded
+			if i == events/3 || i == 2*events/3 {
+				pg.Stalled(stall)
+			}
+		}
+	}()
+	// until2xx is the gateway: it delivers body until it is answered 2xx,
+	// waiting a little after each 409 or 503.
+	until2xx := func(body []byte) int {
+		for n := 1; ; n++ {
+			st, _ := deliver(t, srv, body)
+			if st/100 == 2 {
+				return n
+			}
+			<-time.After(100 * time.Millisecond)
+		}
+	}
+	var (
+		wg         sync.WaitGroup
+		next       = make(chan int)
+		deliveries = make([]int, workers)
+	)
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				deliveries[w] += until2xx(event(fmt.Sprintf("evt_load_%d", i), i))
+			}
+		}()
+	}
+	for i := range events {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	<-stalled
+	last := time.Now()
+
+	// The gateway delivers every event twice more, once every lease has
+	// passed.
+	<-time.After(time.Until(last.Add(lease + 500*time.Millisecond)))
+	for i := range events {
+		for range 2 {
+			st, _ := deliver(t, srv, event(fmt.Sprintf("evt_load_%d", i), i))
+			require.Equal(t, http.StatusOK, st)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	twice, total := 0, 0
+	for _, n := range accepted {
+		if n > 1 {
+			twice++
+		}
+	}
+	for _, n := range deliveries {
+		total += n
+	}
+	t.Logf("%d events, %d deliveries until each was answered 2xx, 2 more each after the lease, two %v stalls: %d events reached the core twice",
+		events, total, stall, twice)
+	require.Len(t, accepted, events, "every event reached the core")
+	require.Zero(t, twice, "double forwards")
+}

@@ -23,7 +23,8 @@ import (
 // t.TempDir(), for tests that must stall, stop or fill the database: the
 // shared server of WEBHOOKD_TEST_POSTGRES_DSN is never treated so. It is
 // stopped (immediately, as a crash would) when the test ends. Its methods
-// are called from the test's goroutine.
+// are called from the test's goroutine, but Pause, Resume and Stalled,
+// which may be called from any (they report a failure with Errorf).
 type Server struct {
 	t    testing.TB
 	bin  string // the directory of initdb, pg_ctl and postgres
@@ -123,7 +124,8 @@ func (s *Server) signal(sig syscall.Signal) {
 	s.t.Helper()
 	pm, err := s.postmaster()
 	if err != nil {
-		s.t.Fatal(err)
+		s.t.Error(err)
+		return
 	}
 	pids := append([]int{pm}, children(pm)...)
 	if sig == syscall.SIGCONT {
@@ -132,7 +134,7 @@ func (s *Server) signal(sig syscall.Signal) {
 	}
 	for _, pid := range pids {
 		if err := syscall.Kill(pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-			s.t.Fatalf("signal %v to postgres process %d: %v", sig, pid, err)
+			s.t.Errorf("signal %v to postgres process %d: %v", sig, pid, err)
 		}
 	}
 }
