@@ -28,12 +28,6 @@ import (
 // pass meanwhile by the store's clock: a claim there would be a second
 // forward of an event whose answer this node holds.
 
-// ErrAnswerPending means the answer of an earlier delivery of the key is
-// still being recorded on this node; it wraps ErrUnavailable, so the
-// delivery is answered 503 with Retry-After, and the retry finds the
-// answer recorded (a replay).
-var ErrAnswerPending = fmt.Errorf("%w: the answer of an earlier delivery of this event is still being recorded", ErrUnavailable)
-
 // RetryDelay is how long a backend waits before the attempt-th retry
 // (from 1) of a failed write: from 50 ms, doubling, at most a second, so
 // that a store back from a short outage is written to within a second,
