@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -134,4 +135,39 @@ func TestAbandonNeverBlocks(t *testing.T) {
 	}
 	require.Len(t, s.abandons, 2)
 	require.EqualValues(t, 3, s.abandonsDropped.Load())
+}
+
+// TestPostgresStallPilesUpNoGoroutines: claims that a stalled Postgres
+// leaves with an unknown outcome are cleaned up by the one sweeper, not a
+// goroutine each waiting for a connection.
+func TestPostgresStallPilesUpNoGoroutines(t *testing.T) {
+	const (
+		opTimeout = 300 * time.Millisecond
+		claims    = 200
+	)
+	pg := pgtest.Start(t, "fsync = off")
+	s, err := Open(ctx, pg.DSN(), Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, OpTimeout: opTimeout})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.Close() })
+	_, _, err = s.Claim(ctx, "stripe:evt_warm", "fp", nil)
+	require.NoError(t, err)
+	base := runtime.NumGoroutine()
+
+	pg.Pause()
+	defer pg.Resume()
+	var wg sync.WaitGroup
+	for i := range claims {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			callCtx, cancel := context.WithTimeout(ctx, opTimeout)
+			defer cancel()
+			_, _, err := s.Claim(callCtx, fmt.Sprintf("stripe:evt_pile_%d", i), "fp", nil)
+			require.Error(t, err)
+		}()
+	}
+	wg.Wait()
+	extra := runtime.NumGoroutine() - base
+	t.Logf("%d claims in a stall: %d goroutines more once they were answered", claims, extra)
+	require.Less(t, extra, claims/4)
 }
