@@ -244,6 +244,7 @@ func TestStalledPostgresUnderLoad(t *testing.T) {
 		events       = 300
 		workers      = 16
 	)
+	t.Parallel() // beside the other stalls, each on its own server
 	pg := pgtest.Start(t, "fsync = off")
 	store, err := postgres.Open(context.Background(), pg.DSN(), postgres.Options{
 		Options: dedupe.Options{Lease: lease, PruneInterval: -1}, OpTimeout: storeTimeout,
