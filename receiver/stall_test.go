@@ -169,7 +169,7 @@ func TestStalledPostgresAnswers503InTime(t *testing.T) {
 		storeTimeout = time.Second
 		deliveries   = 8
 		// slack is the most a loaded machine adds to the store timeout;
-		// the clean-up the claim used to wait for cost a whole timeout.
+		// a clean-up waited for in line would cost a whole timeout more.
 		slack = storeTimeout / 2
 	)
 	pg := pgtest.Start(t, "fsync = off")

@@ -5,8 +5,8 @@ package postgres
 //
 // An answer (a finish: COMPLETED, FAILED) whose write failed with the
 // store unavailable, or whose outcome is unknown, is written again until
-// it lands or its lease passes (dedupe.Unsettled says why and why that is
-// safe). Its caller hears the first failure, as before, and the retries
+// it lands or its lease passes (dedupe/unsettled.go says why, and why that is
+// safe). Its caller hears the first failure, and the retries
 // run on in the background: a copy of the op goes back to the writers
 // after dedupe.RetryDelay, as often as it takes. Meanwhile this node
 // refuses its own claims of the key (dedupe.ErrAnswerPending, checked by
