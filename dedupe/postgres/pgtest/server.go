@@ -66,28 +66,43 @@ func Start(t testing.TB, settings ...string) *Server {
 	}
 	s.data = filepath.Join(dir, "data")
 	s.run("initdb", "-D", s.data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "--no-sync")
-	s.port = freePort(t)
-	conf := append([]string{
+	s.configure(append([]string{
 		"listen_addresses = '127.0.0.1'",
-		"port = " + strconv.Itoa(s.port),
 		"unix_socket_directories = ''",
 		"max_connections = 40",
 		"shared_buffers = '32MB'",
-	}, settings...)
+	}, settings...)...)
+	t.Cleanup(s.stop)
+	// The free port may be taken again before the server binds it (by a
+	// parallel test's server): then it starts on another.
+	for attempt := 1; ; attempt++ {
+		s.port = freePort(t)
+		s.configure("port = " + strconv.Itoa(s.port)) // the last setting of a name wins
+		out, err := s.command("pg_ctl", "-D", s.data, "-l", filepath.Join(s.data, "server.log"), "-w", "-t", "60", "start").CombinedOutput()
+		if err == nil {
+			return s
+		}
+		log, _ := os.ReadFile(filepath.Join(s.data, "server.log"))
+		if attempt == 3 || !strings.Contains(string(log), "could not bind") {
+			t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
+		}
+	}
+}
+
+// configure appends lines to the server's postgresql.conf.
+func (s *Server) configure(lines ...string) {
+	s.t.Helper()
 	f, err := os.OpenFile(filepath.Join(s.data, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	_, err = f.WriteString("\n" + strings.Join(conf, "\n") + "\n")
+	_, err = f.WriteString("\n" + strings.Join(lines, "\n") + "\n")
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		t.Fatal(err)
+		s.t.Fatal(err)
 	}
-	t.Cleanup(s.stop)
-	s.Restart()
-	return s
 }
 
 // DSN is the connection string of the server's postgres database.
