@@ -170,7 +170,7 @@ func TestStalledPostgresAnswers503InTime(t *testing.T) {
 		deliveries   = 8
 		// slack is the most a loaded machine adds to the store timeout;
 		// a clean-up waited for in line would cost a whole timeout more.
-		slack = storeTimeout / 2
+		slack = storeTimeout * 3 / 4
 	)
 	pg := pgtest.Start(t, "fsync = off")
 	store, err := postgres.Open(context.Background(), pg.DSN(), postgres.Options{
