@@ -22,6 +22,12 @@ package postgres
 // and a stall costs one queue of bounded size (abandonQueue), not a
 // goroutine per claim. A clean-up the full queue cannot take is left to
 // the lease, as a crash would leave it, and counted in the log.
+//
+// Each claim is deleted twice, the second time a while after the first
+// succeeded (recheckAfter): a batch sent to a server that stalled may
+// still run once the server wakes up (Postgres reads and runs the
+// statements buffered on a connection whose client has gone), after the
+// first delete, whereas it runs at once then, long before the second.
 
 import (
 	"context"
@@ -36,6 +42,10 @@ import (
 
 // abandonQueue bounds the claims waiting to be cleaned up.
 const abandonQueue = 4096
+
+// recheckAfter is how long after its first delete a claim is deleted
+// again (see the top of this file), at least; OpTimeout when longer.
+const recheckAfter = time.Second
 
 // retryFinish decides, once o's batch is written and before o is
 // answered, whether o is a finish to write again (dedupe.Unsettled.Retry),
@@ -84,16 +94,42 @@ type claimRef struct {
 	key   string
 	token uint64
 	until time.Time // its lease ends by then: past it, a takeover needs no clean-up
+	// recheck: this is the second delete (see the top of this file).
+	recheck bool
 }
 
 // abandon queues the claim of token on key for deletion (see the top of
 // this file); it never blocks.
 func (s *Store) abandon(key string, token uint64) {
+	s.queueAbandon(claimRef{key: key, token: token, until: s.Now().Add(s.opts.Lease)})
+}
+
+func (s *Store) queueAbandon(c claimRef) {
 	select {
-	case s.abandons <- claimRef{key: key, token: token, until: s.Now().Add(s.opts.Lease)}:
+	case s.abandons <- c:
 	default:
 		s.abandonsDropped.Add(1)
 	}
+}
+
+// recheck queues the second delete of the claims in deleted whose first
+// it was, after recheckAfter (or OpTimeout).
+func (s *Store) recheck(deleted []claimRef) {
+	var again []claimRef
+	for _, c := range deleted {
+		if !c.recheck {
+			c.recheck = true
+			again = append(again, c)
+		}
+	}
+	if len(again) == 0 {
+		return
+	}
+	time.AfterFunc(max(recheckAfter, s.opts.OpTimeout), func() {
+		for _, c := range again {
+			s.queueAbandon(c)
+		}
+	})
 }
 
 // sweepLoop deletes the abandoned claims, what is waiting in one
@@ -122,6 +158,8 @@ func (s *Store) sweepLoop() {
 		}
 		err := s.deleteClaims(due)
 		if err == nil {
+			s.abandonsDeleted.Add(uint64(len(due)))
+			s.recheck(due)
 			due, tries = due[:0], 0
 			if n := s.abandonsDropped.Swap(0); n > 0 {
 				s.opts.Logger.Warn("dedupe: claims that may have been recorded without an answer were left to expire with their lease (the clean-up queue was full); their keys answer 409 until then",

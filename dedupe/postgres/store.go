@@ -119,6 +119,7 @@ type Store struct {
 	// abandons are claims to delete (retry.go), by one sweeper.
 	abandons        chan claimRef
 	abandonsDropped atomic.Int64
+	abandonsDeleted atomic.Uint64 // deletes run (tests)
 	sweepWG         sync.WaitGroup
 
 	quit      chan struct{}
