@@ -13,7 +13,7 @@ import (
 // Once the core service has answered, the write recording its answer
 // (Complete, Fail) must land: left undone, the key stays IN_FLIGHT, and
 // once its lease passes the gateway's next delivery of an event the core
-// already has is forwarded again (CONTRACT.md, "The store under
+// already has is forwarded again (docs/store.md, "The store under
 // faults"). A backend whose finish fails with the store unavailable (a
 // Postgres that hangs or restarts, a full disk), or whose outcome is
 // unknown, therefore runs it again, in the background, until it lands or

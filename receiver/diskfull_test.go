@@ -76,7 +76,7 @@ func TestFullDiskAnswers503AndRecovers(t *testing.T) {
 // core service handles a forward, so the answer's write fails after the
 // core has acted. The gateway hears the core's answer; the write is
 // retried until space returns, and the gateway's retry once the lease has
-// passed is replayed, not forwarded again (CONTRACT.md, "The store under
+// passed is replayed, not forwarded again (docs/store.md, "The store under
 // faults").
 func TestFullDiskAfterTheForwardReplaysTheRetry(t *testing.T) {
 	var dir string

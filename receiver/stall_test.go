@@ -61,7 +61,7 @@ func deliver(t *testing.T, srv *httptest.Server, body []byte) (int, bool) {
 // defaults' lease): go test ./receiver -run TestStalledPostgresForwardsOnce -long-stalls -v
 var longStalls = flag.Bool("long-stalls", false, "also run the stall scenarios at the default lease (over a minute)")
 
-// TestStalledPostgresForwardsOnce is the stall of issue 26 (CONTRACT.md,
+// TestStalledPostgresForwardsOnce is the stall of issue 26 (docs/store.md,
 // "The store under faults") with its figures: every Postgres process
 // stopped (SIGSTOP) just as the core service answers a few forwards. The
 // gateway hears the core's answer; the answers' writes, which the stall
@@ -161,7 +161,7 @@ func stalledForwardsOnce(t *testing.T, backend string, storeTimeout, lease, stal
 
 // TestStalledPostgresAnswers503InTime: with every Postgres process stopped,
 // a new event's claim is answered 503 with Retry-After within
-// WEBHOOKD_STORE_TIMEOUT (CONTRACT.md, "The store under faults"), not
+// WEBHOOKD_STORE_TIMEOUT (docs/store.md, "The store under faults"), not
 // after a second timeout spent cleaning up the claim, which runs in the
 // background and lands once Postgres is back (before: twice the timeout).
 func TestStalledPostgresAnswers503InTime(t *testing.T) {

@@ -11,7 +11,10 @@ package postgres
 // after dedupe.RetryDelay, as often as it takes. Meanwhile this node
 // refuses its own claims of the key (dedupe.ErrAnswerPending, checked by
 // Claim), so that a gateway's retry never finds it IN_FLIGHT with a
-// passed lease here while its answer is still on the way.
+// passed lease here while its answer is still on the way. The lease's end
+// is the database's, read on the node's clock: a node whose clock is
+// behind retries a little past the lease, which the token keeps safe, and
+// one ahead stops a little early.
 //
 // A claim whose outcome is unknown (its reply lost, its batch out of time)
 // may have committed with nobody to forward under it: the key would answer
