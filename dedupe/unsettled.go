@@ -24,14 +24,14 @@ import (
 // The budget is the lease: after it, another claim may take the key over
 // on any node, and the answer no longer decides what the key holds. While
 // a retry is pending, the node that runs it refuses its own claims of the
-// key (ErrUnavailable, so 503 with Retry-After), even should the lease
+// key (ErrAnswerPending: 503 with Retry-After), even should the lease
 // pass meanwhile by the store's clock: a claim there would be a second
 // forward of an event whose answer this node holds.
 
 // RetryDelay is how long a backend waits before the attempt-th retry
 // (from 1) of a failed write: from 50 ms, doubling, at most a second, so
 // that a store back from a short outage is written to within a second,
-// and a long one costs a few statements a second per pending answer.
+// and a long one costs one statement a second per pending answer.
 func RetryDelay(attempt int) time.Duration {
 	const first, most = 50 * time.Millisecond, time.Second
 	if attempt < 1 {
