@@ -5,7 +5,8 @@
 // Store interface (and Claimer, the part the receiver needs), Record,
 // State, Lease and Response, the sentinel errors, the claim decision
 // (Decide), the key check (CheckKey, MaxKeyLen), the options every backend
-// takes (Options) and the pruner loop (RunPruner, PruneBatches).
+// takes (Options), the pruner loop (RunPruner, PruneBatches) and the rule
+// for retrying an answer's write (Unsettled, RetryDelay).
 //
 // The backends, each in its own package, each passing the behavioural
 // table of dedupe/dedupetest:

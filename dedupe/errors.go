@@ -1,6 +1,9 @@
 package dedupe
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors. The receiver maps them to HTTP statuses.
 var (
@@ -20,6 +23,11 @@ var (
 	// ErrUnavailable means the store could not durably write (disk full,
 	// I/O error). Nothing was changed; the caller should answer 503.
 	ErrUnavailable = errors.New("dedupe: store unavailable")
+	// ErrAnswerPending means the answer of an earlier delivery of the key
+	// is still being recorded on this node (Unsettled); it wraps
+	// ErrUnavailable, so the delivery is answered 503 with Retry-After,
+	// and its retry finds the answer recorded (a replay).
+	ErrAnswerPending = fmt.Errorf("%w: the answer of an earlier delivery of this event is still being recorded", ErrUnavailable)
 	// ErrClosed means the store has been closed.
 	ErrClosed = errors.New("dedupe: store closed")
 	// ErrCorrupt means a stored record could not be decoded.

@@ -1,10 +1,12 @@
 package receiver_test
 
 import (
+	"bytes"
 	"fmt"
 	"net/http"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -68,4 +70,42 @@ func TestFullDiskAnswers503AndRecovers(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, http.StatusOK, resp.StatusCode)
+}
+
+// TestFullDiskAfterTheForwardReplaysTheRetry: the disk fills while the
+// core service handles a forward, so the answer's write fails after the
+// core has acted. The gateway hears the core's answer; the write is
+// retried until space returns, and the gateway's retry once the lease has
+// passed is replayed, not forwarded again (docs/store.md, "The store under
+// faults").
+func TestFullDiskAfterTheForwardReplaysTheRetry(t *testing.T) {
+	var dir string
+	h := newHarness(t, func(h *harness) {
+		dir = smalldisk.Mount(t, 2<<20)
+		h.dir = dir
+	})
+	answer := bytes.Repeat([]byte("a"), dedupe.MaxStoredBody)
+	var ballast string
+	h.down.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		ballast = smalldisk.Fill(t, dir)
+		w.WriteHeader(http.StatusCreated)
+		_, _ = w.Write(answer)
+	})
+	body := event("evt_full_after_forward", 1)
+	r := h.deliver(body)
+	require.Equal(t, http.StatusCreated, r.status, "the gateway hears the core's answer")
+	require.Equal(t, dedupe.InFlight, h.state("stripe:evt_full_after_forward"), "the answer could not be written")
+	r = h.deliver(body)
+	require.Equal(t, http.StatusServiceUnavailable, r.status, "no claim while the answer is pending: %s", r.body)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+
+	require.NoError(t, os.Remove(ballast))
+	require.Eventually(t, func() bool { return h.state("stripe:evt_full_after_forward") == dedupe.Completed },
+		5*time.Second, 10*time.Millisecond, "the answer's write is retried once space returns")
+	h.clock.Advance(2 * time.Minute) // past the lease
+	r = h.deliver(body)
+	require.Equal(t, http.StatusCreated, r.status)
+	require.Equal(t, "true", r.header.Get("Idempotent-Replayed"))
+	require.Equal(t, answer, []byte(r.body))
+	require.EqualValues(t, 1, h.down.calls.Load(), "forwarded once")
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	mdb "github.com/PowerDNS/lmdb-go/lmdb"
+
+	"github.com/webhookd/webhookd/dedupe"
 )
 
 // Store is the LMDB-backed dedupe store. It is safe for concurrent use.
@@ -78,6 +80,9 @@ type Store struct {
 	// Tests use it to prove what a failed commit answers and leaves
 	// behind, and that nobody is answered before the commit.
 	commitHook atomic.Pointer[func() error]
+
+	// unsettled holds the answers being written again (retryAnswer).
+	unsettled dedupe.Unsettled
 }
 
 // Open opens (creating if needed) the store in dir. It refuses, with an
@@ -182,6 +187,7 @@ func (s *Store) open(dir string) error {
 // that are queued when Close is called fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.unsettled.Flush() // one last attempt for each answer being retried
 		close(s.quit)
 		s.writerWG.Wait()
 		s.prunerWG.Wait()

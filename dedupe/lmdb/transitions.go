@@ -28,6 +28,11 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
+	if s.unsettled.Holds(key) {
+		// An earlier delivery's answer is being written again (writer.go):
+		// its claim must not be taken over here meanwhile.
+		return dedupe.Lease{}, nil, dedupe.ErrAnswerPending
+	}
 	// Fast path: duplicates of a finished or running event are answered
 	// from a read transaction, without queueing for the writer, and
 	// without copying the stored request, which a replay does not send.
@@ -109,7 +114,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 	if len(resp.Body) > dedupe.MaxStoredBody {
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
-	return s.settle(ctx, func(txn *mdb.Txn) error {
+	return s.settleAnswer(ctx, l, func(txn *mdb.Txn) error {
 		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
@@ -157,6 +162,9 @@ func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
+	}
+	if s.unsettled.Holds(key) {
+		return dedupe.Lease{}, dedupe.Record{}, dedupe.ErrAnswerPending // as Claim
 	}
 	token, err := dedupe.NewToken()
 	if err != nil {

@@ -39,7 +39,10 @@ package lmdb
 // A commit that fails (disk full, I/O error) aborts the whole transaction:
 // every op in the batch is answered ErrUnavailable and none of them took
 // effect. An op that fails on its own (a logical outcome such as
-// ErrLeaseLost, or a storage error raised inside it) changes nothing.
+// ErrLeaseLost, or a storage error raised inside it) changes nothing. An
+// answer (complete, fail) that fails so is sent to the writer again, after
+// a delay, until it lands or its lease passes (retryAnswer,
+// dedupe.Unsettled): its caller hears the first failure.
 //
 // An op's function may run more than once: when LMDB reports the map full,
 // the whole transaction is aborted, the map is grown, and the batch is run
@@ -73,6 +76,13 @@ type op struct {
 	fn   mdb.TxnOp
 	err  error
 	done chan error // buffered: the writer never waits for a caller
+
+	// An answer's write (settleAnswer) is retried until it lands or its
+	// lease passes (retryAnswer): key and until are its lease's, tries
+	// how many times it was written before. A zero until is no answer.
+	key   string
+	until time.Time
+	tries int
 }
 
 // write hands fn to the writer and waits for the commit that holds it, or
@@ -107,6 +117,15 @@ func (s *Store) settle(ctx context.Context, fn mdb.TxnOp) error {
 	return s.send(ctx, s.newOp(context.WithoutCancel(ctx), guardTxn(fn)))
 }
 
+// settleAnswer is settle for an answer (complete, fail) under l: if it
+// fails with the store unavailable, it is written again until it lands or
+// l passes (retryAnswer).
+func (s *Store) settleAnswer(ctx context.Context, l dedupe.Lease, fn mdb.TxnOp) error {
+	o := s.newOp(context.WithoutCancel(ctx), guardTxn(fn))
+	o.key, o.until = l.Key, l.Until
+	return s.send(ctx, o)
+}
+
 // newOp takes an op from the pool (or makes one) for fn, run under ctx.
 func (s *Store) newOp(ctx context.Context, fn mdb.TxnOp) *op {
 	o, _ := s.opPool.Get().(*op)
@@ -114,6 +133,7 @@ func (s *Store) newOp(ctx context.Context, fn mdb.TxnOp) *op {
 		o = &op{done: make(chan error, 1)}
 	}
 	o.ctx, o.fn, o.err = ctx, fn, nil
+	o.key, o.until, o.tries = "", time.Time{}, 0
 	return o
 }
 
@@ -161,8 +181,41 @@ func (s *Store) send(ctx context.Context, o *op) error {
 // putOp returns o, which the writer no longer holds and whose done channel
 // is empty, to the pool, without the references of its last write.
 func (s *Store) putOp(o *op) {
-	o.ctx, o.fn, o.err = nil, nil, nil
+	o.ctx, o.fn, o.err, o.key = nil, nil, nil, ""
 	s.opPool.Put(o)
+}
+
+// retryAnswer decides, once o's commit has ended and before o is
+// answered, whether o is an answer to write again
+// (dedupe.Unsettled.Retry), and sends a copy of it back to the writer
+// later if so. Only a failure of the store itself is retried: a commit
+// that failed took nothing, and an op that failed alone was rolled back.
+func (s *Store) retryAnswer(o *op) {
+	if o.until.IsZero() || o.err == nil && o.tries == 0 {
+		return // the common case costs nothing
+	}
+	// The copy is made now: o goes back to the pool once answered.
+	again := &op{ctx: o.ctx, fn: o.fn, done: make(chan error, 1), key: o.key, until: o.until, tries: o.tries + 1}
+	retryable := errors.Is(o.err, dedupe.ErrUnavailable) && !errors.Is(o.err, dedupe.ErrClosed)
+	a := dedupe.Attempt{Key: o.key, Tries: o.tries, Until: o.until, Landed: o.err == nil, Err: o.err, Retryable: retryable}
+	if errors.Is(o.err, dedupe.ErrLeaseLost) {
+		a.Err = nil // an answer to the retry: the lease is gone
+	}
+	if s.unsettled.Retry(a, s.opts.Now(), s.logger, func() { s.resend(again) }) && o.tries == 0 {
+		o.err = dedupe.Retrying(o.err)
+	}
+}
+
+// resend hands a retry to the writer; it runs on a timer's goroutine
+// (dedupe.Unsettled.After), which Close waits for before it stops the
+// writer. Nobody waits for its answer.
+func (s *Store) resend(o *op) {
+	s.queued.Add(1) // the writer takes it off when it receives o
+	select {
+	case s.ops <- o:
+	case <-s.quit:
+		s.queued.Add(-1)
+	}
 }
 
 func (s *Store) writeLoop() {
@@ -200,6 +253,7 @@ func (s *Store) writeLoop() {
 		// Answer only now: the commit that holds every op is on disk, or
 		// failed and took none of them.
 		for _, o := range batch {
+			s.retryAnswer(o)
 			o.done <- o.err
 		}
 		clear(batch)

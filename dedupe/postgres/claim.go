@@ -26,6 +26,9 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	if err := CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
+	if s.unsettled.Holds(key) {
+		return dedupe.Lease{}, nil, dedupe.ErrAnswerPending
+	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return dedupe.Lease{}, nil, err
@@ -40,13 +43,9 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		o := newOp(ctx, opClaim, key, token)
 		o.fingerprint, o.req = fingerprint, req
 		if err := s.send(ctx, o); err != nil {
-			// Read o.unknown only once the writer has answered: an op its
-			// caller abandoned is still the writer's.
-			if o.status.Load() == opAbandoned || o.unknown {
-				// The claim may have committed without its answer reaching
-				// us: delete it, or the key answers 409 for a lease.
-				s.abandonClaim(ctx, key, token)
-			}
+			// A claim that may have committed without its answer reaching
+			// us is deleted again by the writer (answer), in the
+			// background: this answer comes within ctx.
 			return dedupe.Lease{}, nil, s.wrap("claim", err)
 		}
 		switch {
@@ -168,23 +167,4 @@ func (s *Store) queueClaims(b *pgx.Batch, claims []*op) {
 		}
 		return rows.Err()
 	})
-}
-
-// abandonClaim deletes the claim of token on key, best effort, after the
-// claim failed without an answer: the insert may have committed on the
-// server all the same (the reply lost, the operation timed out), and then
-// the key would answer 409 to every retry, for a lease, with nobody
-// forwarding it. It runs on a fresh, short context, since ctx has usually
-// run out. Only this claim's own row can match the token.
-func (s *Store) abandonClaim(ctx context.Context, key string, token uint64) {
-	if s.closed.Load() {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
-	defer cancel()
-	if _, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE key = @key AND token = @token AND state = @in_flight`,
-		pgx.NamedArgs{"key": key, "token": int64(token), "in_flight": int16(dedupe.InFlight)}); err != nil {
-		s.opts.Logger.Warn("dedupe: could not remove a claim that may have been recorded without an answer; the key answers 409 until its lease passes",
-			"key", key, "error", err.Error())
-	}
 }

@@ -65,6 +65,9 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	if err := CheckKey(key); err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
+	if s.unsettled.Holds(key) {
+		return dedupe.Lease{}, dedupe.Record{}, dedupe.ErrAnswerPending // as Claim
+	}
 	ctx, cancel, err := s.op(ctx)
 	if err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err

@@ -26,6 +26,11 @@ type freezeProxy struct {
 	// freezeOn, when set, freezes a connection's replies as soon as its
 	// client sends bytes containing it; the bytes still reach the server.
 	freezeOn atomic.Pointer[[]byte]
+	// holdOn, when set, holds back client bytes containing it (and what
+	// follows on that connection) until hold is closed: a server that
+	// runs a statement long after its client sent it, and gave up.
+	holdOn atomic.Pointer[[]byte]
+	hold   chan struct{}
 
 	mu    sync.Mutex
 	conns []*proxyConn
@@ -39,7 +44,7 @@ type proxyConn struct {
 func newFreezeProxy(t *testing.T, upstream string) *freezeProxy {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
-	p := &freezeProxy{ln: ln, upstream: upstream}
+	p := &freezeProxy{ln: ln, upstream: upstream, hold: make(chan struct{})}
 	go p.serve()
 	t.Cleanup(func() {
 		ln.Close()
@@ -75,6 +80,9 @@ func (p *freezeProxy) serve() {
 				n, err := client.Read(buf)
 				if pat := p.freezeOn.Load(); n > 0 && pat != nil && bytes.Contains(buf[:n], *pat) {
 					c.frozen.Store(true)
+				}
+				if pat := p.holdOn.Load(); n > 0 && pat != nil && bytes.Contains(buf[:n], *pat) {
+					<-p.hold
 				}
 				if n > 0 {
 					if _, werr := server.Write(buf[:n]); werr != nil {
@@ -162,8 +170,8 @@ func TestPostgresHungServerAnswersUnavailable(t *testing.T) {
 		took := time.Since(start)
 		require.ErrorIs(t, err, dedupe.ErrUnavailable)
 		require.NotContains(t, err.Error(), "127.0.0.1")
-		// The claim, then its clean-up, each bounded by OpTimeout; the
-		// bound is generous for a loaded machine.
+		// The claim is bounded by OpTimeout, its clean-up runs in the
+		// background; the bound is generous for a loaded machine.
 		require.Less(t, took, 20*opTimeout, "Claim took %v", took)
 	}
 	require.ErrorIs(t, s.Ping(ctx), dedupe.ErrUnavailable)
@@ -183,13 +191,42 @@ func TestPostgresClaimWithLostReplyIsRemoved(t *testing.T) {
 	p.freezeOn.Store(&pat)
 	_, _, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply", nil)
 	require.ErrorIs(t, err, dedupe.ErrUnavailable)
-	var n int
-	require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+Table+` WHERE key = 'stripe:evt_lost'`).Scan(&n))
-	require.Zero(t, n, "the claim recorded without an answer was removed")
+	// The clean-up runs in the background, after the claim's answer.
+	require.Eventually(t, func() bool {
+		var n int
+		require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+Table+` WHERE key = 'stripe:evt_lost'`).Scan(&n))
+		return n == 0
+	}, 5*time.Second, 20*time.Millisecond, "the claim recorded without an answer was removed")
 
 	// The provider's retry is forwarded now, not refused as in flight.
 	p.freezeOn.Store(nil)
 	_, rec, err := s.Claim(ctx, "stripe:evt_lost", "fp-lost-reply", nil)
 	require.NoError(t, err)
 	require.Nil(t, rec)
+}
+
+// TestPostgresClaimRunLateIsRemoved: a claim the server runs only after
+// its caller has given up and the clean-up's first delete has run (a
+// stalled server runs what its connections had buffered when it wakes up)
+// is removed by the clean-up's second delete, so the key does not answer
+// 409 for a lease with nobody forwarding it.
+func TestPostgresClaimRunLateIsRemoved(t *testing.T) {
+	const opTimeout = 300 * time.Millisecond
+	s, p, admin := proxiedPG(t, opTimeout)
+	ctx := context.Background()
+	pat := []byte("fp-run-late")
+	p.holdOn.Store(&pat)
+	_, _, err := s.Claim(ctx, "stripe:evt_late", "fp-run-late", nil)
+	require.ErrorIs(t, err, dedupe.ErrUnavailable)
+	count := func() int {
+		var n int
+		require.NoError(t, admin.QueryRow(ctx, `SELECT count(*) FROM `+Table+` WHERE key = 'stripe:evt_late'`).Scan(&n))
+		return n
+	}
+	// The first delete has found nothing; now the server runs the claim.
+	require.Eventually(t, func() bool { return s.abandonsDeleted.Load() > 0 }, 5*time.Second, 10*time.Millisecond)
+	close(p.hold)
+	require.Eventually(t, func() bool { return count() == 1 }, 5*time.Second, 10*time.Millisecond, "the claim ran late")
+	require.Eventually(t, func() bool { return count() == 0 }, 5*time.Second, 10*time.Millisecond,
+		"the claim run late was removed")
 }

@@ -37,7 +37,7 @@ func (s *Store) FinishRecord(ctx context.Context, l dedupe.Lease, st dedupe.Stat
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	o := newOp(context.WithoutCancel(ctx), opFinish, l.Key, l.Token)
-	o.state, o.resp = st, resp
+	o.state, o.resp, o.until = st, resp, l.Until
 	if err := s.settle(ctx, o); err != nil {
 		return dedupe.Record{}, err
 	}
@@ -71,7 +71,11 @@ func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 // and the provider's next delivery of an event the core service already
 // has would be forwarded again. So o runs whatever ctx says, within its
 // batch's OpTimeout; only the caller's wait ends with ctx, and then its
-// error says the write may still take effect.
+// error says the write may still take effect. A finish that fails with
+// the store unavailable, or whose outcome is unknown, is written again
+// until it lands or its lease passes (retry.go); a release is not: the
+// key it leaves IN_FLIGHT is taken over once the lease passes, which is
+// what a release asks for.
 //
 // When the caller gives up first, the batch's OpTimeout starts again from
 // then: the receiver's store timeout and OpTimeout are one setting, so a

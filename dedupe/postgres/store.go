@@ -114,6 +114,14 @@ type Store struct {
 	writes   atomic.Uint64 // ops in them
 	redone   atomic.Uint64 // batches rolled back and run again op by op
 
+	// unsettled holds the answers being written again (retry.go).
+	unsettled dedupe.Unsettled
+	// abandons are claims to delete (retry.go), by one sweeper.
+	abandons        chan claimRef
+	abandonsDropped atomic.Int64
+	abandonsDeleted atomic.Uint64 // deletes run (tests)
+	sweepWG         sync.WaitGroup
+
 	quit      chan struct{}
 	prunerWG  sync.WaitGroup
 	closeOnce sync.Once
@@ -165,7 +173,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: postgres: %v", dedupe.ErrUnavailable, err)
 	}
 	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, Table),
-		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch)}
+		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch),
+		abandons: make(chan claimRef, abandonQueue)}
 	s.claimSQL = claimStatement(s.table)
 	s.finishSQL = fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", replayColumns))
 	s.releaseSQL = fmt.Sprintf(releaseSQL, s.table)
@@ -177,6 +186,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.writerWG.Add(1)
 		go s.writeLoop()
 	}
+	s.sweepWG.Add(1)
+	go s.sweepLoop()
 	if opts.PruneInterval > 0 {
 		s.prunerWG.Add(1)
 		go s.pruneLoop()
@@ -193,16 +204,19 @@ func qualified(schema, name string) string {
 }
 
 // Close stops the pruner, lets the writers write what was handed to them,
-// and closes the pool. Calls made after it fail with ErrClosed.
+// gives each answer still being retried one last attempt (retry.go), and
+// closes the pool. Calls made after it fail with ErrClosed.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		s.sendMu.Lock()
 		s.closed.Store(true)
 		s.sendMu.Unlock()
 		s.senders.Wait()
+		s.unsettled.Flush()
 		close(s.quit)
 		s.writerWG.Wait()
 		s.prunerWG.Wait()
+		s.sweepWG.Wait()
 		s.pool.Close()
 	})
 	return nil

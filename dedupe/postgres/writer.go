@@ -25,11 +25,16 @@ package postgres
 // fault hears the error. When the outcome is unknown (the connection broke
 // or the batch ran out of time after the pipeline was sent), every op
 // hears ErrUnavailable, and each claim in it is deleted again by its token
-// (abandonClaim), as a claim whose reply was lost always was.
+// in the background (abandon, retry.go), as a claim whose reply was lost
+// always was.
 //
 // A batch runs under OpTimeout from its start. A finish or release is
 // written even after its caller has stopped waiting (see settle): when its
-// caller gives up, the batch holding it gets OpTimeout afresh from then.
+// caller gives up, the batch holding it gets OpTimeout afresh from then. A
+// finish that fails with the store unavailable, or whose outcome is
+// unknown, is written again, in the background, until it lands or its
+// lease passes (retryFinish, retry.go): a finish may therefore run more
+// than once, which its token makes safe.
 //
 // Measured on the 2-core machine of BENCHMARKS.md ("Postgres"): the
 // multi-row statements against the same ops pipelined one statement each
@@ -90,8 +95,13 @@ type op struct {
 	rec     dedupe.Record //
 	now     time.Time     // claim: the database's clock rec is judged by
 	err     error
-	// unknown: the batch may or may not have committed (claim: see abandonClaim).
+	// unknown: the batch may or may not have committed (claim: see abandon).
 	unknown bool
+
+	// until is a finish's lease end, the budget of its retries, and tries
+	// how many times it has been written before (retryFinish).
+	until time.Time
+	tries int
 
 	status atomic.Int32
 	done   chan struct{} // buffered: the writer never waits for a caller
@@ -167,15 +177,17 @@ func (s *Store) send(ctx context.Context, o *op) error {
 	}
 }
 
-// answer gives o its answer, unless its caller has gone; a claim made for
-// a caller that has gone is deleted again.
+// answer gives o its answer, unless its caller has gone. A claim that may
+// have been made without its caller hearing so (the outcome unknown, or
+// the caller gone) is deleted again in the background (abandon), so that
+// the caller's answer never waits for that clean-up.
 func (s *Store) answer(o *op) {
-	if o.status.CompareAndSwap(opPending, opAnswered) {
-		o.done <- struct{}{}
-		return
+	answered := o.status.CompareAndSwap(opPending, opAnswered)
+	if o.kind == opClaim && (o.unknown || o.claimed && !answered) {
+		s.abandon(o.key, o.token)
 	}
-	if o.kind == opClaim && (o.claimed || o.unknown) {
-		go s.abandonClaim(context.Background(), o.key, o.token)
+	if answered {
+		o.done <- struct{}{}
 	}
 }
 
@@ -227,6 +239,7 @@ func (s *Store) writeLoop() {
 		s.queued.Add(-int64(len(batch) - len(waiting) + len(later)))
 		s.write(batch)
 		for _, o := range batch {
+			s.retryFinish(o)
 			s.answer(o)
 		}
 	}
