@@ -187,7 +187,7 @@ func TestTwentyOneBuiltIn(t *testing.T) {
 		names = append(names, e.Name)
 	}
 	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen",
-		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "square"}, names)
+		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "snap", "square", "winpay"}, names)
 }
 
 // TestHelpListsSpecVariables: help lists the variables of the specs of

@@ -24,6 +24,8 @@ import (
 // built from it.
 type Spec struct {
 	name, docs, file string
+	// version is the format's version: 1 or 2.
+	version int
 	// sum is the SHA-256 of the file's bytes (SameSource).
 	sum [32]byte
 	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
@@ -34,14 +36,22 @@ type Spec struct {
 	sig      sigDef
 	ts       *tsDef
 	key, typ template
+	// cases are event.cases (v2), tried in order; key and typ are then
+	// the first's.
+	cases []eventCase
 	// fingerprint lists the members hashed; nil hashes every member.
 	fingerprint []string
 	// compact hashes the members compacted, in the order listed, rather
 	// than in canonical form.
-	compact  bool
-	batch    string
-	wrap     bool
-	ack      *providers.Acknowledgement
+	compact bool
+	batch   string
+	wrap    bool
+	ack     *providers.Acknowledgement
+	// ackBody is a version 2 acknowledgement's body, its settings filled
+	// in by New; nil leaves ack as it is.
+	ackBody *template
+	// idField is the json member replay --id-suffix rewrites.
+	idField  string
 	replay   []replayDef
 	examples []example
 	// sigParts are the names of the signature header's items the
@@ -65,6 +75,7 @@ type secretDef struct {
 type settingDef struct {
 	variable, help, def string
 	duration, required  bool
+	pattern             *regexp.Regexp
 }
 
 type sigDef struct {
@@ -77,9 +88,13 @@ type sigDef struct {
 }
 
 type tsDef struct {
-	ref       part
-	ms, both  bool
-	tolerance int // index in Spec.settings
+	ref      part
+	ms, both bool
+	// rfc3339 reads the value as an RFC 3339 time with an offset.
+	rfc3339 bool
+	// tolerance is an index in Spec.settings, or -1: the timestamp is
+	// then bounded by the retention only (Provider.maxAge).
+	tolerance int
 }
 
 type replayDef struct {
@@ -90,23 +105,33 @@ type replayDef struct {
 
 type example struct {
 	name, source, secret string
-	settings             map[string]string
-	now                  time.Time
-	header               http.Header
-	query                url.Values
-	body                 []byte
-	key, typ             string
+	// path is the service path the request carries.
+	path     string
+	settings map[string]string
+	now      time.Time
+	header   http.Header
+	query    url.Values
+	body     []byte
+	key, typ string
 }
 
-// algorithm is a signature algorithm: an HMAC's hash, or none for a token.
+// algorithm is a signature algorithm: an HMAC's hash, a public-key
+// scheme (version 2), or neither for a token.
 type algorithm struct {
-	name string
-	hash func() hash.Hash
+	name   string
+	hash   func() hash.Hash
+	public publicScheme
 }
 
 var algorithms = []algorithm{
-	{"hmac-sha1", sha1.New}, {"hmac-sha256", sha256.New}, {"hmac-sha512", sha512.New}, {"token", nil},
+	{name: "hmac-sha1", hash: sha1.New}, {name: "hmac-sha256", hash: sha256.New}, {name: "hmac-sha512", hash: sha512.New},
+	{name: "token"},
+	{name: "rsa-sha256", public: rsaPKCS1}, {name: "ecdsa-p256-sha256", public: ecdsaP256}, {name: "ed25519", public: ed25519Scheme},
 }
+
+// signs reports whether the algorithm computes or checks a signature of
+// a text (every algorithm but a token).
+func (a algorithm) signs() bool { return a.hash != nil || a.public != noPublicKey }
 
 // encoding is how a signature is written.
 type encoding uint8
@@ -151,7 +176,14 @@ func invalid(field, format string, args ...any) error {
 
 // compile checks f and builds its Spec. It does not run the examples.
 func compile(f *file) (*Spec, error) {
-	s := &Spec{name: f.Name, docs: f.Docs}
+	s := &Spec{name: f.Name, docs: f.Docs, version: f.Version}
+	switch f.Version {
+	case 0:
+		s.version = 1
+	case 1, 2:
+	default:
+		return nil, invalid("version", "%d is not 1 or 2", f.Version)
+	}
 	if !nameRE.MatchString(f.Name) || strings.HasSuffix(f.Name, "-") || strings.Contains(f.Name, "--") {
 		return nil, invalid("name", "%q is not 2 to %d of a-z, 0-9 and single dashes, starting with a letter", f.Name, maxName)
 	}
@@ -178,6 +210,13 @@ func (s *Spec) compileSecrets(f *file) error {
 	if s.secret.help == "" {
 		s.secret.help = "comma-separated " + s.secret.noun + "s; enables /webhooks/" + s.name
 	}
+	if sf.Encoding == "pem" {
+		if err := s.needV2("secrets.encoding"); err != nil {
+			return err
+		}
+		s.secret.encoding = "pem"
+		return nil
+	}
 	s.secret.encoding = sf.Encoding
 	switch sf.Encoding {
 	case "", "raw":
@@ -188,7 +227,7 @@ func (s *Spec) compileSecrets(f *file) error {
 	case "base64":
 		s.secret.decode = base64.StdEncoding.DecodeString
 	default:
-		return invalid("secrets.encoding", "unknown %q (raw, hex or base64)", sf.Encoding)
+		return invalid("secrets.encoding", "unknown %q (raw, hex, base64 or pem)", sf.Encoding)
 	}
 	return nil
 }
@@ -218,6 +257,19 @@ func (s *Spec) compileSettings(f *file) error {
 		if d.help == "" {
 			return invalid(field+".help", "required: it is the variable's line in webhookd help")
 		}
+		if sf.Pattern != "" {
+			if err := s.needV2(field + ".pattern"); err != nil {
+				return err
+			}
+			re, err := regexp.Compile("^(?:" + sf.Pattern + ")$")
+			if err != nil {
+				return invalid(field+".pattern", "%v", err)
+			}
+			if sf.Default != "" && !re.MatchString(sf.Default) {
+				return invalid(field+".default", "%q does not match the pattern", sf.Default)
+			}
+			d.pattern = re
+		}
 		s.settings = append(s.settings, d)
 	}
 	return nil
@@ -229,20 +281,36 @@ func (s *Spec) setting(variable string) int {
 }
 
 func (s *Spec) compileSignature(f *file) error {
-	sf := f.Signature
-	if !headerRE.MatchString(sf.Header) {
-		return invalid("signature.header", "%q is not a header name", sf.Header)
+	sf, err := s.headerGrammar(f.Signature)
+	if err != nil {
+		return err
 	}
-	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header), repeated: sf.Repeated,
+	if !headerRE.MatchString(sf.Header.Name) {
+		return invalid("signature.header", "%q is not a header name", sf.Header.Name)
+	}
+	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header.Name), repeated: sf.Repeated,
 		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional}
 	if sf.PrefixOptional && sf.Prefix == "" {
 		return invalid("signature.prefix_optional", "says the prefix may be left out, but there is no prefix")
 	}
 	i := slices.IndexFunc(algorithms, func(a algorithm) bool { return a.name == sf.Algorithm })
 	if i < 0 {
+		if s.version >= 2 {
+			return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512, token, rsa-sha256, ecdsa-p256-sha256 or ed25519)", sf.Algorithm)
+		}
 		return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512 or token)", sf.Algorithm)
 	}
 	sig.alg = algorithms[i]
+	if err := s.checkPublic(sig.alg); err != nil {
+		return err
+	}
+	if sig.alg.public == rsaPKCS1 {
+		if s.setting(allowWeakKeys) >= 0 {
+			return invalid("settings", "%s is every rsa-sha256 spec's own: leave it out", allowWeakKeys)
+		}
+		s.settings = append(s.settings, settingDef{variable: allowWeakKeys, def: "false", pattern: regexp.MustCompile("^(true|false)$"),
+			help: "true accepts RSA keys shorter than 2048 bits, with a warning"})
+	}
 	switch {
 	case sf.Assign != "" && sf.Name == "":
 		return invalid("signature.name", "required with assign: the name of the items that are signatures")
@@ -251,7 +319,7 @@ func (s *Spec) compileSignature(f *file) error {
 	case sf.Assign != "" && sf.Assign == sf.Separator:
 		return invalid("signature.assign", "must differ from separator")
 	}
-	if sig.alg.hash == nil {
+	if !sig.alg.signs() {
 		if sf.Encoding != "" || sf.Signed != "" {
 			return invalid("signature", "a token is compared as sent: encoding and signed are for HMACs only")
 		}
@@ -262,9 +330,12 @@ func (s *Spec) compileSignature(f *file) error {
 	if sig.enc, ok = encodings[sf.Encoding]; !ok {
 		return invalid("signature.encoding", "unknown %q (hex, base64 or base64url)", sf.Encoding)
 	}
-	t, err := parseTemplate(sf.Signed, bodyRef, settingRef, headerRef, queryRef, signatureRef)
+	t, err := parseTemplate(sf.Signed, bodyRef, settingRef, headerRef, queryRef, signatureRef, pathRef)
 	if err != nil {
 		return invalid("signature.signed", "%v", err)
+	}
+	if err := s.checkSignedV2(t); err != nil {
+		return err
 	}
 	bodies := 0
 	for _, p := range t.parts {
@@ -322,7 +393,7 @@ func (s *Spec) compileTimestamp(f *file) error {
 	if tf == nil {
 		return nil
 	}
-	if s.sig.alg.hash == nil {
+	if !s.sig.alg.signs() {
 		return invalid("timestamp", "a token signs no timestamp")
 	}
 	t, err := parseTemplate(tf.Value, headerRef, queryRef, signatureRef)
@@ -354,6 +425,29 @@ func (s *Spec) compileTimestamp(f *file) error {
 	default:
 		return invalid("timestamp.window", "unknown %q (past or both)", tf.Window)
 	}
+	switch tf.Format {
+	case "", "unix":
+	case "rfc3339":
+		if err := s.needV2("timestamp.format"); err != nil {
+			return err
+		}
+		if tf.Unit != "" {
+			return invalid("timestamp.unit", "is for unix timestamps, not rfc3339")
+		}
+		d.rfc3339 = true
+	default:
+		return invalid("timestamp.format", "unknown %q (unix or rfc3339)", tf.Format)
+	}
+	if tf.Tolerance == "" && s.version >= 2 {
+		// No tolerance documented: the retention bounds the age
+		// (Provider.maxAge), as on every gateway that signs a time.
+		if tf.Window != "" {
+			return invalid("timestamp.window", "needs a tolerance")
+		}
+		d.tolerance = -1
+		s.ts = d
+		return nil
+	}
 	if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
 		return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
 	}
@@ -363,25 +457,15 @@ func (s *Spec) compileTimestamp(f *file) error {
 
 func (s *Spec) compileEvent(f *file) error {
 	ef := f.Event
-	var err error
-	if s.key, err = parseTemplate(ef.Key, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
-		return invalid("event.key", "%v", err)
-	}
-	if !slices.ContainsFunc(s.key.refs(), func(p part) bool { return p.kind != settingRef }) {
-		// Settings alone give every delivery one key.
-		return invalid("event.key", "required, with at least one reference to the delivery (\"{{json.id}}\")")
-	}
-	if err := s.bindRefs("event.key", &s.key, false); err != nil {
-		return err
-	}
-	if err := s.keySigned(); err != nil {
-		return err
-	}
-	if s.typ, err = parseTemplate(ef.Type, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
-		return invalid("event.type", "%v", err)
-	}
-	if err := s.bindRefs("event.type", &s.typ, false); err != nil {
-		return err
+	if len(ef.Cases) > 0 {
+		if err := s.compileCases(ef); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if s.key, s.typ, err = s.compileKeyType("event", ef.Key, ef.Type); err != nil {
+			return err
+		}
 	}
 	for _, m := range ef.Fingerprint {
 		if m == "" {
@@ -401,7 +485,7 @@ func (s *Spec) compileEvent(f *file) error {
 	}
 	s.batch = ef.Batch
 	switch {
-	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil):
+	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil && s.version < 2):
 		return invalid("event", "batch_body and ack are for batches only (batch)")
 	case strings.Contains(ef.Batch, "."):
 		return invalid("event.batch", "must be a top-level member, not a path")
@@ -417,7 +501,7 @@ func (s *Spec) compileEvent(f *file) error {
 	default:
 		return invalid("event.batch_body", "unknown %q (wrap or element)", ef.BatchBody)
 	}
-	if ef.Batch != "" {
+	if ef.Batch != "" || f.Ack != nil {
 		s.ack = &providers.Acknowledgement{Status: 200}
 		if a := f.Ack; a != nil {
 			if a.Status != 0 && (a.Status < 200 || a.Status > 299) {
@@ -427,20 +511,52 @@ func (s *Spec) compileEvent(f *file) error {
 				s.ack.Status = a.Status
 			}
 			s.ack.ContentType, s.ack.Body = a.ContentType, []byte(a.Body)
+			if s.version >= 2 && strings.Contains(a.Body, "{{") {
+				t, err := parseTemplate(a.Body, settingRef)
+				if err != nil {
+					return invalid("ack.body", "%v", err)
+				}
+				if err := s.bindRefs("ack.body", &t, false); err != nil {
+					return err
+				}
+				s.ackBody = &t
+			}
 		}
 	}
 	return nil
+}
+
+// compileKeyType compiles one event key and type (field is "event" or
+// one of event.cases).
+func (s *Spec) compileKeyType(field, keySrc, typSrc string) (key, typ template, err error) {
+	if key, err = parseTemplate(keySrc, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
+		return key, typ, invalid(field+".key", "%v", err)
+	}
+	if !slices.ContainsFunc(key.refs(), func(p part) bool { return p.kind != settingRef }) {
+		// Settings alone give every delivery one key.
+		return key, typ, invalid(field+".key", "required, with at least one reference to the delivery (\"{{json.id}}\")")
+	}
+	if err := s.bindRefs(field+".key", &key, false); err != nil {
+		return key, typ, err
+	}
+	if err := s.keySigned(key); err != nil {
+		return key, typ, err
+	}
+	if typ, err = parseTemplate(typSrc, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
+		return key, typ, invalid(field+".type", "%v", err)
+	}
+	return key, typ, s.bindRefs(field+".type", &typ, false)
 }
 
 // keySigned refuses an event key built from what the gateway does not
 // sign (docs/contract.md, "Event keys"): one genuine request could then be
 // forwarded under many keys. A token signs nothing, and authenticates the
 // sender of everything.
-func (s *Spec) keySigned() error {
-	if s.sig.alg.hash == nil {
+func (s *Spec) keySigned(key template) error {
+	if !s.sig.alg.signs() {
 		return nil
 	}
-	for _, p := range s.key.refs() {
+	for _, p := range key.refs() {
 		switch p.kind {
 		case jsonRef, digestRef:
 			if !s.sig.signed.has(bodyRef, "") {
@@ -460,6 +576,12 @@ func (s *Spec) keySigned() error {
 }
 
 func (s *Spec) compileReplay(f *file) error {
+	if id := f.Replay.IDField; id != "" {
+		if strings.Contains(id, "{{") || strings.HasPrefix(id, ".") || strings.HasSuffix(id, ".") || strings.Contains(id, "..") {
+			return invalid("replay.id_field", "%q is not a json member path (data.id)", id)
+		}
+		s.idField = id
+	}
 	add := func(header bool, m map[string]string) error {
 		names := make([]string, 0, len(m))
 		for n := range m {
@@ -498,7 +620,21 @@ func (s *Spec) compileExamples(f *file) error {
 			field = "example " + ef.Name
 		}
 		ex := example{name: ef.Name, source: ef.Source, secret: ef.Secret, settings: ef.Settings,
-			header: http.Header{}, key: ef.Key, typ: ef.Type}
+			header: http.Header{}, key: ef.Key, typ: ef.Type, path: ef.Path}
+		switch {
+		case ef.Source != "" && ef.SelfDerived != "":
+			return invalid(field, "source and self_derived are exclusive: an example is the gateway's, or derived here")
+		case ef.SelfDerived != "":
+			ex.source = "self-derived: " + ef.SelfDerived
+		}
+		if ef.Path != "" {
+			if !s.sig.signed.has(pathRef, "") {
+				return invalid(field+".path", "signature.signed has no {{path}}")
+			}
+			if !servicePathRE.MatchString(ef.Path) {
+				return invalid(field+".path", "%q is not a service path (/v1.0/transfer-va/payment)", ef.Path)
+			}
+		}
 		if ex.name == "" {
 			ex.name = fmt.Sprint(i + 1)
 		}

@@ -38,7 +38,7 @@ func specKit(t *testing.T, s *Spec) providertest.Kit {
 	settings := s.examples[0].settings
 	k := providertest.Kit{
 		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
-			return s.New(secrets, settings, now)
+			return newTest(s, secrets, settings, now)
 		},
 		Secrets:  [2]string{secretFor(s, "kit-secret-a"), secretFor(s, "kit-secret-b")},
 		Fixtures: "../../fixtures/" + dir,
@@ -66,9 +66,9 @@ func specKit(t *testing.T, s *Spec) providertest.Kit {
 		e := providertest.Example{
 			Source: ex.source, Secret: ex.secret, Now: ex.now,
 			New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
-				return s.New(secrets, ex.settings, now)
+				return newTest(s, secrets, ex.settings, now)
 			},
-			Delivery: providers.Delivery{Header: ex.header, Query: ex.query, Body: ex.body},
+			Delivery: providers.Delivery{Header: ex.header, Query: ex.query, Body: ex.body, Path: ex.path},
 		}
 		if ex.key != "" && s.batch == "" {
 			e.Keys = []string{ex.key}

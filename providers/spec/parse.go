@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -140,14 +141,19 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 			return providers.Event{}, p.fail(err)
 		}
 	}
-	key, err := p.render(&p.s.key, o, body, d, sc, true)
+	keyT, typT := &p.s.key, &p.s.typ
+	key, err := p.render(keyT, o, body, d, sc, true)
+	for i := 1; i < len(p.s.cases) && errors.As(err, new(missingRef)); i++ {
+		keyT, typT = &p.s.cases[i].key, &p.s.cases[i].typ
+		key, err = p.render(keyT, o, body, d, sc, true)
+	}
 	if err != nil {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrNoEventKey, err))
 	}
 	if len(key) > MaxKeyBytes {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (longer than %d bytes)", ErrNoEventKey, MaxKeyBytes))
 	}
-	typ, err := p.render(&p.s.typ, o, body, d, sc, false)
+	typ, err := p.render(typT, o, body, d, sc, false)
 	if err != nil {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
 	}
@@ -174,7 +180,7 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 		case err != nil:
 			return "", fmt.Errorf("%s: %v", refName(r), err)
 		case !ok && strict:
-			return "", fmt.Errorf("%s is missing", refName(r))
+			return "", missingRef(refName(r))
 		case !ok:
 			return "", nil
 		case r.kind != literal && !providers.IsToken(v, MaxTokenBytes):
@@ -223,6 +229,12 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 	}
 	return "", false, nil
 }
+
+// missingRef is render's error for a reference without a value: the
+// next of event.cases is then tried.
+type missingRef string
+
+func (m missingRef) Error() string { return string(m) + " is missing" }
 
 // refName names a reference in messages: "json.data.id".
 func refName(r *part) string {

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"crypto"
 	"crypto/hmac"
 	"errors"
 	"fmt"
@@ -58,6 +59,15 @@ type Provider struct {
 	// secrets as given (token specs).
 	macs   []*macKey
 	tokens []string
+	// keys are the sender's public keys (public-key specs); signer, set
+	// by tests only, signs as the sender would.
+	keys   []publicKey
+	signer crypto.Signer
+	// ack is the acknowledgement, its settings filled in.
+	ack *providers.Acknowledgement
+	// maxAge bounds a timestamp the spec checks without a tolerance: the
+	// store's retention (Settings.Build); zero checks only its format.
+	maxAge time.Duration
 	// signed is the spec's signed text with the settings filled in.
 	signed []part
 	// values are the settings' values, by index.
@@ -84,13 +94,37 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		}
 		p.values[i] = v
 	}
-	if s.ts != nil {
+	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
 		tol, err := time.ParseDuration(p.values[s.ts.tolerance])
 		if err != nil || tol <= 0 {
 			return nil, fmt.Errorf("%s: %s must be a positive duration", s.name, d.variable)
 		}
 		p.tolerance = tol
+	}
+	p.ack = s.ack
+	if s.ackBody != nil {
+		ack := *s.ack
+		ack.Body = []byte(renderSettings(p.bind(s.ackBody.parts)))
+		p.ack = &ack
+	}
+	if s.sig.alg.public != noPublicKey {
+		allow := p.values[s.setting(allowWeakKeys)] == "true"
+		if s.sig.alg.public != rsaPKCS1 {
+			allow = true
+		}
+		if len(secrets) == 0 {
+			return nil, fmt.Errorf("%s: no %s configured", s.name, s.secret.noun)
+		}
+		for _, v := range secrets {
+			keys, _, err := readPublicKeys(v, s.sig.alg.public, allow)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", s.name, s.secret.variable, err)
+			}
+			p.keys = append(p.keys, keys...)
+		}
+		p.signed = p.bind(s.sig.signed.parts)
+		return p, nil
 	}
 	if err := adapter.Check(s.name, s.secret.noun, secrets); err != nil {
 		return nil, err
@@ -146,7 +180,21 @@ func (p *Provider) Ack() *providers.Acknowledgement {
 	if p.s == nil {
 		return nil
 	}
-	return p.s.ack
+	return p.ack
+}
+
+// ServicePaths reports whether the spec signs the service path a sender
+// appends to its route ({{path}}): the receiver then routes
+// /webhooks/<name>/<service path> to it.
+func (p *Provider) ServicePaths() bool { return p.s != nil && p.s.sig.signed.has(pathRef, "") }
+
+// renderSettings joins parts that bind has made literal.
+func renderSettings(parts []part) string {
+	var b strings.Builder
+	for _, q := range parts {
+		b.WriteString(q.text)
+	}
+	return b.String()
 }
 
 // Spec returns the spec p was built from.

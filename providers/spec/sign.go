@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
@@ -40,7 +41,13 @@ func (p *Provider) Resign(first providers.Delivery, body []byte) (providers.Deli
 // (and, with replay, the spec's replay templates).
 func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (providers.Delivery, error) {
 	s := p.s
+	if p.keys != nil && p.signer == nil {
+		return providers.Delivery{}, fmt.Errorf("%s: %w: only the sender holds its private key", s.name, providers.ErrCannotSign)
+	}
 	d := providers.Delivery{Header: http.Header{}, Body: body}
+	if !replay {
+		d.Path = src.Path
+	}
 	d.Header.Set("Content-Type", "application/json")
 	if ct := src.Header.Get("Content-Type"); ct != "" {
 		d.Header.Set("Content-Type", ct)
@@ -68,7 +75,10 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 	if ts := s.ts; ts != nil {
 		now := p.clock()
 		v := strconv.FormatInt(now.Unix(), 10)
-		if ts.ms {
+		switch {
+		case ts.rfc3339:
+			v = now.Format(time.RFC3339)
+		case ts.ms:
 			v = strconv.FormatInt(now.UnixMilli(), 10)
 		}
 		switch ts.ref.kind {
@@ -110,6 +120,9 @@ func (p *Provider) signature(d providers.Delivery, sc *scan) (string, error) {
 	buf, cut, err := p.appendSigned(nil, d, sc)
 	if err != nil {
 		return "", fmt.Errorf("%s: cannot sign: the first example lacks a part the signed text reads: %w", p.s.name, err)
+	}
+	if p.keys != nil {
+		return p.signPublic(buf, cut, d.Body)
 	}
 	var out [128]byte
 	n := p.macs[0].encodedSum(out[:], buf, cut, d.Body, p.s.sig.enc)

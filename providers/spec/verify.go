@@ -53,6 +53,9 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 		}
 		return p.fail(ErrNoValidSignature)
 	}
+	if p.keys != nil {
+		return p.verifyPublic(d, &sc)
+	}
 	ok, err := p.match(d, &sc)
 	switch {
 	case err != nil:
@@ -141,6 +144,10 @@ func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error
 			return "", fmt.Errorf("%w (signature item %s)", ErrMissingPart, r.text)
 		}
 		return sc.parts[r.index], nil
+	case pathRef:
+		// Empty for a request to the route itself: a sender that appends
+		// nothing signs nothing after the notification path.
+		return d.Path, nil
 	}
 	if len(vals) != 1 || vals[0] == "" {
 		return "", fmt.Errorf("%w (%s %s)", ErrMissingPart, kindNames[r.kind], r.text)
@@ -157,6 +164,9 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	if err != nil {
 		return err
 	}
+	if ts.rfc3339 {
+		return p.checkRFC3339(v)
+	}
 	if len(v) > maxTimestampDigits {
 		return ErrInvalidTimestamp
 	}
@@ -171,6 +181,9 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	t := time.Unix(n, 0)
 	if ts.ms {
 		t = time.UnixMilli(n)
+	}
+	if ts.tolerance < 0 {
+		return p.withinRetention(t)
 	}
 	age := p.clock().Sub(t)
 	switch {
@@ -221,6 +234,10 @@ func (p *Provider) appendSigned(buf []byte, d providers.Delivery, sc *scan) (out
 		case literal:
 			buf = append(buf, r.text...)
 		case bodyRef:
+			if r.sum != nil {
+				buf = appendBodyDigest(buf, r, d.Body)
+				continue
+			}
 			cut = len(buf)
 		default:
 			v, err := p.value(r, d, sc)

@@ -1,0 +1,240 @@
+package spec
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"regexp"
+	"slices"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// What version 2 of the format adds (docs/provider-specs.md, "Version 2"),
+// and the checks that keep version 1 files as they were: a version 1 file
+// that uses any of it is refused, so that a spec says which format it is
+// written in and an older webhookd never half-reads a newer file.
+
+// needV2 refuses field in a version 1 spec.
+func (s *Spec) needV2(field string) error {
+	if s.version >= 2 {
+		return nil
+	}
+	return invalid(field, "needs version: 2")
+}
+
+// servicePathRE is a service path a sender appends to the route: one or
+// more segments of A-Za-z0-9._- (docs/contract.md, "Routes").
+var servicePathRE = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
+
+// headerGrammar returns sf with the header's grammar in its loose knobs:
+// version 1 writes them there, version 2 in the header object.
+func (s *Spec) headerGrammar(sf signatureField) (signatureField, error) {
+	h := sf.Header
+	loose := sf.Repeated || sf.Separator != "" || sf.Assign != "" || sf.Name != "" || sf.Prefix != "" || sf.PrefixOptional
+	switch {
+	case s.version < 2 && h.Object:
+		return sf, invalid("signature.header", "an object needs version: 2 (version 1 names the header)")
+	case s.version < 2:
+		return sf, nil
+	case !h.Object:
+		return sf, invalid("signature.header", "version 2 writes the header as an object ({name: ..., items: ...})")
+	case loose:
+		return sf, invalid("signature", "version 2 keeps repeated, separator, assign, name, prefix and prefix_optional under signature.header")
+	}
+	sf.Repeated, sf.Prefix, sf.PrefixOptional = h.Repeated, h.Prefix, h.PrefixOptional
+	if it := h.Items; it != nil {
+		if it.Separator == "" || it.Assign == "" || it.Name == "" {
+			return sf, invalid("signature.header.items", "separator, assign and name are all required")
+		}
+		sf.Separator, sf.Assign, sf.Name = it.Separator, it.Assign, it.Name
+	}
+	return sf, nil
+}
+
+// checkPublic refuses a public-key algorithm in version 1, and one whose
+// keys are not PEM.
+func (s *Spec) checkPublic(a algorithm) error {
+	if a.public == noPublicKey {
+		if s.secret.encoding == "pem" {
+			return invalid("secrets.encoding", "pem is for public-key algorithms (rsa-sha256, ecdsa-p256-sha256, ed25519)")
+		}
+		return nil
+	}
+	if err := s.needV2("signature.algorithm"); err != nil {
+		return err
+	}
+	if s.secret.encoding != "pem" {
+		return invalid("secrets.encoding", "must be pem for %s: the secrets are the sender's public keys", a.name)
+	}
+	return nil
+}
+
+// checkSignedV2 refuses the version 2 parts of a signed text in version 1.
+func (s *Spec) checkSignedV2(t template) error {
+	for _, p := range t.parts {
+		if p.kind == pathRef || p.compact || p.sum != nil {
+			return s.needV2("signature.signed")
+		}
+	}
+	return nil
+}
+
+// bodyDigest is a plain digest of the body written, lower-case hex, in
+// the signed text: SNAP signs the SHA-256 of its compacted body.
+type bodyDigest struct {
+	name string
+	new  func() hash.Hash
+}
+
+var bodyDigests = map[string]*bodyDigest{
+	"sha256": {"sha256", sha256.New}, "sha1": {"sha1", sha1.New},
+	"sha512": {"sha512", sha512.New}, "md5": {"md5", md5.New},
+}
+
+// writeCompact writes body to w with the whitespace between JSON tokens
+// removed and everything else as sent: member order, escapes and the
+// spaces inside strings (SNAP's "    9042") stay. It never parses or
+// re-encodes, so it agrees with a sender that hashed json.Compact of its
+// bytes, or the bytes themselves when they were already compact.
+func writeCompact(w hash.Hash, body []byte) {
+	var buf [512]byte
+	n := 0
+	inString, escaped := false, false
+	for _, c := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		buf[n] = c
+		n++
+		if n == len(buf) {
+			w.Write(buf[:n])
+			n = 0
+		}
+	}
+	w.Write(buf[:n])
+}
+
+// appendBodyDigest appends the lower-case hex digest of body (compacted
+// first when r says so) to buf.
+func appendBodyDigest(buf []byte, r *part, body []byte) []byte {
+	h := r.sum.new()
+	if r.compact {
+		writeCompact(h, body)
+	} else {
+		h.Write(body)
+	}
+	var sum [64]byte
+	return hex.AppendEncode(buf, h.Sum(sum[:0]))
+}
+
+// maxRFC3339 is the longest RFC 3339 timestamp read: nanoseconds and an
+// offset fit in 35 bytes.
+const maxRFC3339 = 40
+
+// checkRFC3339 reads v as an RFC 3339 time with an offset or Z (fractional
+// seconds allowed); the signed text holds it as sent, so it is never
+// normalised.
+func (p *Provider) checkRFC3339(v string) error {
+	if len(v) > maxRFC3339 {
+		return ErrInvalidTimestamp
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return ErrInvalidTimestamp
+	}
+	if p.s.ts.tolerance < 0 {
+		return p.withinRetention(t)
+	}
+	age := p.clock().Sub(t)
+	switch {
+	case age > p.tolerance:
+		return ErrTooOld
+	case p.s.ts.both && -age > p.tolerance:
+		return ErrTooNew
+	}
+	return nil
+}
+
+// withinRetention refuses a signed time further from the clock, either
+// way, than the store's retention (Provider.maxAge), for a gateway that
+// documents no tolerance: a capture replayed once its record is pruned
+// would be forwarded again (docs/contract.md, "These gateways have no
+// tolerance variable").
+func (p *Provider) withinRetention(t time.Time) error {
+	if p.maxAge <= 0 {
+		return nil
+	}
+	age := p.clock().Sub(t)
+	switch {
+	case age > p.maxAge:
+		return ErrTooOld
+	case -age > p.maxAge:
+		return ErrTooNew
+	}
+	return nil
+}
+
+// verifyPublic checks a public-key spec's delivery: some candidate
+// signature must be the sender's over the signed text under some key.
+func (p *Provider) verifyPublic(d providers.Delivery, sc *scan) error {
+	buf, cut, err := p.appendSigned(nil, d, sc)
+	if err != nil {
+		return p.fail(err)
+	}
+	if cut >= 0 {
+		buf = slices.Concat(buf[:cut], d.Body, buf[cut:])
+	}
+	for _, got := range sc.sigs[:sc.n] {
+		if verifyPublic(p.keys, p.s.sig.alg.public, buf, got, p.s.sig.enc) {
+			return nil
+		}
+	}
+	return p.fail(ErrNoValidSignature)
+}
+
+// eventCase is one of event.cases: a key and the type that goes with it.
+type eventCase struct{ key, typ template }
+
+// maxCases bounds event.cases: each costs a lookup per delivery.
+const maxCases = 8
+
+// compileCases compiles event.cases. The first case is also the spec's
+// key and type, for the checks that read one (batch, kit).
+func (s *Spec) compileCases(ef eventField) error {
+	if err := s.needV2("event.cases"); err != nil {
+		return err
+	}
+	switch {
+	case ef.Key != "" || ef.Type != "":
+		return invalid("event.cases", "replace event.key and event.type: leave those out")
+	case len(ef.Cases) > maxCases:
+		return invalid("event.cases", "more than %d cases", maxCases)
+	}
+	for i, c := range ef.Cases {
+		key, typ, err := s.compileKeyType(fmt.Sprintf("event.cases[%d]", i), c.Key, c.Type)
+		if err != nil {
+			return err
+		}
+		s.cases = append(s.cases, eventCase{key: key, typ: typ})
+	}
+	s.key, s.typ = s.cases[0].key, s.cases[0].typ
+	return nil
+}
