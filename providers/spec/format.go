@@ -79,7 +79,7 @@ type eventField struct {
 	// Cases, instead of Key and Type (v2), are tried in order: the first
 	// whose key's references are all present gives the key and type.
 	Cases       []caseField `yaml:"cases"`
-	Fingerprint []string `yaml:"fingerprint"`
+	Fingerprint []string    `yaml:"fingerprint"`
 	// FingerprintForm is canonical (the default) or compact.
 	FingerprintForm string `yaml:"fingerprint_form"`
 	Batch           string `yaml:"batch"`
