@@ -117,7 +117,7 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 			return nil, fmt.Errorf("%s: no %s configured", s.name, s.secret.noun)
 		}
 		for _, v := range secrets {
-			keys, _, err := readPublicKeys(v, s.sig.alg.public, allow)
+			keys, _, err := readPublicKeys(v, s.sig.alg.public, allow, s.variable(allowWeakKeys))
 			if err != nil {
 				return nil, fmt.Errorf("%s: %s: %w", s.name, s.secret.variable, err)
 			}

@@ -64,9 +64,10 @@ type publicKey struct {
 // CERTIFICATE blocks), otherwise a comma-separated list of PEM files,
 // each of one or more blocks. Every key must be of the scheme; an RSA key
 // shorter than MinRSABits is refused unless allowWeak, and its size is
-// then in weak. Errors never quote the value, which may be a path but is
+// then in weak (allowVar, the setting that allows it, is named in the
+// refusal). Errors never quote the value, which may be a path but is
 // never a secret.
-func readPublicKeys(value string, scheme publicScheme, allowWeak bool) (keys []publicKey, weak []int, err error) {
+func readPublicKeys(value string, scheme publicScheme, allowWeak bool, allowVar string) (keys []publicKey, weak []int, err error) {
 	var texts []string
 	if strings.Contains(value, "-----BEGIN") {
 		texts = []string{value}
@@ -99,7 +100,7 @@ func readPublicKeys(value string, scheme publicScheme, allowWeak bool) (keys []p
 				bits := k.rsa.N.BitLen()
 				if bits < MinRSABits {
 					if !allowWeak {
-						return nil, nil, fmt.Errorf("%w (%d bits; %s=true accepts it)", ErrWeakKey, bits, allowWeakKeys)
+						return nil, nil, fmt.Errorf("%w (%d bits; %s=true accepts it)", ErrWeakKey, bits, allowVar)
 					}
 					weak = append(weak, bits)
 				}

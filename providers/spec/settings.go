@@ -58,7 +58,7 @@ func (st *Settings) Variables() []providers.Variable {
 	// The tests set the example with a second item of their own, made by
 	// appending to it; an encoded secret lists its second item itself.
 	example := s.examples[0].secret
-	if s.secret.encoding != "raw" {
+	if s.secret.encoding != "raw" && s.secret.encoding != "pem" {
 		example += "," + example
 	}
 	vars := []providers.Variable{{
@@ -109,7 +109,7 @@ func (st *Settings) Check(env providers.Env) error {
 		name := env.Var(s.variable(s.secret.variable))
 		allow := st.value(allowWeakKeys) == "true"
 		for _, v := range st.secrets {
-			_, weak, err := readPublicKeys(v, s.sig.alg.public, allow)
+			_, weak, err := readPublicKeys(v, s.sig.alg.public, allow, env.Var(s.variable(allowWeakKeys)))
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
