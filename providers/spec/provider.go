@@ -109,9 +109,11 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		p.ack = &ack
 	}
 	if s.sig.alg.public != noPublicKey {
-		allow := p.values[s.setting(allowWeakKeys)] == "true"
-		if s.sig.alg.public != rsaPKCS1 {
-			allow = true
+		// Only RSA keys come in sizes (ALLOW_WEAK_KEYS is an rsa-sha256
+		// spec's setting).
+		allow := true
+		if i := s.setting(allowWeakKeys); i >= 0 {
+			allow = p.values[i] == "true"
 		}
 		if len(secrets) == 0 {
 			return nil, fmt.Errorf("%s: no %s configured", s.name, s.secret.noun)

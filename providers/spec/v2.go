@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"hash"
+	"io"
 	"regexp"
 	"slices"
 	"time"
@@ -102,7 +103,7 @@ var bodyDigests = map[string]*bodyDigest{
 // spaces inside strings (SNAP's "    9042") stay. It never parses or
 // re-encodes, so it agrees with a sender that hashed json.Compact of its
 // bytes, or the bytes themselves when they were already compact.
-func writeCompact(w hash.Hash, body []byte) {
+func writeCompact(w io.Writer, body []byte) {
 	var buf [512]byte
 	n := 0
 	inString, escaped := false, false
