@@ -365,7 +365,7 @@ func TestVersionGates(t *testing.T) {
 func TestCompactKeepsStrings(t *testing.T) {
 	for in, want := range map[string]string{
 		"{ \"a\" : \"    9042\" ,\n\t\"b\":[ 1, 2 ] }\r\n": `{"a":"    9042","b":[1,2]}`,
-		`{"q":"say \" a \\" , "z" : 1}`:                  `{"q":"say \" a \\","z":1}`,
+		`{"q":"say \" a \\" , "z" : 1}`:                    `{"q":"say \" a \\","z":1}`,
 		`{"u":"\u00e9 / x"}`:                               `{"u":"\u00e9 / x"}`,
 	} {
 		var out bytes.Buffer
