@@ -2,6 +2,7 @@ package spec
 
 import (
 	"crypto/sha1"
+	"maps"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
@@ -70,18 +71,25 @@ type secretDef struct {
 	variable, noun, help, trimPrefix string
 	encoding                         string
 	decode                           func(string) ([]byte, error)
+	// tokenDigest, for a token, turns each secret into the token sent.
+	tokenDigest *bodyDigest
 }
 
 type settingDef struct {
 	variable, help, def string
 	duration, required  bool
 	pattern             *regexp.Regexp
+	// choices maps each allowed value to what templates read for it.
+	choices map[string]string
 }
 
 type sigDef struct {
 	header                          string // canonical
 	repeated, prefixOptional        bool
 	separator, assign, name, prefix string
+	// nameSetting is the setting whose value names the signature items
+	// (PayMongo's li or te), or -1: name is then fixed.
+	nameSetting int
 	alg                             algorithm
 	enc                             encoding
 	signed                          template
@@ -210,6 +218,14 @@ func (s *Spec) compileSecrets(f *file) error {
 	if s.secret.help == "" {
 		s.secret.help = "comma-separated " + s.secret.noun + "s; enables /webhooks/" + s.name
 	}
+	if sf.TokenDigest != "" {
+		if err := s.needV2("secrets.token_digest"); err != nil {
+			return err
+		}
+		if s.secret.tokenDigest = bodyDigests[sf.TokenDigest]; s.secret.tokenDigest == nil {
+			return invalid("secrets.token_digest", "unknown %q (sha256, sha1, sha512 or md5)", sf.TokenDigest)
+		}
+	}
 	if sf.Encoding == "pem" {
 		if err := s.needV2("secrets.encoding"); err != nil {
 			return err
@@ -257,6 +273,15 @@ func (s *Spec) compileSettings(f *file) error {
 		if d.help == "" {
 			return invalid(field+".help", "required: it is the variable's line in webhookd help")
 		}
+		if len(sf.Choices) > 0 {
+			if err := s.needV2(field + ".choices"); err != nil {
+				return err
+			}
+			if _, ok := sf.Choices[sf.Default]; !ok {
+				return invalid(field+".default", "%q is not one of the choices", sf.Default)
+			}
+			d.choices = sf.Choices
+		}
 		if sf.Pattern != "" {
 			if err := s.needV2(field + ".pattern"); err != nil {
 				return err
@@ -289,7 +314,15 @@ func (s *Spec) compileSignature(f *file) error {
 		return invalid("signature.header", "%q is not a header name", sf.Header.Name)
 	}
 	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header.Name), repeated: sf.Repeated,
-		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional}
+		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional,
+		nameSetting: -1}
+	if strings.Contains(sf.Name, "{{") {
+		i, err := s.choiceSetting(sf.Name)
+		if err != nil {
+			return err
+		}
+		sig.nameSetting = i
+	}
 	if sf.PrefixOptional && sf.Prefix == "" {
 		return invalid("signature.prefix_optional", "says the prefix may be left out, but there is no prefix")
 	}
@@ -318,6 +351,9 @@ func (s *Spec) compileSignature(f *file) error {
 		return invalid("signature.assign", "required with name: what separates an item's name from its value")
 	case sf.Assign != "" && sf.Assign == sf.Separator:
 		return invalid("signature.assign", "must differ from separator")
+	}
+	if s.secret.tokenDigest != nil && sig.alg.signs() {
+		return invalid("secrets.token_digest", "is for algorithm token")
 	}
 	if !sig.alg.signs() {
 		if sf.Encoding != "" || sf.Signed != "" {
@@ -366,7 +402,7 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 			if s.sig.assign == "" {
 				return invalid(field, "signature.%s: the signature header has no named items (assign)", p.text)
 			}
-			if p.text == s.sig.name {
+			if p.text == s.sig.name || s.sig.nameSetting >= 0 && slices.Contains(slices.Collect(maps.Values(s.settings[s.sig.nameSetting].choices)), p.text) {
 				return invalid(field, "signature.%s is the signature itself", p.text)
 			}
 			if p.index = slices.Index(s.sigParts, p.text); p.index < 0 {

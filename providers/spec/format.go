@@ -36,6 +36,9 @@ type secretsField struct {
 	Help       string `yaml:"help"`
 	Encoding   string `yaml:"encoding"`
 	TrimPrefix string `yaml:"trim_prefix"`
+	// TokenDigest, with a token (v2): the token is the lowercase hex of
+	// this digest of each secret (PhonePe's SHA-256 of username:password).
+	TokenDigest string `yaml:"token_digest"`
 }
 
 type settingField struct {
@@ -46,6 +49,9 @@ type settingField struct {
 	Help     string `yaml:"help"`
 	// Pattern, a regular expression the whole value must match (v2).
 	Pattern string `yaml:"pattern"`
+	// Choices, the values allowed (v2), each with what templates read
+	// for it: PayMongo's MODE live reads as li.
+	Choices map[string]string `yaml:"choices"`
 }
 
 type signatureField struct {

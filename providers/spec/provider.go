@@ -3,6 +3,7 @@ package spec
 import (
 	"crypto"
 	"crypto/hmac"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -63,6 +64,9 @@ type Provider struct {
 	// by tests only, signs as the sender would.
 	keys   []publicKey
 	signer crypto.Signer
+	// sigName names the signature items: the spec's, or its setting's
+	// choice.
+	sigName string
 	// ack is the acknowledgement, its settings filled in.
 	ack *providers.Acknowledgement
 	// maxAge bounds a timestamp the spec checks without a tolerance: the
@@ -92,7 +96,18 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		if !ok || v == "" {
 			v = d.def
 		}
+		if d.choices != nil {
+			c, ok := d.choices[v]
+			if !ok {
+				return nil, fmt.Errorf("%s: %s: %q is not one of its choices", s.name, d.variable, v)
+			}
+			v = c
+		}
 		p.values[i] = v
+	}
+	p.sigName = s.sig.name
+	if s.sig.nameSetting >= 0 {
+		p.sigName = p.values[s.sig.nameSetting]
 	}
 	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
@@ -133,6 +148,11 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 	}
 	for i, secret := range secrets {
 		if s.sig.alg.hash == nil {
+			if d := s.secret.tokenDigest; d != nil {
+				h := d.new()
+				h.Write([]byte(secret))
+				secret = hex.EncodeToString(h.Sum(nil))
+			}
 			p.tokens = append(p.tokens, secret)
 			continue
 		}
@@ -189,6 +209,15 @@ func (p *Provider) Ack() *providers.Acknowledgement {
 // appends to its route ({{path}}): the receiver then routes
 // /webhooks/<name>/<service path> to it.
 func (p *Provider) ServicePaths() bool { return p.s != nil && p.s.sig.signed.has(pathRef, "") }
+
+// EventIDField is the body member `webhookd replay --id-suffix` rewrites
+// (replay.id_field), or empty.
+func (p *Provider) EventIDField() string {
+	if p.s == nil {
+		return ""
+	}
+	return p.s.idField
+}
 
 // renderSettings joins parts that bind has made literal.
 func renderSettings(parts []part) string {

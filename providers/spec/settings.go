@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -83,6 +85,9 @@ func (st *Settings) Variables() []providers.Variable {
 			Set: func(v string) error {
 				if _, err := time.ParseDuration(v); d.duration && err != nil {
 					return fmt.Errorf("cannot parse %q as a duration", v)
+				}
+				if _, ok := d.choices[v]; len(d.choices) > 0 && v != "" && !ok {
+					return fmt.Errorf("%q is not one of %s", v, strings.Join(slices.Sorted(maps.Keys(d.choices)), ", "))
 				}
 				if d.pattern != nil && v != "" && !d.pattern.MatchString(v) {
 					return fmt.Errorf("%q does not match %s", v, strings.TrimSuffix(strings.TrimPrefix(d.pattern.String(), "^(?:"), ")$"))

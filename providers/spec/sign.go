@@ -101,7 +101,7 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 				items = append(items, name+s.sig.assign+sc.parts[i])
 			}
 		}
-		sig = s.sig.name + s.sig.assign + sig
+		sig = p.sigName + s.sig.assign + sig
 	}
 	sep := s.sig.separator
 	if sep == "" {

@@ -239,3 +239,21 @@ func (s *Spec) compileCases(ef eventField) error {
 	s.key, s.typ = s.cases[0].key, s.cases[0].typ
 	return nil
 }
+
+// choiceSetting reads signature.header.items.name written as one setting
+// reference: the setting must have choices, whose values are the names.
+func (s *Spec) choiceSetting(src string) (int, error) {
+	const field = "signature.header.items.name"
+	t, err := parseTemplate(src, settingRef)
+	if err != nil {
+		return -1, invalid(field, "%v", err)
+	}
+	if len(t.parts) != 1 || t.parts[0].lower {
+		return -1, invalid(field, "a name, or one setting reference (\"{{setting.MODE}}\")")
+	}
+	i := s.setting(t.parts[0].text)
+	if i < 0 || len(s.settings[i].choices) == 0 {
+		return -1, invalid(field, "setting %s is not declared with choices", t.parts[0].text)
+	}
+	return i, nil
+}

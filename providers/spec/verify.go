@@ -106,7 +106,7 @@ func (p *Provider) scanItem(item string, sc *scan) error {
 		if !ok {
 			return nil // not name=value: ignored, as the SDKs ignore unknown items
 		}
-		if name != sig.name {
+		if name != p.sigName {
 			for i, want := range p.s.sigParts {
 				if name == want {
 					if sc.set[i] {
