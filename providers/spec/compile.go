@@ -2,13 +2,13 @@ package spec
 
 import (
 	"crypto/sha1"
-	"maps"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"hash"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -90,9 +90,9 @@ type sigDef struct {
 	// nameSetting is the setting whose value names the signature items
 	// (PayMongo's li or te), or -1: name is then fixed.
 	nameSetting int
-	alg                             algorithm
-	enc                             encoding
-	signed                          template
+	alg         algorithm
+	enc         encoding
+	signed      template
 }
 
 type tsDef struct {

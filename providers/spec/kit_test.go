@@ -1,13 +1,17 @@
 package spec
 
 import (
+	"bytes"
+	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/replay"
 )
@@ -19,13 +23,24 @@ var kitFixtures = map[string]string{"paddle-billing": "paddle", "stripe-like": "
 
 // kitRetry is how a gateway's own retry differs from its first delivery,
 // where it differs in more than member order.
-var kitRetry = map[string]func([]byte) []byte{"stripe-like": providertest.BumpPendingWebhooks}
+var kitRetry = map[string]func([]byte) []byte{"stripe-like": providertest.BumpPendingWebhooks, "paymongo": reindented}
+
+// reindented is a body as a serialiser that spaces its members otherwise
+// sends it: PayMongo's body has one top-level member, which Reordered
+// cannot move, and a retry "re-sends the original event payload".
+func reindented(body []byte) []byte {
+	var out bytes.Buffer
+	if err := json.Indent(&out, body, "", "  "); err != nil {
+		return body
+	}
+	return out.Bytes()
+}
 
 // amountNames are the members ChangeAmount looks for in the fixtures.
 // A thin event (Mollie's, GoCardless's) carries no amount: its creation
 // time, changed, is then what it says happened.
 var amountNames = []string{"amount", "amount_total", "total", "value", "amount_money", "grand_total", "subtotal",
-	"charged_amount", "price", "quantity", "created_at", "createdAt"}
+	"charged_amount", "price", "quantity", "created_at", "createdAt", "payment_amount", "refund_amount", "paidAmount"}
 
 // specKit is the conformance kit of s: its examples are the published
 // examples, its fixtures the bodies.
@@ -112,6 +127,11 @@ func TestKit(t *testing.T) {
 			}
 			for _, f := range fixtures {
 				t.Run(filepath.Base(f.Path), func(t *testing.T) {
+					// A case keyed by a digest (Cashfree's refunds) has
+					// nothing a retry may change, as above.
+					for _, name := range digestKeyedSkips(t, s, f.Body) {
+						delete(properties, name)
+					}
 					for name, run := range properties {
 						t.Run(name, func(t *testing.T) { run(t, f.Body) })
 					}
@@ -119,4 +139,20 @@ func TestKit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// digestKeyedSkips names the properties that do not apply to a fixture
+// whose key, under one of the spec's event cases, is a digest of its body.
+func digestKeyedSkips(t *testing.T, s *Spec, body []byte) []string {
+	t.Helper()
+	if len(s.cases) == 0 {
+		return nil
+	}
+	p, err := newTest(s, []string{secretFor(s, "kit-secret-a")}, s.examples[0].settings, nil)
+	require.NoError(t, err)
+	items, err := p.Parse(providers.Delivery{Body: body})
+	if err != nil || !strings.Contains(items[0].Key, rawjson.HexSum(body)) {
+		return nil
+	}
+	return []string{"KeyStableAcrossRetries", "ChangedPayloadChangesFingerprint"}
 }

@@ -185,5 +185,10 @@ func (st *Settings) Warnings(providers.Env) []string {
 // Spec returns the spec whose variables st holds.
 func (st *Settings) Spec() *Spec { return st.spec }
 
+// BodySigned reports whether the signature covers the body (all of it, or
+// a digest of it): a route condition (where) may read only a body that
+// is signed. A token (Flutterwave's, PhonePe's) signs nothing.
+func (s *Spec) BodySigned() bool { return s.sig.alg.signs() && s.sig.signed.has(bodyRef, "") }
+
 // Examples is how many example deliveries the spec verifies.
 func (s *Spec) Examples() int { return len(s.examples) }

@@ -13,6 +13,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
 	"math/big"
@@ -380,3 +381,95 @@ func sha256Sum(b []byte) []byte {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+// TestPaymongoMode: WEBHOOKD_PAYMONGO_MODE picks the signature item that
+// is checked (li live, te test) and the other is ignored, whatever it
+// holds; a mode that is not a choice is refused.
+func TestPaymongoMode(t *testing.T) {
+	s := builtinSpec(t, "paymongo")
+	ex := exampleNamed(t, s, "self-derived-live")
+	clock := func() time.Time { return ex.now }
+	sig := strings.TrimPrefix(ex.header.Get("Paymongo-Signature"), "t=1496734173,te=,li=")
+	header := func(v string) http.Header { return http.Header{"Paymongo-Signature": {v}} }
+	live, err := s.New([]string{ex.secret}, nil, clock)
+	require.NoError(t, err)
+	test, err := s.New([]string{ex.secret}, map[string]string{"MODE": "test"}, clock)
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name   string
+		p      *Provider
+		header string
+		want   error
+	}{
+		{"live checks li", live, "t=1496734173,te=,li=" + sig, nil},
+		{"live ignores te", live, "t=1496734173,te=" + sig + ",li=", ErrNoValidSignature},
+		{"live ignores a bad te", live, "t=1496734173,te=00,li=" + sig, nil},
+		{"test checks te", test, "t=1496734173,te=" + sig + ",li=", nil},
+		{"test ignores li", test, "t=1496734173,te=,li=" + sig, ErrNoValidSignature},
+		{"items in any order", test, "te=" + sig + ",li=,t=1496734173", nil},
+	} {
+		err := tc.p.Verify(ctx, providers.Delivery{Header: header(tc.header), Body: ex.body})
+		if tc.want == nil {
+			require.NoError(t, err, tc.name)
+			continue
+		}
+		require.ErrorIs(t, err, tc.want, tc.name)
+	}
+	d, err := test.Sign(ex.body)
+	require.NoError(t, err)
+	require.Regexp(t, `^t=[0-9]+,te=[0-9a-f]{64}$`, d.Header.Get("Paymongo-Signature"))
+	_, err = s.New([]string{ex.secret}, map[string]string{"MODE": "sandbox"}, clock)
+	require.ErrorContains(t, err, `MODE: "sandbox" is not one of its choices`)
+	for _, v := range s.Entry().Settings().(*Settings).Variables() {
+		if v.Name == "PAYMONGO_MODE" {
+			require.EqualError(t, v.Set("sandbox"), `"sandbox" is not one of live, test`)
+		}
+	}
+}
+
+// TestPhonepeTokenDigest: the Authorization PhonePe sends is the SHA-256 of
+// a configured username:password, never the pair itself; its body is not
+// signed, so no route condition may read it.
+func TestPhonepeTokenDigest(t *testing.T) {
+	s := builtinSpec(t, "phonepe")
+	p, err := s.New([]string{"other:credential1", "username:password"}, nil, nil)
+	require.NoError(t, err)
+	ctx := context.Background()
+	body := []byte(`{"type":"PG_REFUND_COMPLETED","payload":{"merchantRefundId":"RF-1","state":"COMPLETED"}}`)
+	at := func(auth string) error {
+		return p.Verify(ctx, providers.Delivery{Header: http.Header{"Authorization": {auth}}, Body: body})
+	}
+	require.NoError(t, at("bc842c31a9e54efe320d30d948be61291f3ceee4766e36ab25fa65243cd76e0e"))
+	require.ErrorIs(t, at("username:password"), ErrNoValidSignature)
+	require.ErrorIs(t, at("BC842C31A9E54EFE320D30D948BE61291F3CEEE4766E36AB25FA65243CD76E0E"), ErrNoValidSignature)
+	items, err := p.Parse(providers.Delivery{Body: body})
+	require.NoError(t, err)
+	require.Equal(t, "PG_REFUND_COMPLETED:RF-1:COMPLETED", items[0].Key)
+	require.False(t, s.BodySigned())
+	require.False(t, builtinSpec(t, "flutterwave").BodySigned())
+	for _, name := range []string{"snap", "winpay", "cashfree", "paymongo", "hitpay", "paystack"} {
+		require.True(t, builtinSpec(t, name).BodySigned(), name)
+	}
+}
+
+// TestCashfreeKeys: a payment webhook is keyed by its cf_payment_id; any
+// other by its type and a digest of the body, as the contract says.
+func TestCashfreeKeys(t *testing.T) {
+	s := builtinSpec(t, "cashfree")
+	p, err := s.New([]string{"cfsk"}, nil, nil)
+	require.NoError(t, err)
+	refund := []byte(`{"data":{"refund":{"cf_refund_id":"88001"}},"type":"REFUND_STATUS_WEBHOOK"}`)
+	items, err := p.Parse(providers.Delivery{Body: refund})
+	require.NoError(t, err)
+	require.Equal(t, "REFUND_STATUS_WEBHOOK:"+hex.EncodeToString(sha256Sum(refund)), items[0].Key)
+	items, err = p.Parse(providers.Delivery{Body: []byte(`{"data":{"payment":{"cf_payment_id":5114910546213}},"type":"PAYMENT_SUCCESS_WEBHOOK"}`)})
+	require.NoError(t, err)
+	require.Equal(t, "PAYMENT_SUCCESS_WEBHOOK:5114910546213", items[0].Key)
+	require.Equal(t, "data.payment.cf_payment_id", p.EventIDField())
+
+	ex := s.examples[0]
+	d := providers.Delivery{Header: ex.header.Clone(), Body: ex.body}
+	d.Header.Set("X-Webhook-Timestamp", "1617695238078.5")
+	require.ErrorIs(t, p.Verify(context.Background(), d), ErrInvalidTimestamp)
+}
