@@ -179,15 +179,15 @@ func TestUserSpecEndToEnd(t *testing.T) {
 	require.Equal(t, 2, core.total())
 }
 
-// TestTwentyOneBuiltIn: ten Go adapters and eleven embedded specs, each
+// TestBuiltInProviders: ten Go adapters and seventeen embedded specs, each
 // listed by `webhookd providers` (TestProvidersListsEveryProvider).
-func TestTwentyOneBuiltIn(t *testing.T) {
+func TestBuiltInProviders(t *testing.T) {
 	var names []string
 	for _, e := range providerTable() {
 		names = append(names, e.Name)
 	}
 	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen",
-		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "snap", "square", "winpay"}, names)
+		"airwallex", "cashfree", "checkout", "coinbase", "flutterwave", "gocardless", "hitpay", "lemonsqueezy", "mercadopago", "mollie", "paymongo", "paystack", "phonepe", "shopify", "snap", "square", "winpay"}, names)
 }
 
 // TestHelpListsSpecVariables: help lists the variables of the specs of
