@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -27,6 +28,10 @@ type Spec struct {
 	name, docs, file string
 	// version is the format's version: 1 or 2.
 	version int
+	// form says the body is a form, not JSON (v2); formSigned are the
+	// fields its signed text reads, sorted: the fingerprint's.
+	form       bool
+	formSigned []string
 	// sum is the SHA-256 of the file's bytes (SameSource).
 	sum [32]byte
 	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
@@ -85,6 +90,11 @@ type settingDef struct {
 
 type sigDef struct {
 	header                          string // canonical
+	// field is the form field that carries the signature instead (v2).
+	field string
+	// joined are the form fields that must not hold joinSep.
+	joined  []string
+	joinSep string
 	repeated, prefixOptional        bool
 	separator, assign, name, prefix string
 	// nameSetting is the setting whose value names the signature items
@@ -129,10 +139,15 @@ type algorithm struct {
 	name   string
 	hash   func() hash.Hash
 	public publicScheme
+	// plain is a digest of a text that holds the secret ({{secret}}),
+	// not an HMAC (v2: Faspay's SHA-1, PayU's SHA-512).
+	plain bool
 }
 
 var algorithms = []algorithm{
 	{name: "hmac-sha1", hash: sha1.New}, {name: "hmac-sha256", hash: sha256.New}, {name: "hmac-sha512", hash: sha512.New},
+	{name: "sha1", hash: sha1.New, plain: true}, {name: "sha256", hash: sha256.New, plain: true},
+	{name: "sha512", hash: sha512.New, plain: true}, {name: "md5", hash: md5.New, plain: true},
 	{name: "token"},
 	{name: "rsa-sha256", public: rsaPKCS1}, {name: "ecdsa-p256-sha256", public: ecdsaP256}, {name: "ed25519", public: ed25519Scheme},
 }
@@ -310,12 +325,15 @@ func (s *Spec) compileSignature(f *file) error {
 	if err != nil {
 		return err
 	}
-	if !headerRE.MatchString(sf.Header.Name) {
+	if err := s.compileForm(f); err != nil {
+		return err
+	}
+	if sf.Field == "" && !headerRE.MatchString(sf.Header.Name) {
 		return invalid("signature.header", "%q is not a header name", sf.Header.Name)
 	}
 	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header.Name), repeated: sf.Repeated,
 		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional,
-		nameSetting: -1}
+		nameSetting: -1, field: sf.Field}
 	if strings.Contains(sf.Name, "{{") {
 		i, err := s.choiceSetting(sf.Name)
 		if err != nil {
@@ -366,11 +384,14 @@ func (s *Spec) compileSignature(f *file) error {
 	if sig.enc, ok = encodings[sf.Encoding]; !ok {
 		return invalid("signature.encoding", "unknown %q (hex, base64 or base64url)", sf.Encoding)
 	}
-	t, err := parseTemplate(sf.Signed, bodyRef, settingRef, headerRef, queryRef, signatureRef, pathRef)
+	t, err := parseTemplate(sf.Signed, s.signedKinds(sig.alg)...)
 	if err != nil {
 		return invalid("signature.signed", "%v", err)
 	}
 	if err := s.checkSignedV2(t); err != nil {
+		return err
+	}
+	if err := s.checkPlain(sig.alg, t); err != nil {
 		return err
 	}
 	bodies := 0
@@ -384,7 +405,11 @@ func (s *Spec) compileSignature(f *file) error {
 	}
 	sig.signed = t
 	s.sig = sig
-	return s.bindRefs("signature.signed", &s.sig.signed, true)
+	s.formSigned = signedFields(t)
+	if err := s.bindRefs("signature.signed", &s.sig.signed, true); err != nil {
+		return err
+	}
+	return s.compileJoined(sf.Joined)
 }
 
 // bindRefs checks the names of t's references against the spec, records
@@ -565,7 +590,7 @@ func (s *Spec) compileEvent(f *file) error {
 // compileKeyType compiles one event key and type (field is "event" or
 // one of event.cases).
 func (s *Spec) compileKeyType(field, keySrc, typSrc string) (key, typ template, err error) {
-	if key, err = parseTemplate(keySrc, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
+	if key, err = parseTemplate(keySrc, s.eventKinds()...); err != nil {
 		return key, typ, invalid(field+".key", "%v", err)
 	}
 	if !slices.ContainsFunc(key.refs(), func(p part) bool { return p.kind != settingRef }) {
@@ -578,7 +603,7 @@ func (s *Spec) compileKeyType(field, keySrc, typSrc string) (key, typ template, 
 	if err := s.keySigned(key); err != nil {
 		return key, typ, err
 	}
-	if typ, err = parseTemplate(typSrc, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
+	if typ, err = parseTemplate(typSrc, s.eventKinds()...); err != nil {
 		return key, typ, invalid(field+".type", "%v", err)
 	}
 	return key, typ, s.bindRefs(field+".type", &typ, false)
@@ -598,12 +623,20 @@ func (s *Spec) keySigned(key template) error {
 			if !s.sig.signed.has(bodyRef, "") {
 				return invalid("event.key", "reads the body, which signature.signed does not include")
 			}
-		case headerRef, queryRef, signatureRef:
+		case headerRef, queryRef, signatureRef, formRef:
 			if !s.sig.signed.has(p.kind, p.text) {
 				return invalid("event.key", "%s.%s is not part of signature.signed", kindNames[p.kind], p.text)
 			}
 			if err := s.keyPartBounded(p); err != nil {
 				return err
+			}
+			if p.kind == formRef {
+				// The signed text joins fields with a separator: a key
+				// field must be one signature.joined keeps free of it.
+				if !slices.Contains(s.sig.joined, p.text) {
+					return invalid("event.key", "form.%s is joined to other fields in signature.signed: list it in signature.joined.fields", p.text)
+				}
+				continue
 			}
 			s.keyReadsParts = true
 		}
@@ -720,7 +753,11 @@ func (s *Spec) compileExamples(f *file) error {
 	}
 	// A header the signed text reads that no example sends is most likely
 	// misspelt: every delivery would be 401.
-	for _, r := range append(s.required, part{kind: headerRef, text: s.sig.header}) {
+	required := s.required
+	if s.sig.field == "" {
+		required = append(required, part{kind: headerRef, text: s.sig.header})
+	}
+	for _, r := range required {
 		if r.kind != headerRef {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -84,7 +85,19 @@ func conform(t *testing.T, s *Spec) {
 
 		unsigned := providers.Delivery{Header: d.Header.Clone(), Query: d.Query, Body: d.Body}
 		unsigned.Header.Del(s.sig.header)
+		if s.sig.field != "" {
+			f, err := parseForm(d.Body)
+			require.NoError(t, err, name)
+			unsigned.Body = withField(d.Body, f, s.sig.field, "")
+		}
 		require.ErrorIs(t, signer.Verify(ctx, unsigned), ErrNotSigned, name)
+		if s.form {
+			// A byte of the first signed field's value.
+			i := slices.IndexFunc(s.sig.signed.parts, func(p part) bool { return p.kind == formRef })
+			at := bytes.Index(d.Body, []byte(s.sig.signed.parts[i].text+"=")) + len(s.sig.signed.parts[i].text) + 1
+			changed := append(append(bytes.Clone(d.Body[:at]), 'x'), d.Body[at:]...)
+			require.ErrorIs(t, signer.Verify(ctx, providers.Delivery{Header: d.Header, Body: changed}), ErrNoValidSignature, name)
+		}
 		if s.sig.signed.has(bodyRef, "") {
 			changed := bytes.Clone(body)
 			i := bytes.IndexByte(changed, ':') + 1

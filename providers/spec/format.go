@@ -20,6 +20,8 @@ type file struct {
 	Version   int             `yaml:"version"`
 	Name      string          `yaml:"name"`
 	Docs      string          `yaml:"docs"`
+	// Body is json (the default) or form (v2).
+	Body      string          `yaml:"body"`
 	Secrets   secretsField    `yaml:"secrets"`
 	Settings  []settingField  `yaml:"settings"`
 	Signature signatureField  `yaml:"signature"`
@@ -67,6 +69,17 @@ type signatureField struct {
 	Algorithm      string `yaml:"algorithm"`
 	Encoding       string `yaml:"encoding"`
 	Signed         string `yaml:"signed"`
+	// Field, instead of Header (v2, form bodies): the form field that
+	// carries the signature.
+	Field string `yaml:"field"`
+	// Joined lists the form fields that must not hold the separator the
+	// signed text joins them with (v2).
+	Joined *joinedField `yaml:"joined"`
+}
+
+type joinedField struct {
+	Separator string   `yaml:"separator"`
+	Fields    []string `yaml:"fields"`
 }
 
 type timestampField struct {
@@ -259,7 +272,7 @@ func oneLine(err error) error {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	for _, noise := range []string{" in type spec.file", " in type spec.secretsField", " in type spec.settingField",
 		" in type spec.signatureField", " in type spec.timestampField", " in type spec.eventField",
-		" in type spec.ackField", " in type spec.caseField", " in type spec.replayField", " in type spec.exampleField"} {
+		" in type spec.ackField", " in type spec.caseField", " in type spec.joinedField", " in type spec.replayField", " in type spec.exampleField"} {
 		msg = strings.ReplaceAll(msg, noise, "")
 	}
 	msg = strings.ReplaceAll(msg, "\n", "; ")

@@ -63,6 +63,18 @@ func specKit(t *testing.T, s *Spec) providertest.Kit {
 	if r, ok := kitRetry[s.name]; ok {
 		k.Retry = r
 	}
+	if s.form {
+		// The signature is a field, over some fields: the others are
+		// unsigned and must leave the event alone.
+		k.Format, k.SignatureField = providertest.Form, s.sig.field
+		k.Retry = providertest.Chain(providertest.FormReordered, providertest.WithFormField("addedLater", "1"))
+		k.Change = providertest.ChangeFormAmount("AMOUNT", "amount")
+		for _, p := range s.sig.signed.parts {
+			if p.kind == formRef {
+				k.SignedFields = append(k.SignedFields, p.text)
+			}
+		}
+	}
 	if !s.sig.signed.has(bodyRef, "") {
 		k.BodyUnsigned = true
 		k.UnsignedKeyReason = "the spec's event key reads only what the gateway signs (docs/provider-specs.md, event.key)"

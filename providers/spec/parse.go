@@ -47,6 +47,9 @@ func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 	if p.s == nil {
 		return nil, fmt.Errorf("%w: %v", providers.ErrMalformed, errNoSpec)
 	}
+	if p.s.form {
+		return p.parseFormEvent(d)
+	}
 	o, err := rawjson.Parse(d.Body)
 	if err != nil {
 		return nil, p.fail(ErrNotJSON)
@@ -141,6 +144,21 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 			return providers.Event{}, p.fail(err)
 		}
 	}
+	ev, err := p.eventOf(o, body, d, sc)
+	if err != nil {
+		return ev, err
+	}
+	fp, err := p.fingerprint(o)
+	if err != nil {
+		return providers.Event{}, p.fail(ErrNotJSON)
+	}
+	ev.Fingerprint = fp
+	return ev, nil
+}
+
+// eventOf renders the key and type of one event: of a JSON object o, or
+// of the form in sc.
+func (p *Provider) eventOf(o *rawjson.Object, body []byte, d providers.Delivery, sc *scan) (providers.Event, error) {
 	keyT, typT := &p.s.key, &p.s.typ
 	key, err := p.render(keyT, o, body, d, sc, true)
 	for i := 1; i < len(p.s.cases) && errors.As(err, new(missingRef)); i++ {
@@ -157,11 +175,7 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 	if err != nil {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
 	}
-	fp, err := p.fingerprint(o)
-	if err != nil {
-		return providers.Event{}, p.fail(ErrNotJSON)
-	}
-	return providers.Event{Key: key, Type: typ, Fingerprint: fp}, nil
+	return providers.Event{Key: key, Type: typ}, nil
 }
 
 // render evaluates a key or type template. Strict (a key), every
@@ -205,6 +219,9 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 		return r.text, true, nil
 	case jsonRef:
 		return lookup(o, r.path)
+	case formRef:
+		v, _ := sc.form.get(r.text)
+		return v, v != "", nil
 	case digestRef:
 		return rawjson.HexSum(body), true, nil
 	case settingRef:
@@ -238,7 +255,7 @@ func (m missingRef) Error() string { return string(m) + " is missing" }
 
 // refName names a reference in messages: "json.data.id".
 func refName(r *part) string {
-	if r.kind == digestRef || r.kind == bodyRef {
+	if r.kind == digestRef || r.kind == bodyRef || r.kind == pathRef || r.kind == secretRef {
 		return kindNames[r.kind]
 	}
 	return kindNames[r.kind] + "." + r.text

@@ -60,6 +60,10 @@ type Provider struct {
 	// secrets as given (token specs).
 	macs   []*macKey
 	tokens []string
+	// plain and plainSecrets are a plain digest's hash and the secrets
+	// its text holds.
+	plain        func() hash.Hash
+	plainSecrets []string
 	// keys are the sender's public keys (public-key specs); signer, set
 	// by tests only, signs as the sender would.
 	keys   []publicKey
@@ -159,6 +163,11 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		key, err := s.secret.decode(strings.TrimPrefix(secret, s.secret.trimPrefix))
 		if err != nil || len(key) == 0 {
 			return nil, fmt.Errorf("%s: %s %d of %d does not decode", s.name, s.secret.noun, i+1, len(secrets))
+		}
+		if s.sig.alg.plain {
+			p.plain = s.sig.alg.hash
+			p.plainSecrets = append(p.plainSecrets, string(key))
+			continue
 		}
 		p.macs = append(p.macs, newMACKey(s.sig.alg.hash, key))
 	}

@@ -53,7 +53,15 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 		d.Header.Set("Content-Type", ct)
 	}
 	var sc scan
-	if s.sig.assign != "" {
+	if s.form {
+		f, err := parseForm(body)
+		if err != nil {
+			return providers.Delivery{}, fmt.Errorf("%s: cannot sign: %w", s.name, err)
+		}
+		sc.form = f
+		d.Header.Set("Content-Type", FormContentType)
+	}
+	if s.sig.assign != "" && s.sig.field == "" {
 		// The source's named items (a timestamp, overwritten below).
 		_ = p.scanHeader(providers.Delivery{Header: src.Header}, &sc)
 	}
@@ -107,9 +115,16 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 	if sep == "" {
 		sep = ","
 	}
+	if s.sig.field != "" {
+		d.Body = withField(body, sc.form, s.sig.field, strings.Join(append(items, sig), sep))
+		return d, nil
+	}
 	d.Header[s.sig.header] = []string{strings.Join(append(items, sig), sep)}
 	return d, nil
 }
+
+// FormContentType is what a form body is sent with (body: form).
+const FormContentType = "application/x-www-form-urlencoded"
 
 // signature returns the prefixed, encoded signature of d under the first
 // secret (or the first token).
@@ -125,6 +140,14 @@ func (p *Provider) signature(d providers.Delivery, sc *scan) (string, error) {
 		return p.signPublic(buf, cut, d.Body)
 	}
 	var out [128]byte
+	if p.plain != nil {
+		scratch := new([]byte)
+		n, err := p.plainSum(out[:], d, sc, scratch, p.plainSecrets[0])
+		if err != nil {
+			return "", err
+		}
+		return p.s.sig.prefix + string(out[:n]), nil
+	}
 	n := p.macs[0].encodedSum(out[:], buf, cut, d.Body, p.s.sig.enc)
 	return p.s.sig.prefix + string(out[:n]), nil
 }

@@ -22,11 +22,15 @@ const (
 	// pathRef is the service path the request carries after its route
 	// (version 2).
 	pathRef
+	// formRef is a field of a form body, secretRef the secret itself
+	// inside a plain digest's text (version 2).
+	formRef
+	secretRef
 )
 
 // kindNames are the reference prefixes, for messages.
 var kindNames = [...]string{literal: "text", bodyRef: "body", settingRef: "setting", headerRef: "header",
-	queryRef: "query", signatureRef: "signature", jsonRef: "json", digestRef: "digest", pathRef: "path"}
+	queryRef: "query", signatureRef: "signature", jsonRef: "json", digestRef: "digest", pathRef: "path", formRef: "form", secretRef: "secret"}
 
 // part is one piece of a compiled template: literal text, or a reference
 // resolved per delivery.
@@ -117,6 +121,9 @@ func parseRef(ref string) (part, error) {
 	case ref == "path":
 		p.kind = pathRef
 		return p, nil
+	case ref == "secret":
+		p.kind = secretRef
+		return p, nil
 	case ref == "digest":
 		p.kind = digestRef
 		return p, nil
@@ -148,6 +155,11 @@ func parseRef(ref string) (part, error) {
 		p.kind = signatureRef
 	case "setting":
 		p.kind = settingRef
+	case "form":
+		p.kind = formRef
+		if !isFormName(name) {
+			return p, fmt.Errorf("%q is not a form field name (letters, digits, _ and -)", name)
+		}
 	default:
 		return p, fmt.Errorf("unknown reference %q (body, digest, json.*, header.*, query.*, signature.*, setting.*)", ref)
 	}

@@ -11,6 +11,7 @@ import (
 	"io"
 	"regexp"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
@@ -43,6 +44,8 @@ func (s *Spec) headerGrammar(sf signatureField) (signatureField, error) {
 		return sf, invalid("signature.header", "an object needs version: 2 (version 1 names the header)")
 	case s.version < 2:
 		return sf, nil
+	case sf.Field != "" && h.Name == "" && !h.Object && !loose:
+		return sf, nil // the signature is a form field
 	case !h.Object:
 		return sf, invalid("signature.header", "version 2 writes the header as an object ({name: ..., items: ...})")
 	case loose:
@@ -256,4 +259,174 @@ func (s *Spec) choiceSetting(src string) (int, error) {
 		return -1, invalid(field, "setting %s is not declared with choices", t.parts[0].text)
 	}
 	return i, nil
+}
+
+// compileForm reads body: form, and the signature field only a form has.
+func (s *Spec) compileForm(f *file) error {
+	switch f.Body {
+	case "", "json":
+	case "form":
+		if err := s.needV2("body"); err != nil {
+			return err
+		}
+		s.form = true
+	default:
+		return invalid("body", "unknown %q (json or form)", f.Body)
+	}
+	sf := f.Signature
+	switch {
+	case sf.Field != "" && !s.form:
+		return invalid("signature.field", "is for form bodies (body: form)")
+	case sf.Field != "" && sf.Header.Name != "":
+		return invalid("signature", "header and field are exclusive: the signature is in one of them")
+	case sf.Field != "" && !isFormName(sf.Field):
+		return invalid("signature.field", "%q is not a form field name", sf.Field)
+	case f.Event.Batch != "" && s.form:
+		return invalid("event.batch", "is for JSON bodies")
+	}
+	return nil
+}
+
+// signedKinds are the references signature.signed may hold.
+func (s *Spec) signedKinds(a algorithm) []kind {
+	kinds := []kind{bodyRef, settingRef, headerRef, queryRef, signatureRef, pathRef}
+	if s.form {
+		kinds = append(kinds, formRef)
+	}
+	if a.plain {
+		kinds = append(kinds, secretRef)
+	}
+	return kinds
+}
+
+// eventKinds are the references event.key and event.type may hold: a
+// form's fields, or a JSON body's members.
+func (s *Spec) eventKinds() []kind {
+	body := jsonRef
+	if s.form {
+		body = formRef
+	}
+	return []kind{body, digestRef, headerRef, queryRef, signatureRef, settingRef}
+}
+
+// checkPlain holds a plain digest to a text with the secret in it exactly
+// once (else it is a checksum anyone can compute), and keeps {{secret}}
+// out of every other algorithm's text.
+func (s *Spec) checkPlain(a algorithm, t template) error {
+	n := 0
+	for _, p := range t.parts {
+		if p.kind == secretRef {
+			n++
+		}
+	}
+	switch {
+	case a.plain && s.version < 2:
+		return s.needV2("signature.algorithm")
+	case a.plain && n != 1:
+		return invalid("signature.signed", "a plain %s digest must hold {{secret}} exactly once", a.name)
+	}
+	return nil
+}
+
+// compileJoined reads signature.joined: form fields of the signed text
+// that must not hold its separator, so that the text splits into fields
+// one way only (docs/contract.md, "Joined fields").
+func (s *Spec) compileJoined(j *joinedField) error {
+	if j == nil {
+		return nil
+	}
+	if !s.form {
+		return invalid("signature.joined", "is for form bodies (body: form)")
+	}
+	if j.Separator == "" || len(j.Fields) == 0 {
+		return invalid("signature.joined", "separator and fields are both required")
+	}
+	for _, name := range j.Fields {
+		if !s.sig.signed.has(formRef, name) {
+			return invalid("signature.joined.fields", "form.%s is not part of signature.signed", name)
+		}
+	}
+	s.sig.joined, s.sig.joinSep = j.Fields, j.Separator
+	return nil
+}
+
+// signedFields lists the form fields t reads, sorted, once each.
+func signedFields(t template) []string {
+	var names []string
+	for _, p := range t.parts {
+		if p.kind == formRef && !slices.Contains(names, p.text) {
+			names = append(names, p.text)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// matchPlain reports whether some candidate signature is the plain digest
+// of the signed text with some secret in it: the text differs per secret,
+// so it is built once for each.
+func (p *Provider) matchPlain(d providers.Delivery, sc *scan, bp *[]byte) (bool, error) {
+	enc := p.s.sig.enc
+	var want [128]byte
+	for _, secret := range p.plainSecrets {
+		n, err := p.plainSum(want[:], d, sc, bp, secret)
+		if err != nil {
+			return false, err
+		}
+		for _, got := range sc.sigs[:sc.n] {
+			if equalSig(want[:n], got, enc) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// plainSum writes to dst, encoded, the digest of the signed text holding
+// secret, and returns its length.
+func (p *Provider) plainSum(dst []byte, d providers.Delivery, sc *scan, bp *[]byte, secret string) (int, error) {
+	sc.secret = secret
+	buf, cut, err := p.appendSigned((*bp)[:0], d, sc)
+	sc.secret = ""
+	*bp = buf[:0]
+	if err != nil {
+		return 0, err
+	}
+	h := p.plain()
+	if cut < 0 {
+		h.Write(buf)
+	} else {
+		h.Write(buf[:cut])
+		h.Write(d.Body)
+		h.Write(buf[cut:])
+	}
+	var sum [64]byte
+	return encode(dst, h.Sum(sum[:0]), p.s.sig.enc), nil
+}
+
+// parseFormEvent derives a form body's one event: its fields are the
+// key's and type's, and a field of signature.joined that holds the
+// separator is 400 (the signed text would split another way).
+func (p *Provider) parseFormEvent(d providers.Delivery) ([]providers.Item, error) {
+	f, err := parseForm(d.Body)
+	if err != nil {
+		return nil, p.fail(err)
+	}
+	for _, name := range p.s.sig.joined {
+		if v, _ := f.get(name); strings.ContainsAny(v, p.s.sig.joinSep) {
+			return nil, p.fail(fmt.Errorf("%w (form.%s holds %q, which joins the signed fields)", ErrNoEventKey, name, p.s.sig.joinSep[:1]))
+		}
+	}
+	sc := &scan{form: f}
+	if len(p.s.sigParts) > 0 {
+		if err := p.scanHeader(d, sc); err != nil {
+			return nil, p.fail(err)
+		}
+	}
+	ev, err := p.eventOf(nil, d.Body, d, sc)
+	if err != nil {
+		return nil, err
+	}
+	ev.Fingerprint = f.fingerprint(p.s.formSigned)
+	return []providers.Item{{Event: ev, Body: d.Body}}, nil
 }

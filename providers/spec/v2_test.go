@@ -16,6 +16,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"math/big"
 	"net/http"
 	"os"
@@ -472,4 +473,91 @@ func TestCashfreeKeys(t *testing.T) {
 	d := providers.Delivery{Header: ex.header.Clone(), Body: ex.body}
 	d.Header.Set("X-Webhook-Timestamp", "1617695238078.5")
 	require.ErrorIs(t, p.Verify(context.Background(), d), ErrInvalidTimestamp)
+}
+
+// TestJoinedFields: Faspay's two published signatures verify (upper-case
+// hex as sent, lower-case too); a field the signed text joins with the
+// separator may not hold it (400), while an unsigned field may.
+func TestJoinedFields(t *testing.T) {
+	ctx := context.Background()
+	faspay := builtinSpec(t, "faspay")
+	ex := exampleNamed(t, faspay, "faspay-response-signature")
+	p, err := faspay.New([]string{"other", ex.secret}, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, p.Verify(ctx, providers.Delivery{Body: ex.body}))
+	lower := bytes.Replace(ex.body, []byte("D8F437D951EC1DABB52127A22F91748B473658DC"), []byte("d8f437d951ec1dabb52127a22f91748b473658dc"), 1)
+	require.NoError(t, p.Verify(ctx, providers.Delivery{Body: lower}))
+	upper, err := faspay.New([]string{"4E62F498C"}, nil, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, upper.Verify(ctx, providers.Delivery{Body: ex.body}), ErrNoValidSignature, "the password is hashed as written")
+
+	signer, err := faspay.New([]string{"pw"}, nil, nil)
+	require.NoError(t, err)
+	for body, want := range map[string]error{
+		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&CUST_NAME=a%23b": nil,
+		"MERCHANTID=M1&MERCHANT_TRANID=O%231&AMOUNT=1.00&TXN_STATUS=C":             ErrNoEventKey,
+		"MERCHANTID=M%231&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C":             ErrNoEventKey,
+		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&TXN_STATUS=S":   ErrNotForm,
+		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&txn_status=S":   ErrNotForm,
+		"MERCHANTID=M1&merchant.tranid=O1":                                         ErrNotForm,
+	} {
+		if errors.Is(want, ErrNotForm) {
+			require.ErrorIs(t, signer.Verify(ctx, providers.Delivery{Body: []byte(body)}), providers.ErrMalformed, body)
+			continue
+		}
+		d, err := signer.Sign([]byte(body))
+		require.NoError(t, err, body)
+		require.Equal(t, FormContentType, d.Header.Get("Content-Type"))
+		require.NoError(t, signer.Verify(ctx, d), body)
+		_, err = signer.Parse(d)
+		if want == nil {
+			require.NoError(t, err, body)
+			continue
+		}
+		require.ErrorIs(t, err, want, body)
+	}
+
+	payu := builtinSpec(t, "payu")
+	pp, err := payu.New([]string{"EXAMPLESALT"}, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, pp.Verify(ctx, providers.Delivery{Body: payu.examples[0].body}))
+	for body, ok := range map[string]bool{
+		"status=success&txnid=T1&amount=1.00&key=K&productinfo=a%7Cb": true,
+		"status=success&txnid=T1&amount=1.00&key=K%7CX":               false,
+		"status=success&txnid=T%7C1&amount=1.00&key=K":                false,
+		"status=suc%7Ccess&txnid=T1&amount=1.00&key=K":                false,
+		"status=success&txnid=T1&amount=1%7C00&key=K":                 false,
+	} {
+		d, err := pp.Sign([]byte(body))
+		require.NoError(t, err)
+		require.NoError(t, pp.Verify(ctx, d))
+		_, err = pp.Parse(d)
+		if ok {
+			require.NoError(t, err, body)
+			continue
+		}
+		require.ErrorIs(t, err, ErrNoEventKey, body)
+	}
+}
+
+// TestFormGates: what a form spec and a plain digest are refused for.
+func TestFormGates(t *testing.T) {
+	base := readSpec(t, "builtin/faspay.yaml")
+	for _, tc := range []struct{ name, old, new, want string }{
+		{"no secret in a plain digest", "##{{secret}}##", "####", "must hold {{secret}} exactly once"},
+		{"secret in an hmac", "algorithm: sha1", "algorithm: hmac-sha1", `secret references are not allowed here`},
+		{"field without a form", "body: form\n", "", "signature.field: is for form bodies"},
+		{"key field not joined", "fields: [MERCHANTID, MERCHANT_TRANID, AMOUNT, TXN_STATUS]", "fields: [MERCHANTID, AMOUNT, TXN_STATUS]",
+			"form.MERCHANT_TRANID is joined to other fields in signature.signed: list it in signature.joined.fields"},
+		{"joined field not signed", "fields: [MERCHANTID,", "fields: [CUST_NAME, MERCHANTID,", "form.CUST_NAME is not part of signature.signed"},
+		{"key from an unsigned field", `key: "{{form.MERCHANT_TRANID}}:{{form.TXN_STATUS}}"`, `key: "{{form.TRANSACTIONID}}"`, "form.TRANSACTIONID is not part of signature.signed"},
+		{"json in a form", `type: "{{form.TXN_STATUS}}"`, `type: "{{json.TXN_STATUS}}"`, "json references are not allowed here"},
+		{"form in v1", "version: 2\n", "", "body: needs version: 2"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			require.Contains(t, base, tc.old)
+			_, err := Load("faspay.yaml", []byte(strings.Replace(base, tc.old, tc.new, 1)))
+			require.ErrorContains(t, err, tc.want)
+		})
+	}
 }

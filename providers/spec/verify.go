@@ -20,6 +20,10 @@ type scan struct {
 	n     int
 	parts [maxSigParts]string
 	set   [maxSigParts]bool
+	// form is a form body's fields (body: form); secret is the one a
+	// plain digest's text holds while it is computed.
+	form   formFields
+	secret string
 }
 
 // Verify authenticates a delivery: the signature header is read as the
@@ -32,6 +36,13 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 		return fmt.Errorf("%w: %v", providers.ErrUnauthorized, errNoSpec)
 	}
 	var sc scan
+	if p.s.form {
+		f, err := parseForm(d.Body)
+		if err != nil {
+			return p.fail(err)
+		}
+		sc.form = f
+	}
 	if err := p.scanHeader(d, &sc); err != nil {
 		return p.fail(err)
 	}
@@ -70,6 +81,12 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 func (p *Provider) scanHeader(d providers.Delivery, sc *scan) error {
 	sig := &p.s.sig
 	vals := d.Header[sig.header]
+	if sig.field != "" {
+		vals = nil
+		if v, _ := sc.form.get(sig.field); v != "" {
+			vals = []string{v}
+		}
+	}
 	size := 0
 	for _, v := range vals {
 		size += len(v)
@@ -148,6 +165,12 @@ func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error
 		// Empty for a request to the route itself: a sender that appends
 		// nothing signs nothing after the notification path.
 		return d.Path, nil
+	case formRef:
+		// An absent field signs as empty, as PayU's unused udf fields do.
+		v, _ := sc.form.get(r.text)
+		return v, nil
+	case secretRef:
+		return sc.secret, nil
 	}
 	if len(vals) != 1 || vals[0] == "" {
 		return "", fmt.Errorf("%w (%s %s)", ErrMissingPart, kindNames[r.kind], r.text)
@@ -212,6 +235,9 @@ func (p *Provider) match(d providers.Delivery, sc *scan) (bool, error) {
 	}
 	enc := p.s.sig.enc
 	var want [128]byte
+	if p.plain != nil {
+		return p.matchPlain(d, sc, bp)
+	}
 	for _, k := range p.macs {
 		n := k.encodedSum(want[:], buf, cut, d.Body, enc)
 		for _, got := range sc.sigs[:sc.n] {
