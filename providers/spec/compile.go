@@ -89,12 +89,12 @@ type settingDef struct {
 }
 
 type sigDef struct {
-	header                          string // canonical
+	header string // canonical
 	// field is the form field that carries the signature instead (v2).
 	field string
 	// joined are the form fields that must not hold joinSep.
-	joined  []string
-	joinSep string
+	joined                          []string
+	joinSep                         string
 	repeated, prefixOptional        bool
 	separator, assign, name, prefix string
 	// nameSetting is the setting whose value names the signature items

@@ -17,9 +17,9 @@ type file struct {
 	// Version is 1 when absent; 2 adds the header object, public keys,
 	// body digests, RFC 3339 timestamps and single-event acknowledgements
 	// (docs/provider-specs.md, "Version 2").
-	Version   int             `yaml:"version"`
-	Name      string          `yaml:"name"`
-	Docs      string          `yaml:"docs"`
+	Version int    `yaml:"version"`
+	Name    string `yaml:"name"`
+	Docs    string `yaml:"docs"`
 	// Body is json (the default) or form (v2).
 	Body      string          `yaml:"body"`
 	Secrets   secretsField    `yaml:"secrets"`

@@ -495,11 +495,11 @@ func TestJoinedFields(t *testing.T) {
 	require.NoError(t, err)
 	for body, want := range map[string]error{
 		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&CUST_NAME=a%23b": nil,
-		"MERCHANTID=M1&MERCHANT_TRANID=O%231&AMOUNT=1.00&TXN_STATUS=C":             ErrNoEventKey,
-		"MERCHANTID=M%231&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C":             ErrNoEventKey,
-		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&TXN_STATUS=S":   ErrNotForm,
-		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&txn_status=S":   ErrNotForm,
-		"MERCHANTID=M1&merchant.tranid=O1":                                         ErrNotForm,
+		"MERCHANTID=M1&MERCHANT_TRANID=O%231&AMOUNT=1.00&TXN_STATUS=C":              ErrNoEventKey,
+		"MERCHANTID=M%231&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C":              ErrNoEventKey,
+		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&TXN_STATUS=S":    ErrNotForm,
+		"MERCHANTID=M1&MERCHANT_TRANID=O1&AMOUNT=1.00&TXN_STATUS=C&txn_status=S":    ErrNotForm,
+		"MERCHANTID=M1&merchant.tranid=O1":                                          ErrNotForm,
 	} {
 		if errors.Is(want, ErrNotForm) {
 			require.ErrorIs(t, signer.Verify(ctx, providers.Delivery{Body: []byte(body)}), providers.ErrMalformed, body)
