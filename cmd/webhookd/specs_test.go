@@ -179,7 +179,7 @@ func TestUserSpecEndToEnd(t *testing.T) {
 	require.Equal(t, 2, core.total())
 }
 
-// TestBuiltInProviders: ten Go adapters and seventeen embedded specs, each
+// TestBuiltInProviders: ten Go adapters and nineteen embedded specs, each
 // listed by `webhookd providers` (TestProvidersListsEveryProvider).
 func TestBuiltInProviders(t *testing.T) {
 	var names []string
@@ -187,7 +187,7 @@ func TestBuiltInProviders(t *testing.T) {
 		names = append(names, e.Name)
 	}
 	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen",
-		"airwallex", "cashfree", "checkout", "coinbase", "flutterwave", "gocardless", "hitpay", "lemonsqueezy", "mercadopago", "mollie", "paymongo", "paystack", "phonepe", "shopify", "snap", "square", "winpay"}, names)
+		"airwallex", "cashfree", "checkout", "coinbase", "faspay", "flutterwave", "gocardless", "hitpay", "lemonsqueezy", "mercadopago", "mollie", "paymongo", "paystack", "payu", "phonepe", "shopify", "snap", "square", "winpay"}, names)
 }
 
 // TestHelpListsSpecVariables: help lists the variables of the specs of
