@@ -69,13 +69,12 @@ func specKit(t *testing.T, s *Spec) providertest.Kit {
 		k.Format, k.SignatureField = providertest.Form, s.sig.field
 		k.Retry = providertest.Chain(providertest.FormReordered, providertest.WithFormField("addedLater", "1"))
 		k.Change = providertest.ChangeFormAmount("AMOUNT", "amount")
-		for _, p := range s.sig.signed.parts {
-			if p.kind == formRef {
-				k.SignedFields = append(k.SignedFields, p.text)
-			}
-		}
+		// The joined fields are signed and never empty; a signed field
+		// that may be (PayU's udf1) is varied by UnsignedFieldsInert too,
+		// which a changed signed field fails, as it must.
+		k.SignedFields = s.sig.joined
 	}
-	if !s.sig.signed.has(bodyRef, "") {
+	if !s.form && !s.sig.signed.has(bodyRef, "") {
 		k.BodyUnsigned = true
 		k.UnsignedKeyReason = "the spec's event key reads only what the gateway signs (docs/provider-specs.md, event.key)"
 		if s.sig.alg.hash == nil {
