@@ -40,6 +40,12 @@ func TestServicePathRoute(t *testing.T) {
 	d.Header.Set("X-Signature", winpaySignature)
 
 	const ack = `{"responseCode":"2002500","responseMessage":"Successful"}`
+	h.down.setHandler(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusInternalServerError) })
+	down := h.sendDelivery("winpay/v1.0/transfer-va/payment", d)
+	require.Equal(t, http.StatusServiceUnavailable, down.status, "the core unavailable: the sender retries")
+	require.NotEmpty(t, down.header.Get("Retry-After"))
+	h.down.setHandler(nil)
+	before := h.down.calls.Load()
 	first := h.sendDelivery("winpay/v1.0/transfer-va/payment", d)
 	require.Equal(t, http.StatusOK, first.status, first.body)
 	require.Equal(t, ack, first.body)
@@ -48,7 +54,7 @@ func TestServicePathRoute(t *testing.T) {
 	require.Equal(t, http.StatusOK, again.status)
 	require.Equal(t, ack, again.body)
 	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
-	require.Equal(t, int32(1), h.down.calls.Load(), "forwarded once")
+	require.Equal(t, before+1, h.down.calls.Load(), "forwarded once")
 	require.Equal(t, "winpay:45539:INV-000000023220", h.records()[0].Key)
 
 	require.Equal(t, http.StatusUnauthorized, h.sendDelivery("winpay", d).status, "signed with the service path")
