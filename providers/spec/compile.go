@@ -347,7 +347,7 @@ func (s *Spec) compileSignature(f *file) error {
 	i := slices.IndexFunc(algorithms, func(a algorithm) bool { return a.name == sf.Algorithm })
 	if i < 0 {
 		if s.version >= 2 {
-			return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512, token, rsa-sha256, ecdsa-p256-sha256 or ed25519)", sf.Algorithm)
+			return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512, token, rsa-sha256, ecdsa-p256-sha256, ed25519, or a plain sha1, sha256, sha512 or md5)", sf.Algorithm)
 		}
 		return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512 or token)", sf.Algorithm)
 	}

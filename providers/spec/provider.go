@@ -205,8 +205,9 @@ func (p *Provider) Name() string {
 	return p.s.name
 }
 
-// Ack is nil for a spec without a batch (the core service's answer is
-// relayed), else the answer its gateway expects.
+// Ack is nil for a spec without a batch or an ack (the core service's
+// answer is relayed), else the answer its gateway expects, its settings
+// filled in (SNAP's responseCode).
 func (p *Provider) Ack() *providers.Acknowledgement {
 	if p.s == nil {
 		return nil

@@ -26,11 +26,13 @@ type scan struct {
 	secret string
 }
 
-// Verify authenticates a delivery: the signature header is read as the
-// spec says, the timestamp (if any) checked against the tolerance before
-// any MAC, and some signature must be the MAC of the signed text under
-// some secret (or, for a token, equal some secret). Its errors wrap
-// providers.ErrUnauthorized.
+// Verify authenticates a delivery: the signature header (or form field)
+// is read as the spec says, the timestamp (if any) checked against the
+// tolerance or the retention before any MAC, and some signature must be
+// the MAC, digest or public-key signature of the signed text under some
+// secret or key (or, for a token, equal some secret). Its errors wrap
+// providers.ErrUnauthorized, but for a form body that does not read one
+// way (ErrNotForm, which wraps providers.ErrMalformed: 400).
 func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 	if p.s == nil {
 		return fmt.Errorf("%w: %v", providers.ErrUnauthorized, errNoSpec)
