@@ -81,6 +81,11 @@ func readPublicKeys(value string, scheme publicScheme, allowWeak bool, allowVar 
 			if err != nil {
 				return nil, nil, fmt.Errorf("%w: %v", ErrNoPublicKey, err)
 			}
+			if b, _ := pem.Decode(data); b == nil {
+				// Every file named must hold a key: a misnamed one would
+				// otherwise leave a rotation with the old key only.
+				return nil, nil, fmt.Errorf("%w: %s holds no PEM block", ErrNoPublicKey, name)
+			}
 			texts = append(texts, string(data))
 		}
 	}

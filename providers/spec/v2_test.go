@@ -160,6 +160,8 @@ func TestPublicKeyValues(t *testing.T) {
 	fileA, fileB := filepath.Join(dir, "a.pem"), filepath.Join(dir, "b.pem")
 	require.NoError(t, os.WriteFile(fileA, []byte(a), 0o600))
 	require.NoError(t, os.WriteFile(fileB, []byte(b+cert), 0o600))
+	notPEM := filepath.Join(dir, "key.der")
+	require.NoError(t, os.WriteFile(notPEM, []byte("not a key"), 0o600))
 	ecKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	require.NoError(t, err)
 	ecDER, err := x509.MarshalPKIXPublicKey(&ecKey.PublicKey)
@@ -179,6 +181,7 @@ func TestPublicKeyValues(t *testing.T) {
 		{"a private key", "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n", 0, `a "PRIVATE KEY" PEM block`},
 		{"no block", "-----BEGIN", 0, "no PEM block"},
 		{"an empty file name", fileA + ",", 0, "an empty file name"},
+		{"a file without a block", fileA + "," + notPEM, 0, "key.der holds no PEM block"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			keys, _, err := readPublicKeys(tc.value, rsaPKCS1, false, "X_ALLOW_WEAK_KEYS")
