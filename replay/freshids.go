@@ -67,11 +67,11 @@ func FreshID(f Fixture, suffix string) ([]byte, error) {
 	return freshID(f, paths, suffix)
 }
 
-// eventIDField is implemented by a signer that names the body member its
-// event key is made of (a provider spec's replay.id_field), for a
+// eventIDFields is implemented by a signer that names the body members
+// its event key is made of (a provider spec's replay.id_field), for a
 // provider EventIDPaths does not know.
-type eventIDField interface {
-	EventIDField() string
+type eventIDFields interface {
+	EventIDFields() []string
 }
 
 // freshID is FreshID with the paths to rewrite.
@@ -199,8 +199,8 @@ func withFreshIDs(fixtures []Fixture, opts Options) ([]Fixture, error) {
 			continue
 		}
 		paths, _ := EventIDPaths(f.Provider)
-		if named, ok := opts.Signers[f.Provider].(eventIDField); ok && named.EventIDField() != "" {
-			paths = []string{named.EventIDField()}
+		if named, ok := opts.Signers[f.Provider].(eventIDFields); ok && len(named.EventIDFields()) > 0 {
+			paths = named.EventIDFields()
 		}
 		body, err := freshID(f, paths, opts.IDSuffix)
 		if err != nil {

@@ -70,10 +70,10 @@ func TestFreshIDAdyenNeedsALetterOrDigit(t *testing.T) {
 // namedIDSigner is a signer whose spec names the member its key is made of.
 type namedIDSigner struct {
 	providers.Provider
-	field string
+	fields []string
 }
 
-func (n namedIDSigner) EventIDField() string { return n.field }
+func (n namedIDSigner) EventIDFields() []string { return n.fields }
 
 // TestFreshIDNamedField: a signer that names its event id's member
 // (replay.id_field of a spec keyed by a digest or several members) has
@@ -83,7 +83,7 @@ func TestFreshIDNamedField(t *testing.T) {
 	fx := []Fixture{{Path: "x.json", Provider: "cashfree", Body: []byte(body)}}
 	_, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{}}})
 	require.ErrorIs(t, err, ErrNoEventID, "no field named: the usual places")
-	got, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{field: "data.payment.cf_payment_id"}}})
+	got, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{fields: []string{"data.payment.cf_payment_id", "data.refund.cf_refund_id"}}}})
 	require.NoError(t, err)
 	require.Equal(t, `{"data":{"payment":{"cf_payment_id":"5114910546213_r2"}},"type":"PAYMENT_SUCCESS_WEBHOOK"}`, string(got[0].Body))
 }

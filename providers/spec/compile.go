@@ -56,8 +56,8 @@ type Spec struct {
 	// ackBody is a version 2 acknowledgement's body, its settings filled
 	// in by New; nil leaves ack as it is.
 	ackBody *template
-	// idField is the json member replay --id-suffix rewrites.
-	idField  string
+	// idFields are the members replay --id-suffix rewrites.
+	idFields []string
 	replay   []replayDef
 	examples []example
 	// sigParts are the names of the signature header's items the
@@ -645,11 +645,11 @@ func (s *Spec) keySigned(key template) error {
 }
 
 func (s *Spec) compileReplay(f *file) error {
-	if id := f.Replay.IDField; id != "" {
-		if strings.Contains(id, "{{") || strings.HasPrefix(id, ".") || strings.HasSuffix(id, ".") || strings.Contains(id, "..") {
-			return invalid("replay.id_field", "%q is not a json member path (data.id)", id)
+	for _, id := range f.Replay.IDField {
+		if id == "" || strings.Contains(id, "{{") || strings.HasPrefix(id, ".") || strings.HasSuffix(id, ".") || strings.Contains(id, "..") {
+			return invalid("replay.id_field", "%q is not a member path (data.id) or form field", id)
 		}
-		s.idField = id
+		s.idFields = append(s.idFields, id)
 	}
 	add := func(header bool, m map[string]string) error {
 		names := make([]string, 0, len(m))

@@ -117,9 +117,10 @@ type ackField struct {
 }
 
 type replayField struct {
-	// IDField is the json member `replay --id-suffix` rewrites, for a
-	// spec whose key is not one json member.
-	IDField string            `yaml:"id_field"`
+	// IDField names the members (or form fields) `replay --id-suffix`
+	// rewrites, for a spec whose key is not one json member: one, or a
+	// list when the key takes several shapes.
+	IDField values            `yaml:"id_field"`
 	Headers map[string]string `yaml:"headers"`
 	Query   map[string]string `yaml:"query"`
 }

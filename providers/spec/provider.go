@@ -220,13 +220,13 @@ func (p *Provider) Ack() *providers.Acknowledgement {
 // /webhooks/<name>/<service path> to it.
 func (p *Provider) ServicePaths() bool { return p.s != nil && p.s.sig.signed.has(pathRef, "") }
 
-// EventIDField is the body member `webhookd replay --id-suffix` rewrites
-// (replay.id_field), or empty.
-func (p *Provider) EventIDField() string {
+// EventIDFields are the body members (or form fields) `webhookd replay
+// --id-suffix` rewrites (replay.id_field), or none.
+func (p *Provider) EventIDFields() []string {
 	if p.s == nil {
-		return ""
+		return nil
 	}
-	return p.s.idField
+	return p.s.idFields
 }
 
 // renderSettings joins parts that bind has made literal.

@@ -470,7 +470,7 @@ func TestCashfreeKeys(t *testing.T) {
 	items, err = p.Parse(providers.Delivery{Body: []byte(`{"data":{"payment":{"cf_payment_id":5114910546213}},"type":"PAYMENT_SUCCESS_WEBHOOK"}`)})
 	require.NoError(t, err)
 	require.Equal(t, "PAYMENT_SUCCESS_WEBHOOK:5114910546213", items[0].Key)
-	require.Equal(t, "data.payment.cf_payment_id", p.EventIDField())
+	require.Equal(t, []string{"data.payment.cf_payment_id", "data.refund.cf_refund_id"}, p.EventIDFields())
 
 	ex := s.examples[0]
 	d := providers.Delivery{Header: ex.header.Clone(), Body: ex.body}
