@@ -65,8 +65,20 @@ func servicePath(r *http.Request, p providers.Provider) (path string, ok bool) {
 		return "", rc == nil || !strings.HasSuffix(rc.RoutePattern(), "/*")
 	}
 	sp, takes := p.(providers.ServicePather)
-	if !takes || !sp.ServicePaths() || !servicePathRE.MatchString(sub) {
+	if !takes || !sp.ServicePaths() || !servicePathRE.MatchString(sub) || dotSegment(sub) {
 		return "", false
 	}
 	return "/" + sub, true
+}
+
+// dotSegment reports whether a service path has a "." or ".." segment,
+// which a proxy in front may resolve before webhookd sees the path: the
+// path signed and the path routed would then differ.
+func dotSegment(sub string) bool {
+	for seg := range strings.SplitSeq(sub, "/") {
+		if seg == "." || seg == ".." {
+			return true
+		}
+	}
+	return false
 }

@@ -59,7 +59,7 @@ func TestServicePathRoute(t *testing.T) {
 
 	require.Equal(t, http.StatusUnauthorized, h.sendDelivery("winpay", d).status, "signed with the service path")
 	require.Equal(t, http.StatusUnauthorized, h.sendDelivery("winpay/v1.0/debit/notify", d).status)
-	for _, path := range []string{"stripe/v1.0/transfer-va/payment", "winpay/", "winpay/v1.0//payment", "winpay/v1.0/transfer%20va", "absent/v1.0"} {
+	for _, path := range []string{"stripe/v1.0/transfer-va/payment", "winpay/", "winpay/v1.0//payment", "winpay/v1.0/transfer%20va", "absent/v1.0", "winpay/v1.0/./payment", "winpay/v1.0/../payment"} {
 		require.Equal(t, http.StatusNotFound, h.sendDelivery(path, d).status, path)
 	}
 }
