@@ -50,6 +50,18 @@ type Delivery struct {
 	Query url.Values
 	// Body is the raw body, never re-serialised.
 	Body []byte
+	// Path is the service path the request carries after its route
+	// ("/v1.0/transfer-va/payment" of /webhooks/snap/v1.0/transfer-va/payment),
+	// empty for most: only a ServicePather is sent one.
+	Path string
+}
+
+// ServicePather is implemented by a provider whose sender appends a
+// service path to the URL it was given (Bank Indonesia SNAP). The
+// receiver routes POST /webhooks/<name>/<service path> to it when
+// ServicePaths reports true, and answers 404 for any other provider.
+type ServicePather interface {
+	ServicePaths() bool
 }
 
 // Event is what an adapter derives from one verified delivery.

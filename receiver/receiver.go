@@ -212,7 +212,8 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	defer h.report(d)
 
 	p, ok := h.Providers.Lookup(d.Provider)
-	if !ok {
+	servicePath, okPath := servicePath(r, p)
+	if !ok || !okPath {
 		h.fail(d, ErrUnknownProvider, nil)
 		return
 	}
@@ -221,7 +222,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
-	in := providers.Delivery{Header: r.Header, Body: body}
+	in := providers.Delivery{Header: r.Header, Body: body, Path: servicePath}
 	if r.URL.RawQuery != "" {
 		// Parsed only when present: most providers send none, and the
 		// map would cost every delivery an allocation.

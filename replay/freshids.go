@@ -64,6 +64,18 @@ func EventIDPaths(provider string) (paths []string, known bool) {
 // fields' order.
 func FreshID(f Fixture, suffix string) ([]byte, error) {
 	paths, _ := EventIDPaths(f.Provider)
+	return freshID(f, paths, suffix)
+}
+
+// eventIDFields is implemented by a signer that names the body members
+// its event key is made of (a provider spec's replay.id_field), for a
+// provider EventIDPaths does not know.
+type eventIDFields interface {
+	EventIDFields() []string
+}
+
+// freshID is FreshID with the paths to rewrite.
+func freshID(f Fixture, paths []string, suffix string) ([]byte, error) {
 	if lettersAndDigitsOnly(f.Provider) {
 		suffix = strings.Map(func(r rune) rune {
 			if r < 0x80 && (unicode.IsLetter(r) || unicode.IsDigit(r)) {
@@ -186,7 +198,11 @@ func withFreshIDs(fixtures []Fixture, opts Options) ([]Fixture, error) {
 		if opts.Signers[f.Provider] == nil {
 			continue
 		}
-		body, err := FreshID(f, opts.IDSuffix)
+		paths, _ := EventIDPaths(f.Provider)
+		if named, ok := opts.Signers[f.Provider].(eventIDFields); ok && len(named.EventIDFields()) > 0 {
+			paths = named.EventIDFields()
+		}
+		body, err := freshID(f, paths, opts.IDSuffix)
 		if err != nil {
 			return nil, err
 		}

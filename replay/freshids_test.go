@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/webhookd/webhookd/providers"
 )
 
 func TestFreshID(t *testing.T) {
@@ -63,4 +65,25 @@ func TestFreshIDAdyenNeedsALetterOrDigit(t *testing.T) {
 	f := Fixture{Path: "x.json", Provider: "adyen", Body: []byte(`{"notificationItems":[{"NotificationRequestItem":{"pspReference":"A"}}]}`)}
 	_, err := FreshID(f, "_-")
 	require.ErrorIs(t, err, ErrNoEventID)
+}
+
+// namedIDSigner is a signer whose spec names the member its key is made of.
+type namedIDSigner struct {
+	providers.Provider
+	fields []string
+}
+
+func (n namedIDSigner) EventIDFields() []string { return n.fields }
+
+// TestFreshIDNamedField: a signer that names its event id's member
+// (replay.id_field of a spec keyed by a digest or several members) has
+// that member rewritten, where the usual places hold nothing.
+func TestFreshIDNamedField(t *testing.T) {
+	body := `{"type":"PAYMENT_SUCCESS_WEBHOOK","data":{"payment":{"cf_payment_id":"5114910546213"}}}`
+	fx := []Fixture{{Path: "x.json", Provider: "cashfree", Body: []byte(body)}}
+	_, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{}}})
+	require.ErrorIs(t, err, ErrNoEventID, "no field named: the usual places")
+	got, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{fields: []string{"data.payment.cf_payment_id", "data.refund.cf_refund_id"}}}})
+	require.NoError(t, err)
+	require.Equal(t, `{"data":{"payment":{"cf_payment_id":"5114910546213_r2"}},"type":"PAYMENT_SUCCESS_WEBHOOK"}`, string(got[0].Body))
 }

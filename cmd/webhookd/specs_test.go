@@ -180,15 +180,15 @@ func TestUserSpecEndToEnd(t *testing.T) {
 	require.Equal(t, 2, core.total())
 }
 
-// TestTwentyThreeBuiltIn: twelve Go adapters and eleven embedded specs,
+// TestBuiltInProviders: twelve Go adapters and nineteen embedded specs,
 // each listed by `webhookd providers` (TestProvidersListsEveryProvider).
-func TestTwentyThreeBuiltIn(t *testing.T) {
+func TestBuiltInProviders(t *testing.T) {
 	var names []string
 	for _, e := range providerTable() {
 		names = append(names, e.Name)
 	}
 	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen", "braintree", "2c2p",
-		"airwallex", "checkout", "coinbase", "flutterwave", "gocardless", "lemonsqueezy", "mercadopago", "mollie", "paystack", "shopify", "square"}, names)
+		"airwallex", "cashfree", "checkout", "coinbase", "faspay", "flutterwave", "gocardless", "hitpay", "lemonsqueezy", "mercadopago", "mollie", "paymongo", "paystack", "payu", "phonepe", "shopify", "snap", "square", "winpay"}, names)
 }
 
 // TestHelpListsSpecVariables: help lists the variables of the specs of

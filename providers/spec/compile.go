@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
@@ -8,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"net/url"
@@ -24,6 +26,12 @@ import (
 // built from it.
 type Spec struct {
 	name, docs, file string
+	// version is the format's version: 1 or 2.
+	version int
+	// form says the body is a form, not JSON (v2); formSigned are the
+	// fields its signed text reads, sorted: the fingerprint's.
+	form       bool
+	formSigned []string
 	// sum is the SHA-256 of the file's bytes (SameSource).
 	sum [32]byte
 	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
@@ -34,23 +42,27 @@ type Spec struct {
 	sig      sigDef
 	ts       *tsDef
 	key, typ template
+	// cases are event.cases (v2), tried in order; key and typ are then
+	// the first's.
+	cases []eventCase
 	// fingerprint lists the members hashed; nil hashes every member.
 	fingerprint []string
 	// compact hashes the members compacted, in the order listed, rather
 	// than in canonical form.
-	compact  bool
-	batch    string
-	wrap     bool
-	ack      *providers.Acknowledgement
+	compact bool
+	batch   string
+	wrap    bool
+	ack     *providers.Acknowledgement
+	// ackBody is a version 2 acknowledgement's body, its settings filled
+	// in by New; nil leaves ack as it is.
+	ackBody *template
+	// idFields are the members replay --id-suffix rewrites.
+	idFields []string
 	replay   []replayDef
 	examples []example
 	// sigParts are the names of the signature header's items the
 	// templates read, in the order their values are kept while scanning.
 	sigParts []string
-	// keyStops holds, for each part of key, a byte its value must not
-	// hold (0: none): the first byte of the text that follows it, so that
-	// a key of several values splits back one way (keySplits).
-	keyStops []byte
 	// keyReadsParts is set when the key reads a header, query value or
 	// signature item: Parse then checks that the signed text has one
 	// reading (oneReading).
@@ -64,20 +76,33 @@ type secretDef struct {
 	variable, noun, help, trimPrefix string
 	encoding                         string
 	decode                           func(string) ([]byte, error)
+	// tokenDigest, for a token, turns each secret into the token sent.
+	tokenDigest *bodyDigest
 }
 
 type settingDef struct {
 	variable, help, def string
 	duration, required  bool
+	pattern             *regexp.Regexp
+	// choices maps each allowed value to what templates read for it.
+	choices map[string]string
 }
 
 type sigDef struct {
-	header                          string // canonical
+	header string // canonical
+	// field is the form field that carries the signature instead (v2).
+	field string
+	// joined are the form fields that must not hold joinSep.
+	joined                          []string
+	joinSep                         string
 	repeated, prefixOptional        bool
 	separator, assign, name, prefix string
-	alg                             algorithm
-	enc                             encoding
-	signed                          template
+	// nameSetting is the setting whose value names the signature items
+	// (PayMongo's li or te), or -1: name is then fixed.
+	nameSetting int
+	alg         algorithm
+	enc         encoding
+	signed      template
 }
 
 type tsDef struct {
@@ -86,8 +111,10 @@ type tsDef struct {
 	// auto reads a value of 12 digits or more as milliseconds, a shorter
 	// one as seconds (unit: auto).
 	auto bool
-	// tolerance is the index in Spec.settings of the tolerance, or -1:
-	// the retention alone bounds the timestamp.
+	// rfc3339 reads the value as an RFC 3339 time with an offset.
+	rfc3339 bool
+	// tolerance is an index in Spec.settings, or -1: the timestamp is
+	// then bounded by the retention only (WithRetention).
 	tolerance int
 }
 
@@ -99,23 +126,38 @@ type replayDef struct {
 
 type example struct {
 	name, source, secret string
-	settings             map[string]string
-	now                  time.Time
-	header               http.Header
-	query                url.Values
-	body                 []byte
-	key, typ             string
+	// path is the service path the request carries.
+	path     string
+	settings map[string]string
+	now      time.Time
+	header   http.Header
+	query    url.Values
+	body     []byte
+	key, typ string
 }
 
-// algorithm is a signature algorithm: an HMAC's hash, or none for a token.
+// algorithm is a signature algorithm: an HMAC's hash, a public-key
+// scheme (version 2), or neither for a token.
 type algorithm struct {
-	name string
-	hash func() hash.Hash
+	name   string
+	hash   func() hash.Hash
+	public publicScheme
+	// plain is a digest of a text that holds the secret ({{secret}}),
+	// not an HMAC (v2: Faspay's SHA-1, PayU's SHA-512).
+	plain bool
 }
 
 var algorithms = []algorithm{
-	{"hmac-sha1", sha1.New}, {"hmac-sha256", sha256.New}, {"hmac-sha512", sha512.New}, {"token", nil},
+	{name: "hmac-sha1", hash: sha1.New}, {name: "hmac-sha256", hash: sha256.New}, {name: "hmac-sha512", hash: sha512.New},
+	{name: "sha1", hash: sha1.New, plain: true}, {name: "sha256", hash: sha256.New, plain: true},
+	{name: "sha512", hash: sha512.New, plain: true}, {name: "md5", hash: md5.New, plain: true},
+	{name: "token"},
+	{name: "rsa-sha256", public: rsaPKCS1}, {name: "ecdsa-p256-sha256", public: ecdsaP256}, {name: "ed25519", public: ed25519Scheme},
 }
+
+// signs reports whether the algorithm computes or checks a signature of
+// a text (every algorithm but a token).
+func (a algorithm) signs() bool { return a.hash != nil || a.public != noPublicKey }
 
 // encoding is how a signature is written.
 type encoding uint8
@@ -160,7 +202,14 @@ func invalid(field, format string, args ...any) error {
 
 // compile checks f and builds its Spec. It does not run the examples.
 func compile(f *file) (*Spec, error) {
-	s := &Spec{name: f.Name, docs: f.Docs}
+	s := &Spec{name: f.Name, docs: f.Docs, version: f.Version}
+	switch f.Version {
+	case 0:
+		s.version = 1
+	case 1, 2:
+	default:
+		return nil, invalid("version", "%d is not 1 or 2", f.Version)
+	}
 	if !nameRE.MatchString(f.Name) || strings.HasSuffix(f.Name, "-") || strings.Contains(f.Name, "--") {
 		return nil, invalid("name", "%q is not 2 to %d of a-z, 0-9 and single dashes, starting with a letter", f.Name, maxName)
 	}
@@ -187,6 +236,21 @@ func (s *Spec) compileSecrets(f *file) error {
 	if s.secret.help == "" {
 		s.secret.help = "comma-separated " + s.secret.noun + "s; enables /webhooks/" + s.name
 	}
+	if sf.TokenDigest != "" {
+		if err := s.needV2("secrets.token_digest"); err != nil {
+			return err
+		}
+		if s.secret.tokenDigest = bodyDigests[sf.TokenDigest]; s.secret.tokenDigest == nil {
+			return invalid("secrets.token_digest", "unknown %q (sha256, sha1, sha512 or md5)", sf.TokenDigest)
+		}
+	}
+	if sf.Encoding == "pem" {
+		if err := s.needV2("secrets.encoding"); err != nil {
+			return err
+		}
+		s.secret.encoding = "pem"
+		return nil
+	}
 	s.secret.encoding = sf.Encoding
 	switch sf.Encoding {
 	case "", "raw":
@@ -197,7 +261,7 @@ func (s *Spec) compileSecrets(f *file) error {
 	case "base64":
 		s.secret.decode = base64.StdEncoding.DecodeString
 	default:
-		return invalid("secrets.encoding", "unknown %q (raw, hex or base64)", sf.Encoding)
+		return invalid("secrets.encoding", "unknown %q (raw, hex, base64 or pem)", sf.Encoding)
 	}
 	return nil
 }
@@ -227,6 +291,28 @@ func (s *Spec) compileSettings(f *file) error {
 		if d.help == "" {
 			return invalid(field+".help", "required: it is the variable's line in webhookd help")
 		}
+		if len(sf.Choices) > 0 {
+			if err := s.needV2(field + ".choices"); err != nil {
+				return err
+			}
+			if _, ok := sf.Choices[sf.Default]; !ok {
+				return invalid(field+".default", "%q is not one of the choices", sf.Default)
+			}
+			d.choices = sf.Choices
+		}
+		if sf.Pattern != "" {
+			if err := s.needV2(field + ".pattern"); err != nil {
+				return err
+			}
+			re, err := regexp.Compile("^(?:" + sf.Pattern + ")$")
+			if err != nil {
+				return invalid(field+".pattern", "%v", err)
+			}
+			if sf.Default != "" && !re.MatchString(sf.Default) {
+				return invalid(field+".default", "%q does not match the pattern", sf.Default)
+			}
+			d.pattern = re
+		}
 		s.settings = append(s.settings, d)
 	}
 	return nil
@@ -238,20 +324,47 @@ func (s *Spec) setting(variable string) int {
 }
 
 func (s *Spec) compileSignature(f *file) error {
-	sf := f.Signature
-	if !headerRE.MatchString(sf.Header) {
-		return invalid("signature.header", "%q is not a header name", sf.Header)
+	sf, err := s.headerGrammar(f.Signature)
+	if err != nil {
+		return err
 	}
-	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header), repeated: sf.Repeated,
-		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional}
+	if err := s.compileForm(f); err != nil {
+		return err
+	}
+	if sf.Field == "" && !headerRE.MatchString(sf.Header.Name) {
+		return invalid("signature.header", "%q is not a header name", sf.Header.Name)
+	}
+	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header.Name), repeated: sf.Repeated,
+		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional,
+		nameSetting: -1, field: sf.Field}
+	if strings.Contains(sf.Name, "{{") {
+		i, err := s.choiceSetting(sf.Name)
+		if err != nil {
+			return err
+		}
+		sig.nameSetting = i
+	}
 	if sf.PrefixOptional && sf.Prefix == "" {
 		return invalid("signature.prefix_optional", "says the prefix may be left out, but there is no prefix")
 	}
 	i := slices.IndexFunc(algorithms, func(a algorithm) bool { return a.name == sf.Algorithm })
 	if i < 0 {
+		if s.version >= 2 {
+			return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512, token, rsa-sha256, ecdsa-p256-sha256, ed25519, or a plain sha1, sha256, sha512 or md5)", sf.Algorithm)
+		}
 		return invalid("signature.algorithm", "unknown %q (hmac-sha1, hmac-sha256, hmac-sha512 or token)", sf.Algorithm)
 	}
 	sig.alg = algorithms[i]
+	if err := s.checkPublic(sig.alg); err != nil {
+		return err
+	}
+	if sig.alg.public == rsaPKCS1 {
+		if s.setting(allowWeakKeys) >= 0 {
+			return invalid("settings", "%s is every rsa-sha256 spec's own: leave it out", allowWeakKeys)
+		}
+		s.settings = append(s.settings, settingDef{variable: allowWeakKeys, def: "false", pattern: regexp.MustCompile("^(true|false)$"),
+			help: "true accepts RSA keys shorter than 2048 bits, with a warning"})
+	}
 	switch {
 	case sf.Assign != "" && sf.Name == "":
 		return invalid("signature.name", "required with assign: the name of the items that are signatures")
@@ -260,7 +373,10 @@ func (s *Spec) compileSignature(f *file) error {
 	case sf.Assign != "" && sf.Assign == sf.Separator:
 		return invalid("signature.assign", "must differ from separator")
 	}
-	if sig.alg.hash == nil {
+	if s.secret.tokenDigest != nil && sig.alg.signs() {
+		return invalid("secrets.token_digest", "is for algorithm token")
+	}
+	if !sig.alg.signs() {
 		if sf.Encoding != "" || sf.Signed != "" {
 			return invalid("signature", "a token is compared as sent: encoding and signed are for HMACs only")
 		}
@@ -271,9 +387,15 @@ func (s *Spec) compileSignature(f *file) error {
 	if sig.enc, ok = encodings[sf.Encoding]; !ok {
 		return invalid("signature.encoding", "unknown %q (hex, base64 or base64url)", sf.Encoding)
 	}
-	t, err := parseTemplate(sf.Signed, bodyRef, settingRef, headerRef, queryRef, signatureRef)
+	t, err := parseTemplate(sf.Signed, s.signedKinds(sig.alg)...)
 	if err != nil {
 		return invalid("signature.signed", "%v", err)
+	}
+	if err := s.checkSignedV2(t); err != nil {
+		return err
+	}
+	if err := s.checkPlain(sig.alg, t); err != nil {
+		return err
 	}
 	bodies := 0
 	for _, p := range t.parts {
@@ -286,7 +408,11 @@ func (s *Spec) compileSignature(f *file) error {
 	}
 	sig.signed = t
 	s.sig = sig
-	return s.bindRefs("signature.signed", &s.sig.signed, true)
+	s.formSigned = signedFields(t)
+	if err := s.bindRefs("signature.signed", &s.sig.signed, true); err != nil {
+		return err
+	}
+	return s.compileJoined(sf.Joined)
 }
 
 // bindRefs checks the names of t's references against the spec, records
@@ -304,7 +430,7 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 			if s.sig.assign == "" {
 				return invalid(field, "signature.%s: the signature header has no named items (assign)", p.text)
 			}
-			if p.text == s.sig.name {
+			if p.text == s.sig.name || s.sig.nameSetting >= 0 && slices.Contains(slices.Collect(maps.Values(s.settings[s.sig.nameSetting].choices)), p.text) {
 				return invalid(field, "signature.%s is the signature itself", p.text)
 			}
 			if p.index = slices.Index(s.sigParts, p.text); p.index < 0 {
@@ -331,7 +457,7 @@ func (s *Spec) compileTimestamp(f *file) error {
 	if tf == nil {
 		return s.timestampsChecked(nil)
 	}
-	if s.sig.alg.hash == nil {
+	if !s.sig.alg.signs() {
 		return invalid("timestamp", "a token signs no timestamp")
 	}
 	t, err := parseTemplate(tf.Value, headerRef, queryRef, signatureRef)
@@ -368,6 +494,21 @@ func (s *Spec) compileTimestamp(f *file) error {
 	default:
 		return invalid("timestamp.window", "unknown %q (past or both)", tf.Window)
 	}
+	switch tf.Format {
+	case "", "unix":
+	case "rfc3339":
+		if err := s.needV2("timestamp.format"); err != nil {
+			return err
+		}
+		if tf.Unit != "" {
+			return invalid("timestamp.unit", "is for unix timestamps, not rfc3339")
+		}
+		d.rfc3339 = true
+	default:
+		return invalid("timestamp.format", "unknown %q (unix or rfc3339)", tf.Format)
+	}
+	// Without a tolerance the retention alone bounds the age
+	// (WithRetention), as on every gateway that signs a time.
 	d.tolerance = -1
 	switch {
 	case tf.Tolerance == "" && d.both:
@@ -413,28 +554,21 @@ func timestampName(name string) bool {
 
 func (s *Spec) compileEvent(f *file) error {
 	ef := f.Event
-	var err error
-	if s.key, err = parseTemplate(ef.Key, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
-		return invalid("event.key", "%v", err)
+	if len(ef.Cases) > 0 {
+		if err := s.compileCases(ef); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if s.key, s.typ, err = s.compileKeyType("event", ef.Key, ef.Type); err != nil {
+			return err
+		}
 	}
-	if !slices.ContainsFunc(s.key.refs(), func(p part) bool { return p.kind != settingRef }) {
-		// Settings alone give every delivery one key.
-		return invalid("event.key", "required, with at least one reference to the delivery (\"{{json.id}}\")")
-	}
-	if err := s.bindRefs("event.key", &s.key, false); err != nil {
+	if err := s.keySplits("event.key"); err != nil {
 		return err
 	}
-	if err := s.keySigned(); err != nil {
-		return err
-	}
-	if err := s.keySplits(); err != nil {
-		return err
-	}
-	if s.typ, err = parseTemplate(ef.Type, jsonRef, digestRef, headerRef, queryRef, signatureRef, settingRef); err != nil {
-		return invalid("event.type", "%v", err)
-	}
-	if err := s.bindRefs("event.type", &s.typ, false); err != nil {
-		return err
+	if len(s.cases) > 0 {
+		s.key = s.cases[0].key // with its stops
 	}
 	for _, m := range ef.Fingerprint {
 		if m == "" {
@@ -454,7 +588,7 @@ func (s *Spec) compileEvent(f *file) error {
 	}
 	s.batch = ef.Batch
 	switch {
-	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil):
+	case ef.Batch == "" && (ef.BatchBody != "" || f.Ack != nil && s.version < 2):
 		return invalid("event", "batch_body and ack are for batches only (batch)")
 	case strings.Contains(ef.Batch, "."):
 		return invalid("event.batch", "must be a top-level member, not a path")
@@ -470,7 +604,7 @@ func (s *Spec) compileEvent(f *file) error {
 	default:
 		return invalid("event.batch_body", "unknown %q (wrap or element)", ef.BatchBody)
 	}
-	if ef.Batch != "" {
+	if ef.Batch != "" || f.Ack != nil {
 		s.ack = &providers.Acknowledgement{Status: 200}
 		if a := f.Ack; a != nil {
 			if a.Status != 0 && (a.Status < 200 || a.Status > 299) {
@@ -480,31 +614,71 @@ func (s *Spec) compileEvent(f *file) error {
 				s.ack.Status = a.Status
 			}
 			s.ack.ContentType, s.ack.Body = a.ContentType, []byte(a.Body)
+			if s.version >= 2 && strings.Contains(a.Body, "{{") {
+				t, err := parseTemplate(a.Body, settingRef)
+				if err != nil {
+					return invalid("ack.body", "%v", err)
+				}
+				if err := s.bindRefs("ack.body", &t, false); err != nil {
+					return err
+				}
+				s.ackBody = &t
+			}
 		}
 	}
 	return nil
+}
+
+// compileKeyType compiles one event key and type (field is "event" or
+// one of event.cases).
+func (s *Spec) compileKeyType(field, keySrc, typSrc string) (key, typ template, err error) {
+	if key, err = parseTemplate(keySrc, s.eventKinds()...); err != nil {
+		return key, typ, invalid(field+".key", "%v", err)
+	}
+	if !slices.ContainsFunc(key.refs(), func(p part) bool { return p.kind != settingRef }) {
+		// Settings alone give every delivery one key.
+		return key, typ, invalid(field+".key", "required, with at least one reference to the delivery (\"{{json.id}}\")")
+	}
+	if err := s.bindRefs(field+".key", &key, false); err != nil {
+		return key, typ, err
+	}
+	if err := s.keySigned(key); err != nil {
+		return key, typ, err
+	}
+	if typ, err = parseTemplate(typSrc, s.eventKinds()...); err != nil {
+		return key, typ, invalid(field+".type", "%v", err)
+	}
+	return key, typ, s.bindRefs(field+".type", &typ, false)
 }
 
 // keySigned refuses an event key built from what the gateway does not
 // sign (docs/contract.md, "Event keys"): one genuine request could then be
 // forwarded under many keys. A token signs nothing, and authenticates the
 // sender of everything.
-func (s *Spec) keySigned() error {
-	if s.sig.alg.hash == nil {
+func (s *Spec) keySigned(key template) error {
+	if !s.sig.alg.signs() {
 		return nil
 	}
-	for _, p := range s.key.refs() {
+	for _, p := range key.refs() {
 		switch p.kind {
 		case jsonRef, digestRef:
 			if !s.sig.signed.has(bodyRef, "") {
 				return invalid("event.key", "reads the body, which signature.signed does not include")
 			}
-		case headerRef, queryRef, signatureRef:
+		case headerRef, queryRef, signatureRef, formRef:
 			if !s.sig.signed.has(p.kind, p.text) {
 				return invalid("event.key", "%s.%s is not part of signature.signed", kindNames[p.kind], p.text)
 			}
 			if err := s.keyPartBounded(p); err != nil {
 				return err
+			}
+			if p.kind == formRef {
+				// The signed text joins fields with a separator: a key
+				// field must be one signature.joined keeps free of it.
+				if !slices.Contains(s.sig.joined, p.text) {
+					return invalid("event.key", "form.%s is joined to other fields in signature.signed: list it in signature.joined.fields", p.text)
+				}
+				continue
 			}
 			s.keyReadsParts = true
 		}
@@ -512,38 +686,73 @@ func (s *Spec) keySigned() error {
 	return nil
 }
 
-// keySplits makes the event key split back into its values one way, for
-// every spec: "{{query.data.id}}:{{header.x-request-id}}" keys both
+// keySplits makes the event keys split back into their values one way,
+// for every spec: "{{query.data.id}}:{{header.x-request-id}}" keys both
 // (X:1, 2) and (X, 1:2) to X:1:2, so the second event would be answered
 // as a replay of the first. A key with one value of free length (the
 // digest is 64 hex digits, a setting is the same for every delivery) is
 // unambiguous; with more, each but the last must be followed by text, and
 // Parse refuses a value holding that text's first byte, which then ends
 // it. The last takes the rest, so the keys of deliveries that Parse
-// accepts are the ones they always had.
-func (s *Spec) keySplits() error {
-	parts := s.key.parts
-	var free []int
-	for i, p := range parts {
-		if p.kind != literal && p.kind != digestRef && p.kind != settingRef {
-			free = append(free, i)
+// accepts are the ones they always had. With event.cases, one case's key
+// could also read as another's ("P" with P = "X:Y" against "X" then
+// ":Y"): every value of every case is then kept free of every byte that
+// starts a literal of any case's key.
+func (s *Spec) keySplits(field string) error {
+	keys := []*template{&s.key}
+	if len(s.cases) > 0 {
+		keys = keys[:0]
+		for i := range s.cases {
+			keys = append(keys, &s.cases[i].key)
 		}
 	}
-	if len(free) < 2 {
-		return nil
-	}
-	s.keyStops = make([]byte, len(parts))
-	for _, i := range free[:len(free)-1] {
-		if i+1 == len(parts) || parts[i+1].kind != literal {
-			return invalid("event.key", "%s is followed by %s with no text between them, so a key would not split back into its values one way",
-				refName(&parts[i]), refName(&parts[i+1]))
+	var all string
+	if len(keys) > 1 {
+		for _, k := range keys {
+			for _, p := range k.parts {
+				if p.kind == literal && !strings.Contains(all, p.text[:1]) {
+					all += p.text[:1]
+				}
+			}
 		}
-		s.keyStops[i] = parts[i+1].text[0]
+	}
+	for _, k := range keys {
+		parts := k.parts
+		var free []int
+		for i, p := range parts {
+			if p.kind != literal && p.kind != digestRef && p.kind != settingRef {
+				free = append(free, i)
+			}
+		}
+		if all != "" {
+			k.stops = make([]string, len(parts))
+			for _, i := range free {
+				k.stops[i] = all
+			}
+			continue
+		}
+		if len(free) < 2 {
+			continue
+		}
+		k.stops = make([]string, len(parts))
+		for _, i := range free[:len(free)-1] {
+			if i+1 == len(parts) || parts[i+1].kind != literal {
+				return invalid(field, "%s is followed by %s with no text between them, so a key would not split back into its values one way",
+					refName(&parts[i]), refName(&parts[i+1]))
+			}
+			k.stops[i] = parts[i+1].text[:1]
+		}
 	}
 	return nil
 }
 
 func (s *Spec) compileReplay(f *file) error {
+	for _, id := range f.Replay.IDField {
+		if id == "" || strings.Contains(id, "{{") || strings.HasPrefix(id, ".") || strings.HasSuffix(id, ".") || strings.Contains(id, "..") {
+			return invalid("replay.id_field", "%q is not a member path (data.id) or form field", id)
+		}
+		s.idFields = append(s.idFields, id)
+	}
 	add := func(header bool, m map[string]string) error {
 		names := make([]string, 0, len(m))
 		for n := range m {
@@ -582,7 +791,21 @@ func (s *Spec) compileExamples(f *file) error {
 			field = "example " + ef.Name
 		}
 		ex := example{name: ef.Name, source: ef.Source, secret: ef.Secret, settings: ef.Settings,
-			header: http.Header{}, key: ef.Key, typ: ef.Type}
+			header: http.Header{}, key: ef.Key, typ: ef.Type, path: ef.Path}
+		switch {
+		case ef.Source != "" && ef.SelfDerived != "":
+			return invalid(field, "source and self_derived are exclusive: an example is the gateway's, or derived here")
+		case ef.SelfDerived != "":
+			ex.source = "self-derived: " + ef.SelfDerived
+		}
+		if ef.Path != "" {
+			if !s.sig.signed.has(pathRef, "") {
+				return invalid(field+".path", "signature.signed has no {{path}}")
+			}
+			if !servicePathRE.MatchString(ef.Path) {
+				return invalid(field+".path", "%q is not a service path (/v1.0/transfer-va/payment)", ef.Path)
+			}
+		}
 		if ex.name == "" {
 			ex.name = fmt.Sprint(i + 1)
 		}
@@ -632,7 +855,11 @@ func (s *Spec) compileExamples(f *file) error {
 	}
 	// A header the signed text reads that no example sends is most likely
 	// misspelt: every delivery would be 401.
-	for _, r := range append(s.required, part{kind: headerRef, text: s.sig.header}) {
+	required := s.required
+	if s.sig.field == "" {
+		required = append(required, part{kind: headerRef, text: s.sig.header})
+	}
+	for _, r := range required {
 		if r.kind != headerRef {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -13,8 +14,14 @@ import (
 // file is a spec file as written (docs/provider-specs.md). Every field is
 // decoded strictly: a field it does not list is an error, never ignored.
 type file struct {
-	Name      string          `yaml:"name"`
-	Docs      string          `yaml:"docs"`
+	// Version is 1 when absent; 2 adds the header object, public keys,
+	// body digests, RFC 3339 timestamps and single-event acknowledgements
+	// (docs/provider-specs.md, "Version 2").
+	Version int    `yaml:"version"`
+	Name    string `yaml:"name"`
+	Docs    string `yaml:"docs"`
+	// Body is json (the default) or form (v2).
+	Body      string          `yaml:"body"`
 	Secrets   secretsField    `yaml:"secrets"`
 	Settings  []settingField  `yaml:"settings"`
 	Signature signatureField  `yaml:"signature"`
@@ -31,6 +38,9 @@ type secretsField struct {
 	Help       string `yaml:"help"`
 	Encoding   string `yaml:"encoding"`
 	TrimPrefix string `yaml:"trim_prefix"`
+	// TokenDigest, with a token (v2): the token is the lowercase hex of
+	// this digest of each secret (PhonePe's SHA-256 of username:password).
+	TokenDigest string `yaml:"token_digest"`
 }
 
 type settingField struct {
@@ -39,37 +49,65 @@ type settingField struct {
 	Default  string `yaml:"default"`
 	Required bool   `yaml:"required"`
 	Help     string `yaml:"help"`
+	// Pattern, a regular expression the whole value must match (v2).
+	Pattern string `yaml:"pattern"`
+	// Choices, the values allowed (v2), each with what templates read
+	// for it: PayMongo's MODE live reads as li.
+	Choices map[string]string `yaml:"choices"`
 }
 
 type signatureField struct {
-	Header    string `yaml:"header"`
-	Repeated  bool   `yaml:"repeated"`
-	Separator string `yaml:"separator"`
-	Assign    string `yaml:"assign"`
-	Name      string `yaml:"name"`
-	Prefix    string `yaml:"prefix"`
+	// Header is the header's name (v1) or its grammar (v2).
+	Header    headerField `yaml:"header"`
+	Repeated  bool        `yaml:"repeated"`
+	Separator string      `yaml:"separator"`
+	Assign    string      `yaml:"assign"`
+	Name      string      `yaml:"name"`
+	Prefix    string      `yaml:"prefix"`
 	// PrefixOptional accepts a signature without Prefix too.
 	PrefixOptional bool   `yaml:"prefix_optional"`
 	Algorithm      string `yaml:"algorithm"`
 	Encoding       string `yaml:"encoding"`
 	Signed         string `yaml:"signed"`
+	// Field, instead of Header (v2, form bodies): the form field that
+	// carries the signature.
+	Field string `yaml:"field"`
+	// Joined lists the form fields that must not hold the separator the
+	// signed text joins them with (v2).
+	Joined *joinedField `yaml:"joined"`
+}
+
+type joinedField struct {
+	Separator string   `yaml:"separator"`
+	Fields    []string `yaml:"fields"`
 }
 
 type timestampField struct {
-	Value     string `yaml:"value"`
+	Value string `yaml:"value"`
+	// Format is unix (the default: a decimal number of Unit) or rfc3339
+	// (v2).
+	Format    string `yaml:"format"`
 	Unit      string `yaml:"unit"`
 	Tolerance string `yaml:"tolerance"`
 	Window    string `yaml:"window"`
 }
 
 type eventField struct {
-	Key         string   `yaml:"key"`
-	Type        string   `yaml:"type"`
-	Fingerprint []string `yaml:"fingerprint"`
+	Key  string `yaml:"key"`
+	Type string `yaml:"type"`
+	// Cases, instead of Key and Type (v2), are tried in order: the first
+	// whose key's references are all present gives the key and type.
+	Cases       []caseField `yaml:"cases"`
+	Fingerprint []string    `yaml:"fingerprint"`
 	// FingerprintForm is canonical (the default) or compact.
 	FingerprintForm string `yaml:"fingerprint_form"`
 	Batch           string `yaml:"batch"`
 	BatchBody       string `yaml:"batch_body"`
+}
+
+type caseField struct {
+	Key  string `yaml:"key"`
+	Type string `yaml:"type"`
 }
 
 type ackField struct {
@@ -79,22 +117,105 @@ type ackField struct {
 }
 
 type replayField struct {
+	// IDField names the members (or form fields) `replay --id-suffix`
+	// rewrites, for a spec whose key is not one json member: one, or a
+	// list when the key takes several shapes.
+	IDField values            `yaml:"id_field"`
 	Headers map[string]string `yaml:"headers"`
 	Query   map[string]string `yaml:"query"`
 }
 
 type exampleField struct {
-	Name       string            `yaml:"name"`
-	Source     string            `yaml:"source"`
-	Secret     string            `yaml:"secret"`
-	Settings   map[string]string `yaml:"settings"`
-	Now        string            `yaml:"now"`
-	URL        string            `yaml:"url"`
+	Name   string `yaml:"name"`
+	Source string `yaml:"source"`
+	// SelfDerived, instead of Source, says why the gateway publishes no
+	// delivery with its secret: the example was signed here from its
+	// documented formula (as providertest.Kit.SelfDerived).
+	SelfDerived string            `yaml:"self_derived"`
+	Secret      string            `yaml:"secret"`
+	Settings    map[string]string `yaml:"settings"`
+	Now         string            `yaml:"now"`
+	URL         string            `yaml:"url"`
+	// Path is the service path the request carries after the route (v2,
+	// {{path}}).
+	Path       string            `yaml:"path"`
 	Headers    map[string]values `yaml:"headers"`
 	Body       *string           `yaml:"body"`
 	BodyBase64 string            `yaml:"body_base64"`
 	Key        string            `yaml:"key"`
 	Type       string            `yaml:"type"`
+}
+
+// headerField is the signature header: its name alone (version 1, the
+// item grammar in the loose knobs of signatureField) or, in version 2, an
+// object that holds the whole grammar.
+type headerField struct {
+	Name string
+	// Object is set when the header was written as an object.
+	Object         bool
+	Repeated       bool
+	Items          *itemsField
+	Prefix         string
+	PrefixOptional bool
+}
+
+// itemsField is a header of several items: "t=1,v1=ab,v1=cd".
+type itemsField struct {
+	Separator string `yaml:"separator"`
+	Assign    string `yaml:"assign"`
+	Name      string `yaml:"name"`
+}
+
+// headerObject is headerField as written in version 2.
+type headerObject struct {
+	Name           string      `yaml:"name"`
+	Repeated       bool        `yaml:"repeated"`
+	Items          *itemsField `yaml:"items"`
+	Prefix         string      `yaml:"prefix"`
+	PrefixOptional bool        `yaml:"prefix_optional"`
+}
+
+// UnmarshalYAML reads a scalar as a name and a mapping as the grammar,
+// strictly: the YAML library does not pass KnownFields down to a custom
+// unmarshaler, so the members are checked here.
+func (h *headerField) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		h.Name = n.Value
+		return nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: signature.header is a name or an object", n.Line)
+	}
+	if err := knownKeys(n, "signature.header", "name", "repeated", "items", "prefix", "prefix_optional"); err != nil {
+		return err
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == "items" {
+			if err := knownKeys(n.Content[i+1], "signature.header.items", "separator", "assign", "name"); err != nil {
+				return err
+			}
+		}
+	}
+	var o headerObject
+	if err := n.Decode(&o); err != nil {
+		return err
+	}
+	*h = headerField{Name: o.Name, Object: true, Repeated: o.Repeated, Items: o.Items, Prefix: o.Prefix, PrefixOptional: o.PrefixOptional}
+	return nil
+}
+
+// knownKeys refuses a mapping member not in names.
+func knownKeys(n *yaml.Node, field string, names ...string) error {
+	if n.Kind != yaml.MappingNode {
+		return fmt.Errorf("line %d: %s is not an object", n.Line, field)
+	}
+	for i := 0; i < len(n.Content); i += 2 {
+		k := n.Content[i]
+		if !slices.Contains(names, k.Value) {
+			return fmt.Errorf("line %d: field %s not found in %s", k.Line, k.Value, field)
+		}
+	}
+	return nil
 }
 
 // values is a header's values: one string, or a list for a header sent
@@ -196,7 +317,7 @@ func oneLine(err error) error {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	for _, noise := range []string{" in type spec.file", " in type spec.secretsField", " in type spec.settingField",
 		" in type spec.signatureField", " in type spec.timestampField", " in type spec.eventField",
-		" in type spec.ackField", " in type spec.replayField", " in type spec.exampleField"} {
+		" in type spec.ackField", " in type spec.caseField", " in type spec.joinedField", " in type spec.replayField", " in type spec.exampleField"} {
 		msg = strings.ReplaceAll(msg, noise, "")
 	}
 	msg = strings.ReplaceAll(msg, "\n", "; ")

@@ -158,7 +158,7 @@ func TestGatewaysKeyOnlySignedParts(t *testing.T) {
 		// x:1:2: the second would be answered as a replay of the first.
 		_, err = p.Parse(signed("X:1", "2"))
 		require.ErrorIs(t, err, ErrNoEventKey)
-		require.ErrorContains(t, err, `query.data.id holds ":", which separates the key's values`)
+		require.ErrorContains(t, err, `query.data.id holds one of ":", which separate the key's values`)
 		items, err := p.Parse(signed("X", "1:2"))
 		require.NoError(t, err, "the last value takes the rest")
 		require.Equal(t, "x:1:2", items[0].Key)

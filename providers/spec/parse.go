@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,6 +46,9 @@ const (
 func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 	if p.s == nil {
 		return nil, fmt.Errorf("%w: %v", providers.ErrMalformed, errNoSpec)
+	}
+	if p.s.form {
+		return p.parseFormEvent(d)
 	}
 	o, err := rawjson.Parse(d.Body)
 	if err != nil {
@@ -140,22 +144,38 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 			return providers.Event{}, p.fail(err)
 		}
 	}
-	key, err := p.render(&p.s.key, o, body, d, sc, true)
+	ev, err := p.eventOf(o, body, d, sc)
+	if err != nil {
+		return ev, err
+	}
+	fp, err := p.fingerprint(o)
+	if err != nil {
+		return providers.Event{}, p.fail(ErrNotJSON)
+	}
+	ev.Fingerprint = fp
+	return ev, nil
+}
+
+// eventOf renders the key and type of one event: of a JSON object o, or
+// of the form in sc.
+func (p *Provider) eventOf(o *rawjson.Object, body []byte, d providers.Delivery, sc *scan) (providers.Event, error) {
+	keyT, typT := &p.s.key, &p.s.typ
+	key, err := p.render(keyT, o, body, d, sc, true)
+	for i := 1; i < len(p.s.cases) && errors.As(err, new(missingRef)); i++ {
+		keyT, typT = &p.s.cases[i].key, &p.s.cases[i].typ
+		key, err = p.render(keyT, o, body, d, sc, true)
+	}
 	if err != nil {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrNoEventKey, err))
 	}
 	if len(key) > MaxKeyBytes {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (longer than %d bytes)", ErrNoEventKey, MaxKeyBytes))
 	}
-	typ, err := p.render(&p.s.typ, o, body, d, sc, false)
+	typ, err := p.render(typT, o, body, d, sc, false)
 	if err != nil {
 		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
 	}
-	fp, err := p.fingerprint(o)
-	if err != nil {
-		return providers.Event{}, p.fail(ErrNotJSON)
-	}
-	return providers.Event{Key: key, Type: typ, Fingerprint: fp}, nil
+	return providers.Event{Key: key, Type: typ}, nil
 }
 
 // render evaluates a key or type template. Strict (a key), every
@@ -167,10 +187,6 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 	if len(t.parts) == 0 {
 		return "", nil
 	}
-	var stops []byte
-	if t == &p.s.key {
-		stops = p.s.keyStops
-	}
 	var b strings.Builder
 	for i := range t.parts {
 		r := &t.parts[i]
@@ -179,7 +195,7 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 		case err != nil:
 			return "", fmt.Errorf("%s: %v", refName(r), err)
 		case !ok && strict:
-			return "", fmt.Errorf("%s is missing", refName(r))
+			return "", missingRef(refName(r))
 		case !ok:
 			return "", nil
 		case r.kind != literal && !providers.IsToken(v, MaxTokenBytes):
@@ -188,9 +204,9 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 		if r.lower {
 			v = strings.ToLower(v)
 		}
-		if stops != nil && stops[i] != 0 && strings.IndexByte(v, stops[i]) >= 0 {
+		if t.stops != nil && t.stops[i] != "" && strings.ContainsAny(v, t.stops[i]) {
 			// Another delivery's values would make the same key (keySplits).
-			return "", fmt.Errorf("%s holds %q, which separates the key's values", refName(r), p.s.keyStops[i:i+1])
+			return "", fmt.Errorf("%s holds one of %q, which separate the key's values", refName(r), t.stops[i])
 		}
 		if len(t.parts) == 1 {
 			return v, nil // the usual key, one id: no copy
@@ -208,6 +224,9 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 		return r.text, true, nil
 	case jsonRef:
 		return lookup(o, r.path)
+	case formRef:
+		v, _ := sc.form.get(r.text)
+		return v, v != "", nil
 	case digestRef:
 		return rawjson.HexSum(body), true, nil
 	case settingRef:
@@ -233,9 +252,15 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 	return "", false, nil
 }
 
+// missingRef is render's error for a reference without a value: the
+// next of event.cases is then tried.
+type missingRef string
+
+func (m missingRef) Error() string { return string(m) + " is missing" }
+
 // refName names a reference in messages: "json.data.id".
 func refName(r *part) string {
-	if r.kind == digestRef || r.kind == bodyRef {
+	if r.kind == digestRef || r.kind == bodyRef || r.kind == pathRef || r.kind == secretRef {
 		return kindNames[r.kind]
 	}
 	return kindNames[r.kind] + "." + r.text

@@ -1,7 +1,9 @@
 package spec
 
 import (
+	"crypto"
 	"crypto/hmac"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"hash"
@@ -62,6 +64,19 @@ type Provider struct {
 	// secrets as given (token specs).
 	macs   []*macKey
 	tokens []string
+	// plain and plainSecrets are a plain digest's hash and the secrets
+	// its text holds.
+	plain        func() hash.Hash
+	plainSecrets []string
+	// keys are the sender's public keys (public-key specs); signer, set
+	// by tests only, signs as the sender would.
+	keys   []publicKey
+	signer crypto.Signer
+	// sigName names the signature items: the spec's, or its setting's
+	// choice.
+	sigName string
+	// ack is the acknowledgement, its settings filled in.
+	ack *providers.Acknowledgement
 	// signed is the spec's signed text with the settings filled in.
 	signed []part
 	// values are the settings' values, by index.
@@ -102,7 +117,18 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		if !ok || v == "" {
 			v = d.def
 		}
+		if d.choices != nil {
+			c, ok := d.choices[v]
+			if !ok {
+				return nil, fmt.Errorf("%s: %s: %q is not one of its choices", s.name, d.variable, v)
+			}
+			v = c
+		}
 		p.values[i] = v
+	}
+	p.sigName = s.sig.name
+	if s.sig.nameSetting >= 0 {
+		p.sigName = p.values[s.sig.nameSetting]
 	}
 	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
@@ -112,17 +138,53 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 		}
 		p.tolerance = tol
 	}
+	p.ack = s.ack
+	if s.ackBody != nil {
+		ack := *s.ack
+		ack.Body = []byte(renderSettings(p.bind(s.ackBody.parts)))
+		p.ack = &ack
+	}
+	if s.sig.alg.public != noPublicKey {
+		// Only RSA keys come in sizes (ALLOW_WEAK_KEYS is an rsa-sha256
+		// spec's setting).
+		allow := true
+		if i := s.setting(allowWeakKeys); i >= 0 {
+			allow = p.values[i] == "true"
+		}
+		if len(secrets) == 0 {
+			return nil, fmt.Errorf("%s: no %s configured", s.name, s.secret.noun)
+		}
+		for _, v := range secrets {
+			keys, _, err := readPublicKeys(v, s.sig.alg.public, allow, s.variable(allowWeakKeys))
+			if err != nil {
+				return nil, fmt.Errorf("%s: %s: %w", s.name, s.secret.variable, err)
+			}
+			p.keys = append(p.keys, keys...)
+		}
+		p.signed = p.bind(s.sig.signed.parts)
+		return p, nil
+	}
 	if err := adapter.Check(s.name, s.secret.noun, secrets); err != nil {
 		return nil, err
 	}
 	for i, secret := range secrets {
 		if s.sig.alg.hash == nil {
+			if d := s.secret.tokenDigest; d != nil {
+				h := d.new()
+				h.Write([]byte(secret))
+				secret = hex.EncodeToString(h.Sum(nil))
+			}
 			p.tokens = append(p.tokens, secret)
 			continue
 		}
 		key, err := s.secret.decode(strings.TrimPrefix(secret, s.secret.trimPrefix))
 		if err != nil || len(key) == 0 {
 			return nil, fmt.Errorf("%s: %s %d of %d does not decode", s.name, s.secret.noun, i+1, len(secrets))
+		}
+		if s.sig.alg.plain {
+			p.plain = s.sig.alg.hash
+			p.plainSecrets = append(p.plainSecrets, string(key))
+			continue
 		}
 		p.macs = append(p.macs, newMACKey(s.sig.alg.hash, key))
 	}
@@ -160,13 +222,37 @@ func (p *Provider) Name() string {
 	return p.s.name
 }
 
-// Ack is nil for a spec without a batch (the core service's answer is
-// relayed), else the answer its gateway expects.
+// Ack is nil for a spec without a batch or an ack (the core service's
+// answer is relayed), else the answer its gateway expects, its settings
+// filled in (SNAP's responseCode).
 func (p *Provider) Ack() *providers.Acknowledgement {
 	if p.s == nil {
 		return nil
 	}
-	return p.s.ack
+	return p.ack
+}
+
+// ServicePaths reports whether the spec signs the service path a sender
+// appends to its route ({{path}}): the receiver then routes
+// /webhooks/<name>/<service path> to it.
+func (p *Provider) ServicePaths() bool { return p.s != nil && p.s.sig.signed.has(pathRef, "") }
+
+// EventIDFields are the body members (or form fields) `webhookd replay
+// --id-suffix` rewrites (replay.id_field), or none.
+func (p *Provider) EventIDFields() []string {
+	if p.s == nil {
+		return nil
+	}
+	return p.s.idFields
+}
+
+// renderSettings joins parts that bind has made literal.
+func renderSettings(parts []part) string {
+	var b strings.Builder
+	for _, q := range parts {
+		b.WriteString(q.text)
+	}
+	return b.String()
 }
 
 // Spec returns the spec p was built from.

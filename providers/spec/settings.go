@@ -2,6 +2,9 @@ package spec
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
@@ -41,9 +44,13 @@ type Settings struct {
 	secrets []string
 	// values are the settings by variable (without the spec's prefix).
 	values map[string]string
-	// retention is WEBHOOKD_RETENTION as Check saw it: Build bounds the
-	// timestamp by it (WithRetention).
+	// retention, weak and keysVar are what Check found: the store's
+	// retention, which bounds a timestamp without a tolerance, and the
+	// sizes of the weak keys allowed in the public-key variable keysVar.
 	retention time.Duration
+	weak      []int
+	keysVar   string
+	allowVar  string
 }
 
 // Variables lists the secrets' variable, then the settings in the spec's
@@ -53,12 +60,21 @@ func (st *Settings) Variables() []providers.Variable {
 	// The tests set the example with a second item of their own, made by
 	// appending to it; an encoded secret lists its second item itself.
 	example := s.examples[0].secret
-	if s.secret.encoding != "raw" {
+	if s.secret.encoding != "raw" && s.secret.encoding != "pem" {
 		example += "," + example
 	}
 	vars := []providers.Variable{{
 		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example,
 		Set: func(v string) error {
+			if s.secret.encoding == "pem" {
+				// PEM text holds no commas worth splitting at, and a list
+				// of files is split by readPublicKeys: one value.
+				st.secrets = nil
+				if strings.TrimSpace(v) != "" {
+					st.secrets = []string{v}
+				}
+				return nil
+			}
 			list, err := providers.SplitList(v)
 			st.secrets = list
 			return err
@@ -69,6 +85,12 @@ func (st *Settings) Variables() []providers.Variable {
 			Set: func(v string) error {
 				if _, err := time.ParseDuration(v); d.duration && err != nil {
 					return fmt.Errorf("cannot parse %q as a duration", v)
+				}
+				if _, ok := d.choices[v]; len(d.choices) > 0 && v != "" && !ok {
+					return fmt.Errorf("%q is not one of %s", v, strings.Join(slices.Sorted(maps.Keys(d.choices)), ", "))
+				}
+				if d.pattern != nil && v != "" && !d.pattern.MatchString(v) {
+					return fmt.Errorf("%q does not match %s", v, strings.TrimSuffix(strings.TrimPrefix(d.pattern.String(), "^(?:"), ")$"))
 				}
 				st.values[d.variable] = v
 				return nil
@@ -89,6 +111,18 @@ func (st *Settings) Check(env providers.Env) error {
 	s := st.spec
 	st.retention = env.Retention
 	enabled := len(st.secrets) > 0
+	if s.sig.alg.public != noPublicKey && enabled {
+		name := env.Var(s.variable(s.secret.variable))
+		allow := st.value(allowWeakKeys) == "true"
+		for _, v := range st.secrets {
+			_, weak, err := readPublicKeys(v, s.sig.alg.public, allow, env.Var(s.variable(allowWeakKeys)))
+			if err != nil {
+				return fmt.Errorf("%s: %w", name, err)
+			}
+			st.weak = append(st.weak, weak...)
+		}
+		st.keysVar, st.allowVar = name, env.Var(s.variable(allowWeakKeys))
+	}
 	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
 		v := st.values[d.variable]
@@ -123,8 +157,36 @@ func (st *Settings) Build() (providers.Provider, error) {
 	return p, nil
 }
 
+// value is a setting's value, or its default.
+func (st *Settings) value(variable string) string {
+	if v := st.values[variable]; v != "" {
+		return v
+	}
+	if i := st.spec.setting(variable); i >= 0 {
+		return st.spec.settings[i].def
+	}
+	return ""
+}
+
+// Warnings names the public-key variable of each RSA key shorter than
+// MinRSABits that WEBHOOKD_<NAME>_ALLOW_WEAK_KEYS let in (Check found
+// them), with its size.
+func (st *Settings) Warnings(providers.Env) []string {
+	var out []string
+	for _, bits := range st.weak {
+		out = append(out, fmt.Sprintf("%s: a %d-bit RSA key is accepted (shorter than %d bits, allowed by %s)",
+			st.keysVar, bits, MinRSABits, st.allowVar))
+	}
+	return out
+}
+
 // Spec returns the spec whose variables st holds.
 func (st *Settings) Spec() *Spec { return st.spec }
+
+// BodySigned reports whether the signature covers the body (all of it, or
+// a digest of it): a route condition (where) may read only a body that
+// is signed. A token (Flutterwave's, PhonePe's) signs nothing.
+func (s *Spec) BodySigned() bool { return s.sig.alg.signs() && s.sig.signed.has(bodyRef, "") }
 
 // Examples is how many example deliveries the spec verifies.
 func (s *Spec) Examples() int { return len(s.examples) }

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
@@ -40,13 +41,27 @@ func (p *Provider) Resign(first providers.Delivery, body []byte) (providers.Deli
 // (and, with replay, the spec's replay templates).
 func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (providers.Delivery, error) {
 	s := p.s
+	if p.keys != nil && p.signer == nil {
+		return providers.Delivery{}, fmt.Errorf("%s: %w: only the sender holds its private key", s.name, providers.ErrCannotSign)
+	}
 	d := providers.Delivery{Header: http.Header{}, Body: body}
+	if !replay {
+		d.Path = src.Path
+	}
 	d.Header.Set("Content-Type", "application/json")
 	if ct := src.Header.Get("Content-Type"); ct != "" {
 		d.Header.Set("Content-Type", ct)
 	}
 	var sc scan
-	if s.sig.assign != "" {
+	if s.form {
+		f, err := parseForm(body)
+		if err != nil {
+			return providers.Delivery{}, fmt.Errorf("%s: cannot sign: %w", s.name, err)
+		}
+		sc.form = f
+		d.Header.Set("Content-Type", FormContentType)
+	}
+	if s.sig.assign != "" && s.sig.field == "" {
 		// The source's named items (a timestamp, overwritten below).
 		_ = p.scanHeader(providers.Delivery{Header: src.Header}, &sc)
 	}
@@ -68,7 +83,10 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 	if ts := s.ts; ts != nil {
 		now := p.clock()
 		v := strconv.FormatInt(now.Unix(), 10)
-		if ts.ms || ts.auto {
+		switch {
+		case ts.rfc3339:
+			v = now.Format(time.RFC3339)
+		case ts.ms || ts.auto:
 			v = strconv.FormatInt(now.UnixMilli(), 10)
 		}
 		switch ts.ref.kind {
@@ -91,15 +109,22 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 				items = append(items, name+s.sig.assign+sc.parts[i])
 			}
 		}
-		sig = s.sig.name + s.sig.assign + sig
+		sig = p.sigName + s.sig.assign + sig
 	}
 	sep := s.sig.separator
 	if sep == "" {
 		sep = ","
 	}
+	if s.sig.field != "" {
+		d.Body = withField(body, sc.form, s.sig.field, strings.Join(append(items, sig), sep))
+		return d, nil
+	}
 	d.Header[s.sig.header] = []string{strings.Join(append(items, sig), sep)}
 	return d, nil
 }
+
+// FormContentType is what a form body is sent with (body: form).
+const FormContentType = "application/x-www-form-urlencoded"
 
 // signature returns the prefixed, encoded signature of d under the first
 // secret (or the first token).
@@ -111,7 +136,18 @@ func (p *Provider) signature(d providers.Delivery, sc *scan) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: cannot sign: the first example lacks a part the signed text reads: %w", p.s.name, err)
 	}
+	if p.keys != nil {
+		return p.signPublic(buf, cut, d.Body)
+	}
 	var out [128]byte
+	if p.plain != nil {
+		scratch := new([]byte)
+		n, err := p.plainSum(out[:], d, sc, scratch, p.plainSecrets[0])
+		if err != nil {
+			return "", err
+		}
+		return p.s.sig.prefix + string(out[:n]), nil
+	}
 	n := p.macs[0].encodedSum(out[:], buf, cut, d.Body, p.s.sig.enc)
 	return p.s.sig.prefix + string(out[:n]), nil
 }

@@ -19,11 +19,18 @@ const (
 	signatureRef
 	jsonRef
 	digestRef
+	// pathRef is the service path the request carries after its route
+	// (version 2).
+	pathRef
+	// formRef is a field of a form body, secretRef the secret itself
+	// inside a plain digest's text (version 2).
+	formRef
+	secretRef
 )
 
 // kindNames are the reference prefixes, for messages.
 var kindNames = [...]string{literal: "text", bodyRef: "body", settingRef: "setting", headerRef: "header",
-	queryRef: "query", signatureRef: "signature", jsonRef: "json", digestRef: "digest"}
+	queryRef: "query", signatureRef: "signature", jsonRef: "json", digestRef: "digest", pathRef: "path", formRef: "form", secretRef: "secret"}
 
 // part is one piece of a compiled template: literal text, or a reference
 // resolved per delivery.
@@ -39,12 +46,21 @@ type part struct {
 	index int
 	// lower lower-cases the value (| lower).
 	lower bool
+	// compact removes the whitespace between a body's JSON tokens
+	// (| compact), and sum replaces the body by its lower-case hex
+	// digest (| sha256 and the others of bodyDigests): version 2.
+	compact bool
+	sum     *bodyDigest
 }
 
 // template is a compiled template: its parts in order.
 type template struct {
 	src   string
 	parts []part
+	// stops holds, for each part of an event key, the bytes its value
+	// must not hold (empty: none), so that the key splits back into its
+	// values one way (Spec.keySplits); nil for other templates.
+	stops []string
 }
 
 // errTemplate is wrapped by every template error.
@@ -85,28 +101,41 @@ func parseTemplate(src string, allowed ...kind) (template, error) {
 	return t, nil
 }
 
-// parseRef reads one reference: "body", "digest", "json.a.b",
+// parseRef reads one reference: "body", "digest", "path", "json.a.b",
 // "header.Name", "query.name", "signature.t", "setting.NAME", each
-// optionally followed by "| lower".
+// optionally followed by "| lower"; the body by "| compact" and then a
+// digest ("| sha256").
 func parseRef(ref string) (part, error) {
 	var p part
-	if r, filter, ok := strings.Cut(ref, "|"); ok {
-		if strings.TrimSpace(filter) != "lower" {
-			return p, fmt.Errorf("unknown filter %q (lower)", strings.TrimSpace(filter))
+	ref, filters, _ := strings.Cut(ref, "|")
+	ref = strings.TrimSpace(ref)
+	if filters != "" {
+		if err := p.filter(ref, strings.Split(filters, "|")); err != nil {
+			return p, err
 		}
-		p.lower = true
-		ref = strings.TrimSpace(r)
+		if p.compact && p.sum == nil {
+			return p, fmt.Errorf("body | compact must be followed by a digest (| sha256)")
+		}
 	}
 	prefix, name, dotted := strings.Cut(ref, ".")
 	switch {
 	case ref == "body":
 		p.kind = bodyRef
 		return p, nil
+	case ref == "path":
+		p.kind = pathRef
+		return p, nil
+	case ref == "secret":
+		p.kind = secretRef
+		return p, nil
 	case ref == "digest":
 		p.kind = digestRef
 		return p, nil
 	case !dotted || name == "":
 		return p, fmt.Errorf("unknown reference %q (body, digest, json.*, header.*, query.*, signature.*, setting.*)", ref)
+	}
+	if p.compact || p.sum != nil {
+		return p, fmt.Errorf("%s: compact and digests are for the body only", ref)
 	}
 	p.text = name
 	switch prefix {
@@ -130,10 +159,34 @@ func parseRef(ref string) (part, error) {
 		p.kind = signatureRef
 	case "setting":
 		p.kind = settingRef
+	case "form":
+		p.kind = formRef
+		if !isFormName(name) {
+			return p, fmt.Errorf("%q is not a form field name (letters, digits, _ and -)", name)
+		}
 	default:
 		return p, fmt.Errorf("unknown reference %q (body, digest, json.*, header.*, query.*, signature.*, setting.*)", ref)
 	}
 	return p, nil
+}
+
+// filter reads a reference's filters: lower for any but the body; for
+// the body, compact and then at most one digest.
+func (p *part) filter(ref string, filters []string) error {
+	for _, f := range filters {
+		f = strings.TrimSpace(f)
+		switch {
+		case f == "lower" && ref != "body" && !p.compact && p.sum == nil:
+			p.lower = true
+		case f == "compact" && ref == "body" && p.sum == nil && !p.compact:
+			p.compact = true
+		case ref == "body" && p.sum == nil && bodyDigests[f] != nil:
+			p.sum = bodyDigests[f]
+		default:
+			return fmt.Errorf("filter %q cannot follow %q here (lower; for the body: compact, then sha256, sha1, sha512 or md5)", f, ref)
+		}
+	}
+	return nil
 }
 
 // has reports whether t references k (with name, when name is not empty).

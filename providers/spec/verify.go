@@ -20,18 +20,31 @@ type scan struct {
 	n     int
 	parts [maxSigParts]string
 	set   [maxSigParts]bool
+	// form is a form body's fields (body: form); secret is the one a
+	// plain digest's text holds while it is computed.
+	form   formFields
+	secret string
 }
 
-// Verify authenticates a delivery: the signature header is read as the
-// spec says, the timestamp (if any) checked against the tolerance before
-// any MAC, and some signature must be the MAC of the signed text under
-// some secret (or, for a token, equal some secret). Its errors wrap
-// providers.ErrUnauthorized.
+// Verify authenticates a delivery: the signature header (or form field)
+// is read as the spec says, the timestamp (if any) checked against the
+// tolerance or the retention before any MAC, and some signature must be
+// the MAC, digest or public-key signature of the signed text under some
+// secret or key (or, for a token, equal some secret). Its errors wrap
+// providers.ErrUnauthorized, but for a form body that does not read one
+// way (ErrNotForm, which wraps providers.ErrMalformed: 400).
 func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 	if p.s == nil {
 		return fmt.Errorf("%w: %v", providers.ErrUnauthorized, errNoSpec)
 	}
 	var sc scan
+	if p.s.form {
+		f, err := parseForm(d.Body)
+		if err != nil {
+			return p.fail(err)
+		}
+		sc.form = f
+	}
 	if err := p.scanHeader(d, &sc); err != nil {
 		return p.fail(err)
 	}
@@ -53,6 +66,9 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 		}
 		return p.fail(ErrNoValidSignature)
 	}
+	if p.keys != nil {
+		return p.verifyPublic(d, &sc)
+	}
 	ok, err := p.match(d, &sc)
 	switch {
 	case err != nil:
@@ -67,6 +83,12 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 func (p *Provider) scanHeader(d providers.Delivery, sc *scan) error {
 	sig := &p.s.sig
 	vals := d.Header[sig.header]
+	if sig.field != "" {
+		vals = nil
+		if v, _ := sc.form.get(sig.field); v != "" {
+			vals = []string{v}
+		}
+	}
 	size := 0
 	for _, v := range vals {
 		size += len(v)
@@ -103,7 +125,7 @@ func (p *Provider) scanItem(item string, sc *scan) error {
 		if !ok {
 			return nil // not name=value: ignored, as the SDKs ignore unknown items
 		}
-		if name != sig.name {
+		if name != p.sigName {
 			for i, want := range p.s.sigParts {
 				if name == want {
 					if sc.set[i] {
@@ -141,6 +163,16 @@ func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error
 			return "", fmt.Errorf("%w (signature item %s)", ErrMissingPart, r.text)
 		}
 		return sc.parts[r.index], nil
+	case pathRef:
+		// Empty for a request to the route itself: a sender that appends
+		// nothing signs nothing after the notification path.
+		return d.Path, nil
+	case formRef:
+		// An absent field signs as empty, as PayU's unused udf fields do.
+		v, _ := sc.form.get(r.text)
+		return v, nil
+	case secretRef:
+		return sc.secret, nil
 	}
 	if len(vals) != 1 || vals[0] == "" {
 		return "", fmt.Errorf("%w (%s %s)", ErrMissingPart, kindNames[r.kind], r.text)
@@ -157,6 +189,9 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	if err != nil {
 		return err
 	}
+	if ts.rfc3339 {
+		return p.checkRFC3339(v)
+	}
 	if len(v) > maxTimestampDigits {
 		return ErrInvalidTimestamp
 	}
@@ -171,6 +206,9 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	t := time.Unix(n, 0)
 	if ts.ms || (ts.auto && len(v) >= 12) {
 		t = time.UnixMilli(n)
+	}
+	if ts.tolerance < 0 {
+		return p.withinRetention(t)
 	}
 	age := p.clock().Sub(t)
 	switch {
@@ -201,6 +239,9 @@ func (p *Provider) match(d providers.Delivery, sc *scan) (bool, error) {
 	}
 	enc := p.s.sig.enc
 	var want [128]byte
+	if p.plain != nil {
+		return p.matchPlain(d, sc, bp)
+	}
 	for _, k := range p.macs {
 		n := k.encodedSum(want[:], buf, cut, d.Body, enc)
 		for _, got := range sc.sigs[:sc.n] {
@@ -223,6 +264,10 @@ func (p *Provider) appendSigned(buf []byte, d providers.Delivery, sc *scan) (out
 		case literal:
 			buf = append(buf, r.text...)
 		case bodyRef:
+			if r.sum != nil {
+				buf = appendBodyDigest(buf, r, d.Body)
+				continue
+			}
 			cut = len(buf)
 		default:
 			v, err := p.value(r, d, sc)

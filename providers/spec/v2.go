@@ -1,0 +1,432 @@
+package spec
+
+import (
+	"crypto/md5"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"io"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/webhookd/webhookd/providers"
+)
+
+// What version 2 of the format adds (docs/provider-specs.md, "Version 2"),
+// and the checks that keep version 1 files as they were: a version 1 file
+// that uses any of it is refused, so that a spec says which format it is
+// written in and an older webhookd never half-reads a newer file.
+
+// needV2 refuses field in a version 1 spec.
+func (s *Spec) needV2(field string) error {
+	if s.version >= 2 {
+		return nil
+	}
+	return invalid(field, "needs version: 2")
+}
+
+// servicePathRE is a service path a sender appends to the route: one or
+// more segments of A-Za-z0-9._- (docs/contract.md, "Routes").
+var servicePathRE = regexp.MustCompile(`^(/[A-Za-z0-9._-]+)+$`)
+
+// headerGrammar returns sf with the header's grammar in its loose knobs:
+// version 1 writes them there, version 2 in the header object.
+func (s *Spec) headerGrammar(sf signatureField) (signatureField, error) {
+	h := sf.Header
+	loose := sf.Repeated || sf.Separator != "" || sf.Assign != "" || sf.Name != "" || sf.Prefix != "" || sf.PrefixOptional
+	switch {
+	case s.version < 2 && h.Object:
+		return sf, invalid("signature.header", "an object needs version: 2 (version 1 names the header)")
+	case s.version < 2:
+		return sf, nil
+	case sf.Field != "" && h.Name == "" && !h.Object && !loose:
+		return sf, nil // the signature is a form field
+	case !h.Object:
+		return sf, invalid("signature.header", "version 2 writes the header as an object ({name: ..., items: ...})")
+	case loose:
+		return sf, invalid("signature", "version 2 keeps repeated, separator, assign, name, prefix and prefix_optional under signature.header")
+	}
+	sf.Repeated, sf.Prefix, sf.PrefixOptional = h.Repeated, h.Prefix, h.PrefixOptional
+	if it := h.Items; it != nil {
+		if it.Separator == "" || it.Assign == "" || it.Name == "" {
+			return sf, invalid("signature.header.items", "separator, assign and name are all required")
+		}
+		sf.Separator, sf.Assign, sf.Name = it.Separator, it.Assign, it.Name
+	}
+	return sf, nil
+}
+
+// checkPublic refuses a public-key algorithm in version 1, and one whose
+// keys are not PEM.
+func (s *Spec) checkPublic(a algorithm) error {
+	if a.public == noPublicKey {
+		if s.secret.encoding == "pem" {
+			return invalid("secrets.encoding", "pem is for public-key algorithms (rsa-sha256, ecdsa-p256-sha256, ed25519)")
+		}
+		return nil
+	}
+	if err := s.needV2("signature.algorithm"); err != nil {
+		return err
+	}
+	if s.secret.encoding != "pem" {
+		return invalid("secrets.encoding", "must be pem for %s: the secrets are the sender's public keys", a.name)
+	}
+	return nil
+}
+
+// checkSignedV2 refuses the version 2 parts of a signed text in version 1.
+func (s *Spec) checkSignedV2(t template) error {
+	for _, p := range t.parts {
+		if p.kind == pathRef || p.compact || p.sum != nil {
+			return s.needV2("signature.signed")
+		}
+	}
+	return nil
+}
+
+// bodyDigest is a plain digest of the body written, lower-case hex, in
+// the signed text: SNAP signs the SHA-256 of its compacted body.
+type bodyDigest struct {
+	name string
+	new  func() hash.Hash
+}
+
+var bodyDigests = map[string]*bodyDigest{
+	"sha256": {"sha256", sha256.New}, "sha1": {"sha1", sha1.New},
+	"sha512": {"sha512", sha512.New}, "md5": {"md5", md5.New},
+}
+
+// writeCompact writes body to w with the whitespace between JSON tokens
+// removed and everything else as sent: member order, escapes and the
+// spaces inside strings (SNAP's "    9042") stay. It never parses or
+// re-encodes, so it agrees with a sender that hashed json.Compact of its
+// bytes, or the bytes themselves when they were already compact.
+func writeCompact(w io.Writer, body []byte) {
+	var buf [512]byte
+	n := 0
+	inString, escaped := false, false
+	for _, c := range body {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		buf[n] = c
+		n++
+		if n == len(buf) {
+			w.Write(buf[:n])
+			n = 0
+		}
+	}
+	w.Write(buf[:n])
+}
+
+// appendBodyDigest appends the lower-case hex digest of body (compacted
+// first when r says so) to buf.
+func appendBodyDigest(buf []byte, r *part, body []byte) []byte {
+	h := r.sum.new()
+	if r.compact {
+		writeCompact(h, body)
+	} else {
+		h.Write(body)
+	}
+	var sum [64]byte
+	return hex.AppendEncode(buf, h.Sum(sum[:0]))
+}
+
+// maxRFC3339 is the longest RFC 3339 timestamp read: nanoseconds and an
+// offset fit in 35 bytes.
+const maxRFC3339 = 40
+
+// checkRFC3339 reads v as an RFC 3339 time with an offset or Z (fractional
+// seconds allowed); the signed text holds it as sent, so it is never
+// normalised.
+func (p *Provider) checkRFC3339(v string) error {
+	if len(v) > maxRFC3339 {
+		return ErrInvalidTimestamp
+	}
+	t, err := time.Parse(time.RFC3339Nano, v)
+	if err != nil {
+		return ErrInvalidTimestamp
+	}
+	if p.s.ts.tolerance < 0 {
+		return p.withinRetention(t)
+	}
+	age := p.clock().Sub(t)
+	switch {
+	case age > p.tolerance:
+		return ErrTooOld
+	case p.s.ts.both && -age > p.tolerance:
+		return ErrTooNew
+	}
+	return nil
+}
+
+// withinRetention refuses a signed time further from the clock, either
+// way, than the store's retention (WithRetention), for a gateway that
+// documents no tolerance: a capture replayed once its record is pruned
+// would be forwarded again (docs/contract.md, "These gateways have no
+// tolerance variable").
+func (p *Provider) withinRetention(t time.Time) error {
+	if p.retention <= 0 {
+		return nil
+	}
+	age := p.clock().Sub(t)
+	switch {
+	case age > p.retention:
+		return ErrExpired
+	case -age > p.retention:
+		return ErrTooNew
+	}
+	return nil
+}
+
+// verifyPublic checks a public-key spec's delivery: some candidate
+// signature must be the sender's over the signed text under some key.
+func (p *Provider) verifyPublic(d providers.Delivery, sc *scan) error {
+	buf, cut, err := p.appendSigned(nil, d, sc)
+	if err != nil {
+		return p.fail(err)
+	}
+	if cut >= 0 {
+		buf = slices.Concat(buf[:cut], d.Body, buf[cut:])
+	}
+	for _, got := range sc.sigs[:sc.n] {
+		if verifyPublic(p.keys, p.s.sig.alg.public, buf, got, p.s.sig.enc) {
+			return nil
+		}
+	}
+	return p.fail(ErrNoValidSignature)
+}
+
+// eventCase is one of event.cases: a key and the type that goes with it.
+type eventCase struct{ key, typ template }
+
+// maxCases bounds event.cases: each costs a lookup per delivery.
+const maxCases = 8
+
+// compileCases compiles event.cases. The first case is also the spec's
+// key and type, for the checks that read one (batch, kit).
+func (s *Spec) compileCases(ef eventField) error {
+	if err := s.needV2("event.cases"); err != nil {
+		return err
+	}
+	switch {
+	case ef.Key != "" || ef.Type != "":
+		return invalid("event.cases", "replace event.key and event.type: leave those out")
+	case len(ef.Cases) > maxCases:
+		return invalid("event.cases", "more than %d cases", maxCases)
+	}
+	for i, c := range ef.Cases {
+		key, typ, err := s.compileKeyType(fmt.Sprintf("event.cases[%d]", i), c.Key, c.Type)
+		if err != nil {
+			return err
+		}
+		s.cases = append(s.cases, eventCase{key: key, typ: typ})
+	}
+	s.key, s.typ = s.cases[0].key, s.cases[0].typ
+	return nil
+}
+
+// choiceSetting reads signature.header.items.name written as one setting
+// reference: the setting must have choices, whose values are the names.
+func (s *Spec) choiceSetting(src string) (int, error) {
+	const field = "signature.header.items.name"
+	t, err := parseTemplate(src, settingRef)
+	if err != nil {
+		return -1, invalid(field, "%v", err)
+	}
+	if len(t.parts) != 1 || t.parts[0].lower {
+		return -1, invalid(field, "a name, or one setting reference (\"{{setting.MODE}}\")")
+	}
+	i := s.setting(t.parts[0].text)
+	if i < 0 || len(s.settings[i].choices) == 0 {
+		return -1, invalid(field, "setting %s is not declared with choices", t.parts[0].text)
+	}
+	return i, nil
+}
+
+// compileForm reads body: form, and the signature field only a form has.
+func (s *Spec) compileForm(f *file) error {
+	switch f.Body {
+	case "", "json":
+	case "form":
+		if err := s.needV2("body"); err != nil {
+			return err
+		}
+		s.form = true
+	default:
+		return invalid("body", "unknown %q (json or form)", f.Body)
+	}
+	sf := f.Signature
+	switch {
+	case sf.Field != "" && !s.form:
+		return invalid("signature.field", "is for form bodies (body: form)")
+	case sf.Field != "" && sf.Header.Name != "":
+		return invalid("signature", "header and field are exclusive: the signature is in one of them")
+	case sf.Field != "" && !isFormName(sf.Field):
+		return invalid("signature.field", "%q is not a form field name", sf.Field)
+	case f.Event.Batch != "" && s.form:
+		return invalid("event.batch", "is for JSON bodies")
+	}
+	return nil
+}
+
+// signedKinds are the references signature.signed may hold.
+func (s *Spec) signedKinds(a algorithm) []kind {
+	kinds := []kind{bodyRef, settingRef, headerRef, queryRef, signatureRef, pathRef}
+	if s.form {
+		kinds = append(kinds, formRef)
+	}
+	if a.plain {
+		kinds = append(kinds, secretRef)
+	}
+	return kinds
+}
+
+// eventKinds are the references event.key and event.type may hold: a
+// form's fields, or a JSON body's members.
+func (s *Spec) eventKinds() []kind {
+	body := jsonRef
+	if s.form {
+		body = formRef
+	}
+	return []kind{body, digestRef, headerRef, queryRef, signatureRef, settingRef}
+}
+
+// checkPlain holds a plain digest to a text with the secret in it exactly
+// once (else it is a checksum anyone can compute), and keeps {{secret}}
+// out of every other algorithm's text.
+func (s *Spec) checkPlain(a algorithm, t template) error {
+	n := 0
+	for _, p := range t.parts {
+		if p.kind == secretRef {
+			n++
+		}
+	}
+	switch {
+	case a.plain && s.version < 2:
+		return s.needV2("signature.algorithm")
+	case a.plain && n != 1:
+		return invalid("signature.signed", "a plain %s digest must hold {{secret}} exactly once", a.name)
+	}
+	return nil
+}
+
+// compileJoined reads signature.joined: form fields of the signed text
+// that must not hold its separator, so that the text splits into fields
+// one way only (docs/contract.md, "Joined fields").
+func (s *Spec) compileJoined(j *joinedField) error {
+	if j == nil {
+		return nil
+	}
+	if !s.form {
+		return invalid("signature.joined", "is for form bodies (body: form)")
+	}
+	if j.Separator == "" || len(j.Fields) == 0 {
+		return invalid("signature.joined", "separator and fields are both required")
+	}
+	for _, name := range j.Fields {
+		if !s.sig.signed.has(formRef, name) {
+			return invalid("signature.joined.fields", "form.%s is not part of signature.signed", name)
+		}
+	}
+	s.sig.joined, s.sig.joinSep = j.Fields, j.Separator
+	return nil
+}
+
+// signedFields lists the form fields t reads, sorted, once each.
+func signedFields(t template) []string {
+	var names []string
+	for _, p := range t.parts {
+		if p.kind == formRef && !slices.Contains(names, p.text) {
+			names = append(names, p.text)
+		}
+	}
+	slices.Sort(names)
+	return names
+}
+
+// matchPlain reports whether some candidate signature is the plain digest
+// of the signed text with some secret in it: the text differs per secret,
+// so it is built once for each.
+func (p *Provider) matchPlain(d providers.Delivery, sc *scan, bp *[]byte) (bool, error) {
+	enc := p.s.sig.enc
+	var want [128]byte
+	for _, secret := range p.plainSecrets {
+		n, err := p.plainSum(want[:], d, sc, bp, secret)
+		if err != nil {
+			return false, err
+		}
+		for _, got := range sc.sigs[:sc.n] {
+			if equalSig(want[:n], got, enc) {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// plainSum writes to dst, encoded, the digest of the signed text holding
+// secret, and returns its length.
+func (p *Provider) plainSum(dst []byte, d providers.Delivery, sc *scan, bp *[]byte, secret string) (int, error) {
+	sc.secret = secret
+	buf, cut, err := p.appendSigned((*bp)[:0], d, sc)
+	sc.secret = ""
+	*bp = buf[:0]
+	if err != nil {
+		return 0, err
+	}
+	h := p.plain()
+	if cut < 0 {
+		h.Write(buf)
+	} else {
+		h.Write(buf[:cut])
+		h.Write(d.Body)
+		h.Write(buf[cut:])
+	}
+	var sum [64]byte
+	return encode(dst, h.Sum(sum[:0]), p.s.sig.enc), nil
+}
+
+// parseFormEvent derives a form body's one event: its fields are the
+// key's and type's, and a field of signature.joined that holds the
+// separator is 400 (the signed text would split another way).
+func (p *Provider) parseFormEvent(d providers.Delivery) ([]providers.Item, error) {
+	f, err := parseForm(d.Body)
+	if err != nil {
+		return nil, p.fail(err)
+	}
+	for _, name := range p.s.sig.joined {
+		if v, _ := f.get(name); strings.ContainsAny(v, p.s.sig.joinSep) {
+			return nil, p.fail(fmt.Errorf("%w (form.%s holds %q, which joins the signed fields)", ErrNoEventKey, name, p.s.sig.joinSep[:1]))
+		}
+	}
+	sc := &scan{form: f}
+	if len(p.s.sigParts) > 0 {
+		if err := p.scanHeader(d, sc); err != nil {
+			return nil, p.fail(err)
+		}
+	}
+	ev, err := p.eventOf(nil, d.Body, d, sc)
+	if err != nil {
+		return nil, err
+	}
+	ev.Fingerprint = f.fingerprint(p.s.formSigned)
+	return []providers.Item{{Event: ev, Body: d.Body}}, nil
+}
