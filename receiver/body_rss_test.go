@@ -19,24 +19,30 @@ import (
 	"github.com/webhookd/webhookd/receiver"
 )
 
-// BenchmarkStalledUploadsRSS is issue 26's scenario: 250 connections each
-// announce a body at the limit (1 MiB), send all of it but its last byte,
-// and stall, as anyone can without a secret. It reports how much the
-// process's RSS and heap grew while they stall. Run it once:
+// BenchmarkStalledUploadsRSS is issue 26's scenario: 250 connections (and
+// 500) each announce a body at the limit (1 MiB), send all of it but its
+// last byte, and stall, as anyone can without a secret. It reports how much
+// the process's RSS and heap grew while they stall: the default
+// MaxPendingBodyBytes (64 MiB) and what the connections cost themselves.
+// Run it once:
 //
 //	go test -run '^$' -bench BenchmarkStalledUploadsRSS -benchtime 1x ./receiver/
 func BenchmarkStalledUploadsRSS(b *testing.B) {
 	const (
-		conns = 250
 		limit = 1 << 20
 		mib   = 1 << 20
 	)
-	for b.Loop() {
-		b.StopTimer()
-		rss, heap := stalledUploadsGrowth(b, conns, limit)
-		b.ReportMetric(float64(rss)/mib, "MiB-RSS-growth")
-		b.ReportMetric(float64(heap)/mib, "MiB-heap-growth")
-		b.StartTimer()
+	// Twice the connections must not cost twice the memory.
+	for _, conns := range []int{250, 500} {
+		b.Run(fmt.Sprintf("conns=%d", conns), func(b *testing.B) {
+			for b.Loop() {
+				b.StopTimer()
+				rss, heap := stalledUploadsGrowth(b, conns, limit)
+				b.ReportMetric(float64(rss)/mib, "MiB-RSS-growth")
+				b.ReportMetric(float64(heap)/mib, "MiB-heap-growth")
+				b.StartTimer()
+			}
+		})
 	}
 }
 

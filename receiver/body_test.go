@@ -2,8 +2,11 @@ package receiver_test
 
 import (
 	"fmt"
+	"math"
 	"net"
+	"net/http"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -55,4 +58,61 @@ func TestAnnouncedLengthHoldsNoMemory(t *testing.T) {
 		float64(idle)/mib, conns, announce, float64(waiting)/mib)
 	require.Less(t, int64(waiting)-int64(idle), int64(8*mib),
 		"heap grew by %.1f MiB for bytes that never arrived", (float64(waiting)-float64(idle))/mib)
+}
+
+// TestStalledUploadsGet503: connections that send all but the last byte of
+// a body and stall hold MaxPendingBodyBytes between them; a delivery that
+// comes then is answered 503 with Retry-After, and is forwarded once the
+// stalled connections are gone.
+func TestStalledUploadsGet503(t *testing.T) {
+	const limit = 4096
+	h := newHarness(t, func(h *harness) {
+		h.config = func(c *receiver.Config) {
+			c.MaxBodyBytes, c.MaxPendingBodyBytes, c.BodyWait = limit, 2*limit, -1
+		}
+	})
+	addr := h.srv.Listener.Addr().String()
+	var stalled []net.Conn
+	for range 2 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		t.Cleanup(func() { c.Close() })
+		_, err = fmt.Fprintf(c, "POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+			limit, strings.Repeat("x", limit-1))
+		require.NoError(t, err)
+		stalled = append(stalled, c)
+	}
+
+	body := event("evt_stalled", 1)
+	var busy reply
+	// The stalled bytes reach the handlers in their own time; a delivery
+	// read before they did is forwarded, its resends replayed.
+	require.Eventually(t, func() bool {
+		busy = h.deliver(body)
+		return busy.status == http.StatusServiceUnavailable
+	}, 5*time.Second, 5*time.Millisecond)
+	require.NotEmpty(t, busy.header.Get("Retry-After"))
+	require.Contains(t, busy.body, receiver.ErrBusy.Error())
+
+	for _, c := range stalled {
+		require.NoError(t, c.Close())
+	}
+	require.Eventually(t, func() bool {
+		r := h.deliver(event("evt_after_stall", 1))
+		return r.status == http.StatusCreated
+	}, 5*time.Second, 5*time.Millisecond)
+}
+
+// TestLargestBodyLimit: WEBHOOKD_MAX_BODY_BYTES's largest value,
+// 9223372036854775807, is a limit like any other; every delivery used to
+// panic (500) on limit+1.
+func TestLargestBodyLimit(t *testing.T) {
+	h := newHarness(t, func(h *harness) {
+		h.config = func(c *receiver.Config) { c.MaxBodyBytes = math.MaxInt64 }
+	})
+	r := h.deliver(event("evt_largest_limit", 1))
+	require.Equal(t, http.StatusCreated, r.status, r.body)
+	again := h.deliver(event("evt_largest_limit", 1))
+	require.Equal(t, http.StatusCreated, again.status, again.body)
+	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
 }
