@@ -181,8 +181,8 @@ func (c *config) check() error {
 			c.StoreTimeout, c.Lease, c.DispatchTimeout)
 	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":
 		return v("FAILED_POLICY", "%q is not replay or retry", c.FailedPolicy)
-	case c.MapSize <= 0:
-		return v("MAP_SIZE", "must be positive")
+	case c.MapSize < minMapSize:
+		return v("MAP_SIZE", "must be at least %d (1 MiB): LMDB must fit its databases before the map can grow", minMapSize)
 	case c.MapSize > maxMapSize:
 		return v("MAP_SIZE", "%d is more than %d (64 TiB): the map must fit in the process's address space", c.MapSize, int64(maxMapSize))
 	case c.MaxMapSize < c.MapSize:
@@ -236,13 +236,15 @@ func (c *config) check() error {
 	return nil
 }
 
-// The largest LMDB sizes accepted. An x86-64 process has 128 TiB of
-// address space, and LMDB maps the whole map size into it at open (a map
-// of 128 TiB fails with ENOMEM, 64 TiB opens); a map that doubles when full
-// never asks for more than maxMapSize either. A reader slot is 64 bytes of
-// the lock file, so 1<<20 slots are 64 MiB, far more readers than a node
-// runs at once.
+// The LMDB sizes accepted. An x86-64 process has 128 TiB of address
+// space, and LMDB maps the whole map size into it at open (a map of 128 TiB
+// fails with ENOMEM, 64 TiB opens); a map that doubles when full never asks
+// for more than maxMapSize either. A map too small for LMDB's own databases
+// fails at open (MDB_MAP_FULL) before it could grow: 1 MiB is LMDB's own
+// default. A reader slot is 64 bytes of the lock file, so 1<<20 slots are
+// 64 MiB, far more readers than a node runs at once.
 const (
+	minMapSize = 1 << 20
 	maxMapSize = 1 << 46
 	maxReaders = 1 << 20
 )
