@@ -187,4 +187,38 @@ func deliverThroughServe(t *testing.T, cfg *config, c *core, id string) {
 	kept := time.Until(rec.ExpiresAt)
 	require.Greater(t, kept, cfg.Retention-time.Minute, "expires at %s", rec.ExpiresAt)
 	require.LessOrEqual(t, kept, cfg.Retention, "expires at %s", rec.ExpiresAt)
+	// And a claim holds its key for the lease, not a time that wrapped
+	// into the past (a second delivery would take it over).
+	_, _, err = store.Claim(context.Background(), "stripe:evt_values_claim", "fp", nil)
+	require.NoError(t, err)
+	rec, err = store.Get(context.Background(), "stripe:evt_values_claim")
+	require.NoError(t, err)
+	held := time.Until(rec.LeaseUntil)
+	require.Greater(t, held, cfg.Lease-time.Minute, "leased until %s", rec.LeaseUntil)
+	require.LessOrEqual(t, held, cfg.Lease, "leased until %s", rec.LeaseUntil)
+}
+
+// TestLargestBodyLimitEndToEnd is issue 26's item 5 as reported: serve, as
+// its own process, with WEBHOOKD_MAX_BODY_BYTES=9223372036854775807 answers
+// a delivery normally. Every POST used to panic on limit+1 and get 500.
+func TestLargestBodyLimitEndToEnd(t *testing.T) {
+	c := newCore(t)
+	srv := startServe(t, map[string]string{
+		"WEBHOOKD_DATA_DIR":       t.TempDir(),
+		"WEBHOOKD_DOWNSTREAM_URL": c.URL,
+		"WEBHOOKD_STRIPE_SECRETS": testSecret,
+		"WEBHOOKD_MAX_BODY_BYTES": strconv.FormatInt(math.MaxInt64, 10),
+	})
+	body := []byte(`{"id":"evt_largest_limit","object":"event","type":"invoice.paid","data":{"object":{}}}`)
+	req, err := http.NewRequest(http.MethodPost, srv.url+"/webhooks/stripe", bytes.NewReader(body))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	got, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.Equal(t, http.StatusCreated, resp.StatusCode, "%s\nlog:\n%s", got, srv.logs())
+	require.Equal(t, 1, c.count("stripe:evt_largest_limit"))
+	require.NotContains(t, srv.logs(), "panic")
 }
