@@ -21,7 +21,7 @@ import (
 // request waits a moment (Config.BodyWait) for another to give bytes back,
 // then is answered 503 with Retry-After (ErrBusy). A stalled upload keeps
 // its share until the server's read timeout cuts it
-// (docs/operating.md, "Memory").
+// (docs/operating.md, "Bodies not yet verified").
 
 // DefaultMaxPendingBodyBytes is Config.MaxPendingBodyBytes when zero:
 // sixty-four bodies at the default WEBHOOKD_MAX_BODY_BYTES (1 MiB).
@@ -75,7 +75,7 @@ func (b *bodyBudget) release(n int64) {
 }
 
 // pendingBody is one request's body while it is read and verified, and the
-// share of the budget it holds. Its zero value after release holds none.
+// share of the budget it holds; after release it holds nothing.
 type pendingBody struct {
 	budget *bodyBudget
 	held   int64
