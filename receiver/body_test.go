@@ -1,10 +1,13 @@
 package receiver_test
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -115,4 +120,52 @@ func TestLargestBodyLimit(t *testing.T) {
 	again := h.deliver(event("evt_largest_limit", 1))
 	require.Equal(t, http.StatusCreated, again.status, again.body)
 	require.Equal(t, "true", again.header.Get("Idempotent-Replayed"))
+}
+
+// TestReadTimeoutGivesTheShareBack: an upload that stalls holds its share
+// of MaxPendingBodyBytes only until the server's ReadTimeout cuts it
+// (cmd/webhookd sets 30 s): it is answered 400, and the next delivery is
+// read again.
+func TestReadTimeoutGivesTheShareBack(t *testing.T) {
+	const limit = 4096
+	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	require.NoError(t, err)
+	var reg providers.Registry
+	require.NoError(t, reg.Register(ad))
+	h, err := receiver.New(receiver.Config{Providers: &reg, Store: newMemStore(), Forwarder: instantForwarder{},
+		MaxBodyBytes: limit, MaxPendingBodyBytes: limit, BodyWait: -1})
+	require.NoError(t, err)
+	srv := httptest.NewUnstartedServer(h)
+	srv.Config.ReadTimeout = 2 * time.Second
+	srv.Start()
+	t.Cleanup(srv.Close)
+
+	stalled, err := net.Dial("tcp", srv.Listener.Addr().String())
+	require.NoError(t, err)
+	t.Cleanup(func() { stalled.Close() })
+	_, err = fmt.Fprintf(stalled, "POST /webhooks/stripe HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s",
+		limit, strings.Repeat("x", limit-1))
+	require.NoError(t, err)
+
+	post := func(id string) int {
+		body := event(id, 1)
+		req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Stripe-Signature", sign(body))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	// The stalled bytes reach the handler in their own time.
+	require.Eventually(t, func() bool { return post("evt_during_stall") == http.StatusServiceUnavailable },
+		time.Second, time.Millisecond, "the stalled upload holds the whole budget")
+
+	// The read timeout ends the stalled request: it is answered, and its
+	// share comes back.
+	resp, err := http.ReadResponse(bufio.NewReader(stalled), nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusBadRequest, resp.StatusCode)
+	require.Equal(t, http.StatusCreated, post("evt_after_stall"))
 }
