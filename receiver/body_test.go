@@ -136,7 +136,7 @@ func TestReadTimeoutGivesTheShareBack(t *testing.T) {
 		MaxBodyBytes: limit, MaxPendingBodyBytes: limit, BodyWait: -1})
 	require.NoError(t, err)
 	srv := httptest.NewUnstartedServer(h)
-	srv.Config.ReadTimeout = 2 * time.Second
+	srv.Config.ReadTimeout = 3 * time.Second
 	srv.Start()
 	t.Cleanup(srv.Close)
 
@@ -159,7 +159,7 @@ func TestReadTimeoutGivesTheShareBack(t *testing.T) {
 	}
 	// The stalled bytes reach the handler in their own time.
 	require.Eventually(t, func() bool { return post("evt_during_stall") == http.StatusServiceUnavailable },
-		time.Second, time.Millisecond, "the stalled upload holds the whole budget")
+		2*time.Second, time.Millisecond, "the stalled upload holds the whole budget")
 
 	// The read timeout ends the stalled request: it is answered, and its
 	// share comes back.
