@@ -17,15 +17,14 @@ import (
 )
 
 // readBody reads r's body as a delivery does, from a budget of its own of
-// budget bytes, and returns it with what stays reserved for it.
-func readBody(w http.ResponseWriter, r *http.Request, limit, budget int64) ([]byte, int64, error) {
+// budget bytes, and returns it with what stays reserved for it. A read
+// that fails leaves nothing reserved once released.
+func readBody(t *testing.T, r *http.Request, limit, budget int64) ([]byte, int64, error) {
 	p := pendingBody{budget: newBodyBudget(budget, -1)}
-	body, err := p.read(w, r, limit)
+	body, err := p.read(httptest.NewRecorder(), r, limit)
 	if err != nil {
 		p.release()
-		if held := p.budget.held.Load(); held != 0 {
-			panic("a failed read kept its reservation")
-		}
+		require.Zero(t, p.budget.held.Load(), "a failed read kept its reservation")
 	}
 	return body, p.held, err
 }
@@ -81,7 +80,7 @@ func TestReadBody(t *testing.T) {
 			if tt.announce > int64(tt.size) {
 				r.Body = io.NopCloser(io.MultiReader(bytes.NewReader(want), errReader{io.ErrUnexpectedEOF}))
 			}
-			got, held, err := readBody(httptest.NewRecorder(), r, lim, lim)
+			got, held, err := readBody(t, r, lim, lim)
 			if tt.err != nil {
 				require.ErrorIs(t, err, tt.err)
 				return
