@@ -166,6 +166,8 @@ func (c *config) check() error {
 			c.MaxPendingBodies, c.MaxBodyBytes)
 	case c.DispatchTimeout <= 0:
 		return v("DISPATCH_TIMEOUT", "must be positive")
+	case c.DispatchTimeout < minTimeout:
+		return v("DISPATCH_TIMEOUT", "%s is shorter than %s: no forward could be answered in it", c.DispatchTimeout, minTimeout)
 	case c.DispatchRetries < 0:
 		return v("DISPATCH_RETRIES", "must not be negative")
 	// The contract's refusal (docs/contract.md): no store timeout could fit
@@ -174,8 +176,12 @@ func (c *config) check() error {
 	case c.Lease <= c.DispatchTimeout || (!c.storeTimeoutSet && c.StoreTimeout <= 0):
 		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice",
 			c.Lease, c.DispatchTimeout)
+	case !c.storeTimeoutSet && c.StoreTimeout < minTimeout:
+		return v("LEASE", "%s leaves less than %s beyond WEBHOOKD_DISPATCH_TIMEOUT (%s) for the store's calls", c.Lease, 3*minTimeout, c.DispatchTimeout)
 	case c.StoreTimeout <= 0:
 		return v("STORE_TIMEOUT", "must be positive")
+	case c.StoreTimeout < minTimeout:
+		return v("STORE_TIMEOUT", "%s is shorter than %s: no store call could finish in it", c.StoreTimeout, minTimeout)
 	case c.Lease-c.DispatchTimeout <= c.leaseStoreCalls():
 		return v("STORE_TIMEOUT", "%s is too long for WEBHOOKD_LEASE (%s): the lease must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus twice it, or a slow forward could be taken over and sent twice; lower it, or unset it to derive it from the lease",
 			c.StoreTimeout, c.Lease, c.DispatchTimeout)
@@ -235,6 +241,11 @@ func (c *config) check() error {
 	}
 	return nil
 }
+
+// minTimeout is the shortest forward or store timeout accepted: below a
+// millisecond every forward and every claim would run out (each is a round
+// trip), so every delivery would be answered 503.
+const minTimeout = time.Millisecond
 
 // The LMDB sizes accepted. An x86-64 process has 128 TiB of address
 // space, and LMDB maps the whole map size into it at open (a map of 128 TiB

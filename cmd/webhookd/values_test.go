@@ -73,7 +73,7 @@ func numericVars(t *testing.T) []numericVar {
 // resend replayed. WEBHOOKD_MAX_BODY_BYTES=9223372036854775807 started, and
 // then every POST panicked (500).
 func TestEveryNumericValue(t *testing.T) {
-	durations := []string{"0s", "-1ns", "1000000000000000000ns", "876000h", "876000h0m0.000000001s",
+	durations := []string{"0s", "-1ns", "1ns", "1000000000000000000ns", "876000h", "876000h0m0.000000001s",
 		"2562047h47m16.854775807s", "-2562047h47m16.854775808s"}
 	ints := []string{"0", "-1", "1", "1048576", "4611686018427387904", strconv.FormatInt(math.MaxInt64, 10), strconv.FormatInt(math.MinInt64, 10)}
 	c := newCore(t)
