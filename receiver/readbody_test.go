@@ -228,3 +228,56 @@ func TestBusyWaitEndsWithTheRequest(t *testing.T) {
 	budget.release(10)
 	require.Zero(t, budget.held.Load())
 }
+
+// stepReader hands out its bytes at most step at a time, as a slow
+// connection does.
+type stepReader struct {
+	b    []byte
+	step int
+}
+
+func (s *stepReader) Read(p []byte) (int, error) {
+	if len(s.b) == 0 {
+		return 0, io.EOF
+	}
+	n := copy(p[:min(len(p), s.step)], s.b)
+	s.b = s.b[n:]
+	return n, nil
+}
+
+// FuzzReadBody: whatever the body, the limit, whether the length is
+// announced and how the bytes trickle in, a body within the limit arrives
+// whole in memory reserved for exactly its capacity (never more than the
+// limit), a larger one is ErrTooLarge, and releasing gives every byte back.
+func FuzzReadBody(f *testing.F) {
+	f.Add([]byte(`{"id":"evt_1"}`), uint32(1<<20), true, uint16(0), false)
+	f.Add(bytes.Repeat([]byte("x"), 3*maxBodyChunk), uint32(3*maxBodyChunk), false, uint16(1000), false)
+	f.Add([]byte("xx"), uint32(1), true, uint16(1), false)
+	f.Add([]byte("x"), uint32(0), false, uint16(7), true)
+	f.Fuzz(func(t *testing.T, body []byte, limit32 uint32, announced bool, step uint16, largest bool) {
+		limit := int64(limit32%(1<<20)) + 1
+		if largest {
+			limit = math.MaxInt64
+		}
+		r := httptest.NewRequest("POST", "/webhooks/stripe", nil)
+		r.Body = io.NopCloser(&stepReader{b: body, step: int(step) + 1})
+		r.ContentLength = -1
+		if announced {
+			r.ContentLength = int64(len(body))
+		}
+		budget := newBodyBudget(limit, -1)
+		p := pendingBody{budget: budget}
+		got, err := p.read(httptest.NewRecorder(), r, limit)
+		if int64(len(body)) > limit {
+			require.ErrorIs(t, err, ErrTooLarge)
+		} else {
+			require.NoError(t, err)
+			require.Equal(t, body, got)
+			require.Equal(t, int64(cap(got)), p.held)
+			require.LessOrEqual(t, p.held, limit)
+		}
+		require.LessOrEqual(t, budget.held.Load(), limit)
+		p.release()
+		require.Zero(t, budget.held.Load())
+	})
+}
