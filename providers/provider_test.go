@@ -33,6 +33,8 @@ func TestCheckTolerance(t *testing.T) {
 		{"positive, below retention", 5 * time.Minute, true, ""},
 		{"zero while off", 0, false, "WEBHOOKD_ACME_TOLERANCE: must be positive (0 would disable the replay check)"},
 		{"negative while on", -time.Second, true, "WEBHOOKD_ACME_TOLERANCE: must be positive (0 would disable the replay check)"},
+		{"under a second", 999 * time.Millisecond, false, "WEBHOOKD_ACME_TOLERANCE: 999ms is shorter than 1s: signed timestamps count whole seconds, so genuine events would be refused"},
+		{"a second", time.Second, true, ""},
 		{"at retention while on", time.Hour, true, "WEBHOOKD_ACME_TOLERANCE: 1h0m0s must be shorter than WEBHOOKD_RETENTION (1h0m0s): a capture older than the retention would be forwarded again"},
 		{"at retention while off", time.Hour, false, ""},
 	}

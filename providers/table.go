@@ -77,12 +77,18 @@ type Warner interface {
 }
 
 // CheckTolerance refuses a provider's replay tolerance (the variable name,
-// as tagged) that is not positive, whether or not the provider is enabled,
+// as tagged) that is not positive, or shorter than a second, whether or not
+// the provider is enabled,
 // so that enabling it later cannot start without the replay check; while
 // the provider is enabled it must also pass BelowRetention.
 func (e Env) CheckTolerance(name string, tolerance time.Duration, enabled bool) error {
 	if tolerance <= 0 {
 		return fmt.Errorf("%s: must be positive (0 would disable the replay check)", e.Var(name))
+	}
+	if tolerance < time.Second {
+		// Most gateways sign whole seconds: a genuine event is up to a
+		// second old the moment it is signed.
+		return fmt.Errorf("%s: %s is shorter than 1s: signed timestamps count whole seconds, so genuine events would be refused", e.Var(name), tolerance)
 	}
 	if !enabled {
 		return nil

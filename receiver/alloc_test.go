@@ -60,6 +60,7 @@ func TestAllocationsPerDelivery(t *testing.T) {
 	var br bytes.Reader
 	r := httptest.NewRequest(http.MethodPost, "/webhooks/stripe", nil)
 	r.Body, r.ContentLength = io.NopCloser(&br), int64(len(body))
+	budget := newBodyBudget(1<<20, -1)
 	tests := []struct {
 		name string
 		max  float64
@@ -69,9 +70,11 @@ func TestAllocationsPerDelivery(t *testing.T) {
 		// fails.
 		{"readBody", 1, func() {
 			br.Reset(body)
-			if _, err := readBody(w, r, 1<<20); err != nil {
+			p := pendingBody{budget: budget}
+			if _, err := p.read(w, r, 1<<20); err != nil {
 				t.Fatal(err)
 			}
+			p.release()
 		}},
 		// Two header values and the encoder; a map would add itself and
 		// reflection's copies of its key and value.

@@ -27,6 +27,10 @@ var (
 	// ErrShuttingDown: the server is stopping and the delivery could not be
 	// forwarded before the grace period ran out; its key was released.
 	ErrShuttingDown = errors.New("webhookd is shutting down, retry later")
+	// ErrBusy: the bodies being read already hold
+	// Config.MaxPendingBodyBytes, and none gave enough back within
+	// Config.BodyWait (body.go).
+	ErrBusy = errors.New("too many request bodies being read, retry later")
 	// ErrStoreUnavailable: the dedupe store could not answer (full disk,
 	// I/O error, database down, or Config.StoreTimeout passed). It is all a
 	// provider is told of a store failure: the cause, which can name files,
@@ -141,7 +145,7 @@ var statusTable = []statusRow{
 	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil},
 	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil},
 	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil},
-	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, ErrBusy, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
 	// Store errors carry storage detail (errno text, paths, hosts).
 	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable},
 }
@@ -162,7 +166,7 @@ const (
 // dependency names the dependency whose failure err reports, or "".
 func dependency(err error) string {
 	switch {
-	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBatchTimeout):
+	case errors.Is(err, ErrShuttingDown), errors.Is(err, ErrBatchTimeout), errors.Is(err, ErrBusy):
 		return ""
 	case errors.Is(err, ErrDownstreamUnavailable):
 		return DependencyCore

@@ -29,6 +29,7 @@ func TestClassify(t *testing.T) {
 		{dedupe.ErrInFlight, http.StatusConflict, OutcomeConflict},
 		{ErrDownstreamUnavailable, http.StatusServiceUnavailable, OutcomeUnavailable},
 		{ErrBatchTimeout, http.StatusServiceUnavailable, OutcomeUnavailable},
+		{ErrBusy, http.StatusServiceUnavailable, OutcomeUnavailable},
 		{fmt.Errorf("%w: disk full", dedupe.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},
 		{dedupe.ErrClosed, http.StatusServiceUnavailable, OutcomeUnavailable},
 		{fmt.Errorf("%w: timeout", providers.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},

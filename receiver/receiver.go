@@ -104,6 +104,14 @@ type Config struct {
 	Metrics http.Handler
 	// MaxBodyBytes bounds a delivery's body (413 beyond it).
 	MaxBodyBytes int64
+	// MaxPendingBodyBytes bounds the bodies of all requests not yet
+	// verified, together (body.go); at least MaxBodyBytes.
+	// DefaultMaxPendingBodyBytes, or MaxBodyBytes if larger, when zero.
+	MaxPendingBodyBytes int64
+	// BodyWait is how long a request waits for room in
+	// MaxPendingBodyBytes before it is answered 503 (ErrBusy).
+	// DefaultBodyWait if zero; negative does not wait.
+	BodyWait     time.Duration
 	FailedPolicy FailedPolicy
 	// StoreTimeout bounds each store call of a delivery (claim, complete,
 	// fail, release) and the /readyz probe: a call that runs out answers
@@ -146,6 +154,7 @@ type Config struct {
 
 type handler struct {
 	Config
+	bodies *bodyBudget
 }
 
 // New returns the receiver's HTTP handler with every route of routes.go.
@@ -155,6 +164,15 @@ func New(cfg Config) (http.Handler, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		return nil, errors.New("receiver: MaxBodyBytes must be positive")
+	}
+	if cfg.MaxPendingBodyBytes == 0 {
+		cfg.MaxPendingBodyBytes = max(DefaultMaxPendingBodyBytes, cfg.MaxBodyBytes)
+	}
+	if cfg.MaxPendingBodyBytes < cfg.MaxBodyBytes {
+		return nil, errors.New("receiver: MaxPendingBodyBytes must be at least MaxBodyBytes")
+	}
+	if cfg.BodyWait == 0 {
+		cfg.BodyWait = DefaultBodyWait
 	}
 	switch cfg.FailedPolicy {
 	case "":
@@ -179,7 +197,7 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.BaseContext == nil {
 		cfg.BaseContext = context.Background()
 	}
-	h := &handler{Config: cfg}
+	h := &handler{Config: cfg, bodies: newBodyBudget(cfg.MaxPendingBodyBytes, cfg.BodyWait)}
 	return h.routes(), nil
 }
 
@@ -217,7 +235,9 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, ErrUnknownProvider, nil)
 		return
 	}
-	body, err := readBody(w, r, h.MaxBodyBytes)
+	pending := pendingBody{budget: h.bodies}
+	defer pending.release()
+	body, err := pending.read(w, r, h.MaxBodyBytes)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
@@ -231,6 +251,9 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	verify := h.step(d, "verify")
 	err = p.Verify(d.r.Context(), in)
 	verify.end(err)
+	// Verified or refused, the body is no longer anyone's to send: its
+	// share of MaxPendingBodyBytes goes back (body.go).
+	pending.release()
 	if err != nil {
 		h.fail(d, err, nil)
 		return

@@ -13,6 +13,7 @@ import (
 	"github.com/kelseyhightower/envconfig"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/webhookverify"
 )
 
@@ -31,6 +32,7 @@ type config struct {
 	Lease             time.Duration `envconfig:"LEASE" default:"60s" desc:"how long an IN_FLIGHT claim is honoured (must exceed WEBHOOKD_DISPATCH_TIMEOUT)"`
 	Retention         time.Duration `envconfig:"RETENTION" default:"168h" desc:"how long COMPLETED and FAILED records are kept"`
 	MaxBodyBytes      int64         `envconfig:"MAX_BODY_BYTES" default:"1048576" desc:"larger request bodies get 413"`
+	MaxPendingBodies  int64         `envconfig:"MAX_PENDING_BODY_BYTES" desc:"bound on the bodies of all requests not yet verified, together; past it a request waits up to 1s, then gets 503 with Retry-After (default: 64 MiB, or WEBHOOKD_MAX_BODY_BYTES if larger; set, at least WEBHOOKD_MAX_BODY_BYTES)"`
 	DispatchTimeout   time.Duration `envconfig:"DISPATCH_TIMEOUT" default:"10s" desc:"total time for forwarding one delivery, retries included"`
 	DispatchRetries   int           `envconfig:"DISPATCH_RETRIES" default:"2" desc:"retries after the first forwarding attempt, within the timeout"`
 	StoreTimeout      time.Duration `envconfig:"STORE_TIMEOUT" desc:"bound on each store call of a delivery (claim, record, release) and on /readyz; a call that runs out answers 503 with Retry-After (default: min(5s, (LEASE − DISPATCH_TIMEOUT)/3); set, WEBHOOKD_LEASE must exceed WEBHOOKD_DISPATCH_TIMEOUT plus twice it)"`
@@ -54,6 +56,9 @@ type config struct {
 	// storeTimeoutSet is whether the operator chose StoreTimeout; unset, it
 	// is derived from the lease (defaultStoreTimeout).
 	storeTimeoutSet bool
+	// pendingBodiesSet is whether the operator chose MaxPendingBodies;
+	// unset, it is derived from MaxBodyBytes.
+	pendingBodiesSet bool
 	// providers are the provider table's entries with their variables.
 	providers []providerConfig
 	// unknown warns of WEBHOOKD_* variables that nothing reads (typos).
@@ -111,6 +116,10 @@ func coreConfig(env map[string]string) (*config, error) {
 	if !c.storeTimeoutSet {
 		c.StoreTimeout = defaultStoreTimeout(c.Lease, c.DispatchTimeout)
 	}
+	c.pendingBodiesSet = env[envName("MAX_PENDING_BODY_BYTES")] != ""
+	if !c.pendingBodiesSet {
+		c.MaxPendingBodies = max(receiver.DefaultMaxPendingBodyBytes, c.MaxBodyBytes)
+	}
 	return &c, nil
 }
 
@@ -162,8 +171,13 @@ func (c *config) check() error {
 		return v("RETENTION", "must be positive")
 	case c.MaxBodyBytes <= 0:
 		return v("MAX_BODY_BYTES", "must be positive")
+	case c.MaxPendingBodies < c.MaxBodyBytes:
+		return v("MAX_PENDING_BODY_BYTES", "%d is smaller than WEBHOOKD_MAX_BODY_BYTES (%d): one body of that size could never be read",
+			c.MaxPendingBodies, c.MaxBodyBytes)
 	case c.DispatchTimeout <= 0:
 		return v("DISPATCH_TIMEOUT", "must be positive")
+	case c.DispatchTimeout < minTimeout:
+		return v("DISPATCH_TIMEOUT", "%s is shorter than %s: no forward could be answered in it", c.DispatchTimeout, minTimeout)
 	case c.DispatchRetries < 0:
 		return v("DISPATCH_RETRIES", "must not be negative")
 	// The contract's refusal (docs/contract.md): no store timeout could fit
@@ -172,19 +186,29 @@ func (c *config) check() error {
 	case c.Lease <= c.DispatchTimeout || (!c.storeTimeoutSet && c.StoreTimeout <= 0):
 		return v("LEASE", "%s must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s), or a slow forward could be taken over and sent twice",
 			c.Lease, c.DispatchTimeout)
+	case !c.storeTimeoutSet && c.StoreTimeout < minTimeout:
+		return v("LEASE", "%s leaves less than %s beyond WEBHOOKD_DISPATCH_TIMEOUT (%s) for the store's calls", c.Lease, 3*minTimeout, c.DispatchTimeout)
 	case c.StoreTimeout <= 0:
 		return v("STORE_TIMEOUT", "must be positive")
-	case c.Lease <= c.DispatchTimeout+c.leaseStoreCalls():
+	case c.StoreTimeout < minTimeout:
+		return v("STORE_TIMEOUT", "%s is shorter than %s: no store call could finish in it", c.StoreTimeout, minTimeout)
+	case c.Lease-c.DispatchTimeout <= c.leaseStoreCalls():
 		return v("STORE_TIMEOUT", "%s is too long for WEBHOOKD_LEASE (%s): the lease must be longer than WEBHOOKD_DISPATCH_TIMEOUT (%s) plus twice it, or a slow forward could be taken over and sent twice; lower it, or unset it to derive it from the lease",
 			c.StoreTimeout, c.Lease, c.DispatchTimeout)
 	case c.FailedPolicy != "replay" && c.FailedPolicy != "retry":
 		return v("FAILED_POLICY", "%q is not replay or retry", c.FailedPolicy)
-	case c.MapSize <= 0:
-		return v("MAP_SIZE", "must be positive")
+	case c.MapSize < minMapSize:
+		return v("MAP_SIZE", "must be at least %d (1 MiB): LMDB must fit its databases before the map can grow", minMapSize)
+	case c.MapSize > maxMapSize:
+		return v("MAP_SIZE", "%d is more than %d (64 TiB): the map must fit in the process's address space", c.MapSize, int64(maxMapSize))
 	case c.MaxMapSize < c.MapSize:
 		return v("MAX_MAP_SIZE", "must be at least WEBHOOKD_MAP_SIZE")
+	case c.MaxMapSize > maxMapSize:
+		return v("MAX_MAP_SIZE", "%d is more than %d (64 TiB): the map must fit in the process's address space", c.MaxMapSize, int64(maxMapSize))
 	case c.MaxReaders < 4:
 		return v("MAX_READERS", "must be at least 4")
+	case c.MaxReaders > maxReaders:
+		return v("MAX_READERS", "%d is more than %d: LMDB's lock file holds 64 bytes a slot", c.MaxReaders, maxReaders)
 	case c.PruneInterval <= 0:
 		return v("PRUNE_INTERVAL", "must be positive")
 	case c.LogFormat != "text" && c.LogFormat != "json":
@@ -227,6 +251,24 @@ func (c *config) check() error {
 	}
 	return nil
 }
+
+// minTimeout is the shortest forward or store timeout accepted: below a
+// millisecond every forward and every claim would run out (each is a round
+// trip), so every delivery would be answered 503.
+const minTimeout = time.Millisecond
+
+// The LMDB sizes accepted. An x86-64 process has 128 TiB of address
+// space, and LMDB maps the whole map size into it at open (a map of 128 TiB
+// fails with ENOMEM, 64 TiB opens); a map that doubles when full never asks
+// for more than maxMapSize either. A map too small for LMDB's own databases
+// fails at open (MDB_MAP_FULL) before it could grow: 1 MiB is LMDB's own
+// default. A reader slot is 64 bytes of the lock file, so 1<<20 slots are
+// 64 MiB, far more readers than a node runs at once.
+const (
+	minMapSize = 1 << 20
+	maxMapSize = 1 << 46
+	maxReaders = 1 << 20
+)
 
 // providerEnv is what the providers' Check and Warnings see of the rest of
 // the configuration.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
@@ -37,8 +38,18 @@ func TestConfigErrorsNameTheVariable(t *testing.T) {
 		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "soon"}, "WEBHOOKD_STORE_TIMEOUT: cannot parse"},
 		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "1MB"}, "WEBHOOKD_MAX_BODY_BYTES: cannot parse"},
 		{map[string]string{"WEBHOOKD_MAX_BODY_BYTES": "0"}, "WEBHOOKD_MAX_BODY_BYTES: must be positive"},
+		{map[string]string{"WEBHOOKD_MAX_PENDING_BODY_BYTES": "1048575"}, "WEBHOOKD_MAX_PENDING_BODY_BYTES: 1048575 is smaller than WEBHOOKD_MAX_BODY_BYTES (1048576)"},
+		{map[string]string{"WEBHOOKD_MAX_PENDING_BODY_BYTES": "100", "WEBHOOKD_MAX_BODY_BYTES": "200"}, "WEBHOOKD_MAX_PENDING_BODY_BYTES: 100 is smaller"},
+		{map[string]string{"WEBHOOKD_RETENTION": "876001h"}, "WEBHOOKD_RETENTION: 876001h is longer than 876000h0m0s (100 years)"},
+		{map[string]string{"WEBHOOKD_MAX_MAP_SIZE": "9223372036854775807"}, "WEBHOOKD_MAX_MAP_SIZE: 9223372036854775807 is more than 70368744177664 (64 TiB)"},
+		{map[string]string{"WEBHOOKD_MAX_READERS": "9223372036854775807"}, "WEBHOOKD_MAX_READERS: 9223372036854775807 is more than 1048576"},
 		{map[string]string{"WEBHOOKD_RETENTION": "-1h"}, "WEBHOOKD_RETENTION: "},
 		{map[string]string{"WEBHOOKD_STRIPE_TOLERANCE": "0s"}, "WEBHOOKD_STRIPE_TOLERANCE: "},
+		{map[string]string{"WEBHOOKD_STRIPE_TOLERANCE": "500ms"}, "WEBHOOKD_STRIPE_TOLERANCE: 500ms is shorter than 1s"},
+		{map[string]string{"WEBHOOKD_PAYPAL_TOLERANCE": "500ms"}, "WEBHOOKD_PAYPAL_TOLERANCE: 500ms is shorter than 1s"},
+		{map[string]string{"WEBHOOKD_DISPATCH_TIMEOUT": "999us"}, "WEBHOOKD_DISPATCH_TIMEOUT: 999µs is shorter than 1ms"},
+		{map[string]string{"WEBHOOKD_STORE_TIMEOUT": "999us"}, "WEBHOOKD_STORE_TIMEOUT: 999µs is shorter than 1ms"},
+		{map[string]string{"WEBHOOKD_LEASE": "10002ms"}, "WEBHOOKD_LEASE: 10.002s leaves less than 3ms beyond WEBHOOKD_DISPATCH_TIMEOUT (10s)"},
 		{map[string]string{"WEBHOOKD_FAILED_POLICY": "drop"}, "WEBHOOKD_FAILED_POLICY: "},
 		{map[string]string{"WEBHOOKD_STORE": "postgres"}, "WEBHOOKD_POSTGRES_DSN: required by WEBHOOKD_STORE=postgres"},
 		{map[string]string{"WEBHOOKD_STORE": "tiered", "WEBHOOKD_POSTGRES_DSN": " "}, "WEBHOOKD_POSTGRES_DSN: required by WEBHOOKD_STORE=tiered"},
@@ -83,6 +94,7 @@ func TestConfigDefaults(t *testing.T) {
 	require.Equal(t, []string{"whsec_a", "whsec_b"}, providerSettings[*stripe.Settings](t, c, "stripe").Secrets)
 	require.Equal(t, 60*time.Second, c.Lease)
 	require.Equal(t, int64(1048576), c.MaxBodyBytes)
+	require.Equal(t, int64(64<<20), c.MaxPendingBodies)
 	require.Equal(t, 2, c.DispatchRetries)
 	require.Equal(t, "replay", c.FailedPolicy)
 	require.Equal(t, "lmdb", c.Store)
@@ -241,4 +253,15 @@ func TestToleranceBelowRetention(t *testing.T) {
 	_, err := loadConfigFrom([]string{"WEBHOOKD_DOWNSTREAM_URL=http://localhost:9000/", "WEBHOOKD_RETENTION=2h",
 		"WEBHOOKD_RAZORPAY_SECRETS=rzp_a"})
 	require.NoError(t, err)
+}
+
+// TestServerCutsStalledClients: every listener's server has the read
+// timeouts that give back a stalled upload's share of
+// WEBHOOKD_MAX_PENDING_BODY_BYTES, as docs/operating.md says.
+func TestServerCutsStalledClients(t *testing.T) {
+	srv := newServer(http.NotFoundHandler(), nil, time.Minute)
+	require.Equal(t, 10*time.Second, srv.ReadHeaderTimeout)
+	require.Equal(t, 30*time.Second, srv.ReadTimeout)
+	require.Equal(t, 120*time.Second, srv.IdleTimeout)
+	require.Equal(t, 64<<10, srv.MaxHeaderBytes)
 }

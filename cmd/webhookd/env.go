@@ -84,6 +84,14 @@ var errUnsupportedType = errors.New("unsupported field type")
 
 var durationType = reflect.TypeFor[time.Duration]()
 
+// maxDuration bounds every duration variable, whatever its own checks.
+// A Duration holds 292 years: a lease, a retention or a tolerance near that
+// overflows once it is added to another (the lease to the store timeouts,
+// DISPATCH_TIMEOUT to the answer's write time) or to the time now, and LMDB
+// stores times as nanoseconds since 1970, which end in 2262. A hundred
+// years leaves room for every such sum.
+const maxDuration = 100 * 365 * 24 * time.Hour
+
 func setField(f reflect.Value, s string) error {
 	bad := func() error { return fmt.Errorf("cannot parse %q as %s", s, f.Type()) }
 	switch {
@@ -91,6 +99,9 @@ func setField(f reflect.Value, s string) error {
 		d, err := time.ParseDuration(s)
 		if err != nil {
 			return bad()
+		}
+		if d > maxDuration {
+			return fmt.Errorf("%s is longer than %s (100 years), the longest duration webhookd takes", s, maxDuration)
 		}
 		f.SetInt(int64(d))
 	case f.Kind() == reflect.String:

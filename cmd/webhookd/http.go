@@ -11,7 +11,11 @@ import (
 
 // newServer is the one http.Server every listener of webhookd uses (the
 // receiver, the admin listener, pprof, the sink), so that each has the
-// same bounds on slow or oversized requests. writeTimeout bounds writing
+// same bounds on slow or oversized requests. The read timeouts are what
+// ends a stalled upload: ReadHeaderTimeout cuts a client that never
+// finishes its headers, ReadTimeout one that never finishes its body, which
+// until then holds its share of WEBHOOKD_MAX_PENDING_BODY_BYTES
+// (docs/operating.md, "Bodies not yet verified"). writeTimeout bounds writing
 // an answer; zero leaves it unbounded, for pprof's profiles that stream
 // for as long as they are asked to. A nil log keeps net/http's default
 // error log (the sink's, which prints to stderr anyway).

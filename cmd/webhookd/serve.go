@@ -124,15 +124,16 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	base, cancelBase := context.WithCancel(context.Background())
 	defer cancelBase()
 	handler, err := receiver.New(receiver.Config{
-		Capture:      captureHook,
-		BaseContext:  base,
-		Providers:    reg,
-		Store:        store,
-		Forwarder:    fwd,
-		Ready:        store.Ping,
-		Metrics:      met.Handler(),
-		MaxBodyBytes: cfg.MaxBodyBytes,
-		StoreTimeout: cfg.StoreTimeout,
+		Capture:             captureHook,
+		BaseContext:         base,
+		Providers:           reg,
+		Store:               store,
+		Forwarder:           fwd,
+		Ready:               store.Ping,
+		Metrics:             met.Handler(),
+		MaxBodyBytes:        cfg.MaxBodyBytes,
+		MaxPendingBodyBytes: cfg.MaxPendingBodies,
+		StoreTimeout:        cfg.StoreTimeout,
 		// A batch gets what one single-event request may take: Adyen
 		// gives up on an answer after 10 s (docs/contract.md).
 		BatchTimeout:  cfg.DispatchTimeout,

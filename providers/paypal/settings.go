@@ -58,6 +58,9 @@ func (s *Settings) Check(env providers.Env) error {
 	switch {
 	case s.Tolerance < 0:
 		return v("PAYPAL_TOLERANCE", "must not be negative")
+	case s.Tolerance > 0 && s.Tolerance < time.Second:
+		// PAYPAL-TRANSMISSION-TIME counts whole seconds.
+		return v("PAYPAL_TOLERANCE", "%s is shorter than 1s: transmission times count whole seconds, so genuine events would be refused", s.Tolerance)
 	case s.TransmissionCache < 0:
 		return v("PAYPAL_TRANSMISSION_CACHE", "must not be negative")
 	}
