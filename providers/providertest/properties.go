@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -31,7 +32,8 @@ func (k Kit) SignedVerifies(t *testing.T, fixture []byte) {
 
 // TamperedRefused checks that a changed byte of the signature, a changed
 // byte of what it signs and a missing signature are each refused with an
-// error wrapping providers.ErrUnauthorized; for a batch (Kit.TamperItem),
+// error wrapping providers.ErrUnauthorized (a delivery without any header
+// or signature field with reason signature_missing); for a batch (Kit.TamperItem),
 // that one tampered item refuses the whole request.
 func (k Kit) TamperedRefused(t *testing.T, fixture []byte) {
 	s := k.sign(t, bytes.Clone(fixture))
@@ -99,6 +101,7 @@ func (k Kit) stripSignature(t *testing.T, s subject) {
 		stripped = without[0]
 	}
 	requireRefused(t, s.p, providers.Delivery{Body: stripped}, "no headers")
+	requireReason(t, s.p, providers.Delivery{Body: stripped}, providers.ReasonSignatureMissing, "no headers")
 	requireRefused(t, s.p, providers.Delivery{Header: http.Header{}, Body: stripped}, "empty headers")
 	empty := http.Header{}
 	for name := range d.Header {
@@ -122,7 +125,8 @@ func (k Kit) tamperItems(t *testing.T, s subject) {
 
 // Rotation checks the adapter with both Secrets configured: a delivery
 // signed with either verifies, the adapter's own Sign uses the first, and
-// a delivery signed with a secret that is not configured is refused.
+// a delivery signed with a secret that is not configured is refused with
+// reason signature_invalid.
 func (k Kit) Rotation(t *testing.T, fixture []byte) {
 	c := newClock()
 	only := [2]providers.Provider{k.adapter(t, c, k.Secrets[0]), k.adapter(t, c, k.Secrets[1])}
@@ -131,6 +135,7 @@ func (k Kit) Rotation(t *testing.T, fixture []byte) {
 		require.NoError(t, err, "Sign with secret %d", i)
 		require.NoError(t, verify(p, d))
 		requireRefused(t, only[1-i], d, "signed with secret %d alone, verified with the other alone", i)
+		requireReason(t, only[1-i], d, providers.ReasonSignatureInvalid, "signed with secret %d alone, verified with the other alone", i)
 		if k.SingleSecret != "" {
 			continue
 		}
@@ -316,4 +321,15 @@ func (k Kit) sameEvent(s subject, body []byte) (providers.Delivery, error) {
 		return k.Resend(s.p, s.signed, body)
 	}
 	return s.p.Sign(body)
+}
+
+// StaleRefused checks that a delivery verified Kit.Tolerance and a minute
+// after it was signed is refused with reason timestamp_outside_tolerance.
+// Run calls it only for a Kit with a Tolerance.
+func (k Kit) StaleRefused(t *testing.T, fixture []byte) {
+	require.Positive(t, k.Tolerance, "Kit.Tolerance")
+	s := k.sign(t, bytes.Clone(fixture))
+	s.clock.advance(k.Tolerance + time.Minute)
+	requireRefused(t, s.p, s.signed, "verified %s after signing", k.Tolerance+time.Minute)
+	requireReason(t, s.p, s.signed, providers.ReasonTimestamp, "verified %s after signing", k.Tolerance+time.Minute)
 }

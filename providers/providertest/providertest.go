@@ -50,6 +50,8 @@
 //     network answers ErrUnavailable, never ErrUnauthorized, while it is down.
 //   - BatchItemsStandAlone: each item of a batch verifies and parses on its
 //     own, as the core service receives it.
+//   - StaleRefused: with Kit.Tolerance, a delivery verified after the
+//     tolerance has passed is refused as timestamp_outside_tolerance.
 //   - DistinctEventsDistinct: different fixtures have different keys.
 //
 // The body's encoding (JSON or a form) is Kit.Format: the properties ask it
@@ -168,6 +170,10 @@ type Kit struct {
 	// secret with a signature, for an adapter whose Examples are then
 	// derived by hand from the provider's algorithm (DOKU's).
 	SelfDerived string
+	// Tolerance is how old a signed timestamp the adapter under test
+	// accepts, for a provider that signs one; StaleRefused runs only when
+	// it is set.
+	Tolerance time.Duration
 }
 
 // Run checks every property of k: PublishedExample, then each fixture's
@@ -192,12 +198,25 @@ func Run(t *testing.T, k Kit) {
 				{"ChangedPayloadChangesFingerprint", k.ChangedPayloadChangesFingerprint},
 				{"NetworkDownUnavailable", k.NetworkDownUnavailable},
 				{"BatchItemsStandAlone", k.BatchItemsStandAlone},
+				{"StaleRefused", k.stale()},
 			} {
+				if p.run == nil {
+					continue
+				}
 				t.Run(p.name, func(t *testing.T) { p.run(t, f.body) })
 			}
 		})
 	}
 	t.Run("DistinctEventsDistinct", func(t *testing.T) { k.DistinctEventsDistinct(t, fixtures) })
+}
+
+// stale is StaleRefused for a Kit with a Tolerance, else nil: a property
+// that does not apply is not run.
+func (k Kit) stale() func(*testing.T, []byte) {
+	if k.Tolerance <= 0 {
+		return nil
+	}
+	return k.StaleRefused
 }
 
 // check refuses a Kit that is incomplete or contradicts itself.
@@ -323,6 +342,12 @@ func requireRefused(t *testing.T, p providers.Provider, d providers.Delivery, ms
 	what := fmt.Sprintf(msg, args...)
 	require.Error(t, err, what)
 	require.ErrorIs(t, err, providers.ErrUnauthorized, what)
+}
+
+// requireReason checks that d is refused for reason (providers.Reason).
+func requireReason(t *testing.T, p providers.Provider, d providers.Delivery, reason string, msg string, args ...any) {
+	t.Helper()
+	require.Equal(t, reason, providers.Reason(verify(p, d)), fmt.Sprintf(msg, args...))
 }
 
 // OneEvent returns the event of a delivery that carries exactly one, for

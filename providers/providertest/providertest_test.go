@@ -79,9 +79,9 @@ func (p *toy) mac(secret, ts string, body []byte) string {
 }
 
 func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
-	unauthorized := providers.ErrUnauthorized
+	missing, unauthorized := providers.ErrSignatureMissing, providers.ErrSignatureInvalid
 	if p.flaw == "wrong-error-class" {
-		unauthorized = providers.ErrMalformed
+		missing, unauthorized = providers.ErrMalformed, providers.ErrMalformed
 	}
 	switch p.flaw {
 	case "accepts-anything":
@@ -90,6 +90,9 @@ func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
 		if d.Header.Get("X-Toy-Signature") == "" {
 			return nil
 		}
+	}
+	if d.Header.Get("X-Toy-Signature") == "" {
+		return missing
 	}
 	ts, sig, ok := strings.Cut(d.Header.Get("X-Toy-Signature"), ".")
 	if !ok {
