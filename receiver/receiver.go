@@ -66,6 +66,9 @@ type Delivery struct {
 	Type string
 	// Outcome is one of Outcomes().
 	Outcome Outcome
+	// Reason says why webhookd refused the delivery, one of Reasons();
+	// empty when it did not (the core's own rejections included).
+	Reason string
 	// Status is the HTTP status the provider was answered.
 	Status int
 	// Duration runs from the request's arrival to its answer.
@@ -442,6 +445,7 @@ func (h *handler) fail(d *delivery, err error, rec *dedupe.Record) {
 	w := d.w
 	status, out := classify(err)
 	d.Status, d.Outcome = status, out
+	d.Reason = reason(err)
 	d.Failed = dependency(err)
 	markRejection(d, RejectedByWebhookd)
 	switch status {
@@ -528,7 +532,7 @@ func (h *handler) logDelivery(d *delivery) {
 	if !h.Logger.Enabled(ctx, level) {
 		return
 	}
-	var buf [12]slog.Attr
+	var buf [14]slog.Attr
 	attrs := append(buf[:0],
 		slog.String("provider", d.Provider),
 		slog.String("key", d.Key),
@@ -539,6 +543,9 @@ func (h *handler) logDelivery(d *delivery) {
 	)
 	if d.RejectedBy != "" {
 		attrs = append(attrs, slog.String("rejected_by", d.RejectedBy))
+	}
+	if d.Reason != "" {
+		attrs = append(attrs, slog.String("reason", d.Reason))
 	}
 	if d.Items > 0 {
 		attrs = append(attrs, slog.Int("items", d.Items))
