@@ -67,6 +67,7 @@ type Metrics struct {
 	dispatchAttempts *prometheus.CounterVec
 	dependencyFails  *prometheus.CounterVec
 	refusals         *prometheus.CounterVec
+	requestLogDrops  prometheus.Counter
 	commitDuration   prometheus.Histogram
 	commitBatch      prometheus.Histogram
 	pruned           prometheus.Counter
@@ -132,6 +133,10 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		Help: "Provider requests webhookd refused itself, by source and reason (" + strings.Join(receiver.Reasons(), ", ") +
 			"); the core's own rejections are the outcome core_rejected of webhookd_deliveries_total, not refusals.",
 	}, []string{"source", "reason"})
+	m.requestLogDrops = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "webhookd_request_log_dropped_total",
+		Help: "Request log entries lost: dropped while the log's buffer was full (a flood), or in a write that failed.",
+	})
 	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "webhookd_store_commit_duration_seconds",
 		Help: "Time one dedupe store write transaction took, the sync to disk included.",
@@ -150,7 +155,7 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 
 	for _, c := range []prometheus.Collector{
 		m.deliveries, m.deliveryDuration, m.dispatchDuration, m.dispatchAttempts, m.dependencyFails,
-		m.refusals, m.commitDuration, m.commitBatch, m.pruned,
+		m.refusals, m.requestLogDrops, m.commitDuration, m.commitBatch, m.pruned,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
@@ -247,6 +252,10 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 		m.dispatchAttempts.WithLabelValues(p).Add(float64(d.Dispatch.Attempts))
 	}
 }
+
+// ObserveRequestLogDrop counts n request log entries lost. It is
+// requestlog.Options.OnDrop.
+func (m *Metrics) ObserveRequestLogDrop(n int) { m.requestLogDrops.Add(float64(n)) }
 
 // ObserveCommit records one store commit. It is dedupe.Options.OnCommit.
 func (m *Metrics) ObserveCommit(batch int, d time.Duration) {

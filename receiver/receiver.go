@@ -71,6 +71,12 @@ type Delivery struct {
 	Reason string
 	// Status is the HTTP status the provider was answered.
 	Status int
+	// Received is the request's arrival; RemoteAddr its peer's address
+	// (http.Request.RemoteAddr); Size the bytes of body read (0 when
+	// none was: an unknown route, a body refused as too large).
+	Received   time.Time
+	RemoteAddr string
+	Size       int64
 	// Duration runs from the request's arrival to its answer.
 	Duration time.Duration
 	// Dispatch is set when the event was forwarded.
@@ -211,6 +217,7 @@ type delivery struct {
 func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	d := &delivery{start: h.Now(), w: w, r: r}
 	d.Provider = chi.URLParam(r, "provider")
+	d.Received, d.RemoteAddr = d.start, r.RemoteAddr
 	h.startTrace(d)
 	defer h.report(d)
 
@@ -224,6 +231,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
+	d.Size = int64(len(body))
 	in := providers.Delivery{Header: r.Header, Body: body}
 	if r.URL.RawQuery != "" {
 		// Parsed only when present: most providers send none, and the
