@@ -54,9 +54,9 @@ type overviewPage struct {
 	Windows []windowLink
 	Cards   []card
 	// Board is the table that opens the page: every source in one row.
-	Board   []boardRow
-	Defs    template.HTML
-	Legend  template.HTML
+	Board  []boardRow
+	Defs   template.HTML
+	Legend template.HTML
 	// Outcomes are the table's columns: the outcomes any provider had.
 	Outcomes []string
 	Since    string
