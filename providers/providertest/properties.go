@@ -42,7 +42,9 @@ func (k Kit) TamperedRefused(t *testing.T, fixture []byte) {
 		return
 	}
 	t.Run("signature byte", func(t *testing.T) { k.tamperSignature(t, s) })
-	t.Run("signed byte", func(t *testing.T) { k.tamperSigned(t, s) })
+	if !k.BodyUnsigned {
+		t.Run("signed byte", func(t *testing.T) { k.tamperSigned(t, s) })
+	}
 	t.Run("missing signature", func(t *testing.T) { k.stripSignature(t, s) })
 }
 
@@ -74,7 +76,7 @@ func (k Kit) tamperSigned(t *testing.T, s subject) {
 	d := s.signed
 	switch {
 	case k.BodyUnsigned:
-		t.Skip("the provider's signature does not cover the body")
+		t.Log("does not apply: the provider's signature does not cover the body")
 	case k.SignedFields != nil:
 		for _, f := range k.SignedFields {
 			bad := k.format().Tamper(t, d.Body, f)
@@ -143,7 +145,8 @@ func (k Kit) Rotation(t *testing.T, fixture []byte) {
 		require.NoError(t, verify(both, d), "signed with secret %d, which is configured second", i)
 	}
 	if k.SingleSecret != "" {
-		t.Skip(k.SingleSecret)
+		t.Log("Sign's choice of the first secret does not apply:", k.SingleSecret)
+		return
 	}
 	d, err := k.adapter(t, c, k.secrets(0)...).Sign(bytes.Clone(fixture))
 	require.NoError(t, err)
@@ -157,7 +160,8 @@ func (k Kit) Rotation(t *testing.T, fixture []byte) {
 // could be sent again as new events.
 func (k Kit) UnsignedFieldsInert(t *testing.T, fixture []byte) {
 	if k.BodyUnsigned {
-		t.Skip(k.UnsignedKeyReason)
+		t.Log("does not apply:", k.UnsignedKeyReason)
+		return
 	}
 	s := k.sign(t, bytes.Clone(fixture))
 	if len(k.ConfirmedFields) > 0 {
@@ -269,7 +273,8 @@ func (k Kit) ChangedPayloadChangesFingerprint(t *testing.T, fixture []byte) {
 // network is down.
 func (k Kit) NetworkDownUnavailable(t *testing.T, fixture []byte) {
 	if k.Unreachable == nil {
-		t.Skip("verification needs no network")
+		t.Log("does not apply: verification needs no network")
+		return
 	}
 	s := k.sign(t, bytes.Clone(fixture))
 	down, err := k.Unreachable([]string{k.Secrets[0]}, s.clock.get)
@@ -285,7 +290,8 @@ func (k Kit) NetworkDownUnavailable(t *testing.T, fixture []byte) {
 func (k Kit) BatchItemsStandAlone(t *testing.T, fixture []byte) {
 	s := k.sign(t, bytes.Clone(fixture))
 	if s.p.Ack() == nil {
-		t.Skip("a request carries one event")
+		t.Log("does not apply: a request carries one event")
+		return
 	}
 	require.NotNil(t, k.TamperItem, "a batch provider needs Kit.TamperItem")
 	items, err := s.p.Parse(s.signed)
@@ -325,9 +331,12 @@ func (k Kit) sameEvent(s subject, body []byte) (providers.Delivery, error) {
 
 // StaleRefused checks that a delivery verified Kit.Tolerance and a minute
 // after it was signed is refused with reason timestamp_outside_tolerance.
-// Run calls it only for a Kit with a Tolerance.
+// It does not apply without a Tolerance.
 func (k Kit) StaleRefused(t *testing.T, fixture []byte) {
-	require.Positive(t, k.Tolerance, "Kit.Tolerance")
+	if k.Tolerance <= 0 {
+		t.Log("does not apply: no signed timestamp (Kit.Tolerance)")
+		return
+	}
 	s := k.sign(t, bytes.Clone(fixture))
 	s.clock.advance(k.Tolerance + time.Minute)
 	requireRefused(t, s.p, s.signed, "verified %s after signing", k.Tolerance+time.Minute)
