@@ -1,7 +1,9 @@
 package receiver_test
 
 import (
+	"bytes"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -9,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/doku"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 )
@@ -65,4 +69,47 @@ func TestRefusalsSayWhy(t *testing.T) {
 	mu.Lock()
 	require.Empty(t, got[0].Reason, "a forwarded delivery is no refusal")
 	mu.Unlock()
+}
+
+// TestAccountRefusalNamesTheEvent: a delivery refused for its account
+// (here DOKU's Client-Id) is genuine, since the account is checked once the
+// signature holds: its event key reaches the delivery line and
+// Delivery.Key; a forged one's never does.
+func TestAccountRefusalNamesTheEvent(t *testing.T) {
+	const ours, theirs, secretKey = "MCH-0001-OURS", "MCH-0001-THEIRS", "SK-reason-test"
+	ad, err := doku.New(ours, []string{secretKey})
+	require.NoError(t, err)
+	var mu sync.Mutex
+	var got []receiver.Delivery
+	h := newHarness(t, func(h *harness) {
+		h.extra = []providers.Provider{ad}
+		h.config = func(c *receiver.Config) {
+			c.OnDelivery = func(d receiver.Delivery) { mu.Lock(); got = append(got, d); mu.Unlock() }
+		}
+	})
+	body, err := os.ReadFile("../fixtures/doku/credit_card_success.json")
+	require.NoError(t, err)
+	send := func(clientID, key string) reply {
+		ts := time.Now().UTC().Format(time.RFC3339)
+		req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/doku", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Client-Id", clientID)
+		req.Header.Set("Request-Id", "req-1")
+		req.Header.Set("Request-Timestamp", ts)
+		req.Header.Set("Signature", doku.SignatureHeader(key, clientID, "req-1", ts, doku.DefaultNotificationPath, body))
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return reply{status: resp.StatusCode}
+	}
+	require.Equal(t, http.StatusUnauthorized, send(theirs, secretKey).status)
+	require.Equal(t, http.StatusUnauthorized, send(theirs, "SK-forged").status)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, got, 2)
+	require.Equal(t, "account_not_allowed", got[0].Reason)
+	require.True(t, strings.HasPrefix(got[0].Key, "doku:"), "the genuine event is named: %q", got[0].Key)
+	require.Equal(t, "signature_invalid", got[1].Reason)
+	require.Empty(t, got[1].Key, "a forged request names no event")
+	require.Empty(t, h.records(), "nothing is stored either way")
 }

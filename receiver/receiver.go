@@ -242,6 +242,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	err = p.Verify(d.r.Context(), in)
 	verify.end(err)
 	if err != nil {
+		h.keyOfGenuine(d, p, in, err)
 		h.fail(d, err, nil)
 		return
 	}
@@ -258,6 +259,19 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	d.body, d.ev = items[0].Body, items[0].Event
 	d.Key, d.Type = d.Provider+":"+d.ev.Key, d.ev.Type
 	h.deliver(d)
+}
+
+// keyOfGenuine names the event of a delivery refused for its account
+// (account_not_allowed): the adapters check the account only once the
+// signature holds, so the event is genuine, and the request log and the
+// delivery line may say which it was. Any other refusal names none.
+func (h *handler) keyOfGenuine(d *delivery, p providers.Provider, in providers.Delivery, err error) {
+	if providers.Reason(err) != providers.ReasonAccountNotAllowed {
+		return
+	}
+	if items, perr := parse(p, in); perr == nil {
+		d.Key, d.Type = d.Provider+":"+items[0].Key, items[0].Type
+	}
 }
 
 // parse derives a verified delivery's items and checks that every one is

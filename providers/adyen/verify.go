@@ -83,6 +83,14 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 			return fmt.Errorf("%w (item %d of %d)", err, i+1, len(n.items))
 		}
 	}
+	// Accounts once every item's signature holds, so that a refusal for
+	// one is of a genuine request (its keys are logged), never hiding a
+	// forged item.
+	for i := range n.items {
+		if a.accounts != nil && !a.accounts[n.items[i].f.merchant] {
+			return fmt.Errorf("%w (item %d of %d)", ErrMerchantAccount, i+1, len(n.items))
+		}
+	}
 	return nil
 }
 
@@ -95,9 +103,6 @@ func (a *Adapter) verifyItem(f *fields) error {
 	}
 	if !f.readFormats() {
 		return ErrFieldFormat
-	}
-	if a.accounts != nil && !a.accounts[f.merchant] {
-		return ErrMerchantAccount
 	}
 	if len(f.signature) != sigLen {
 		return ErrNoValidSignature

@@ -54,11 +54,13 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 	if code == "" || amount == "" || order == "" {
 		return ErrSignedFieldMissing
 	}
-	if len(a.apiKeys) == 0 || !signature.EqualString(code, a.merchantCode) {
-		return ErrForeignMerchant
-	}
 	for _, key := range a.apiKeys {
 		if signature.EqualString(sig, Signature(code, amount, order, key)) {
+			// The account is checked once the signature holds, so that a
+			// refusal for it is of a genuine callback (its key is logged).
+			if !signature.EqualString(code, a.merchantCode) {
+				return ErrForeignMerchant
+			}
 			return nil
 		}
 	}
