@@ -2,6 +2,7 @@ package requestlog_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,8 +18,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dedupe/postgres"
+	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -35,9 +40,14 @@ import (
 // Each variant sends 3,000 requests (unsigned-without-log: the same
 // flood with no request log, the baseline) from 16 clients to a real receiver
 // whose OnDelivery feeds the request log, then reports requests a second,
-// store commits per request, bytes allocated per request, the growth of
+// store commits per request (the writer's batches), the request log's own
+// writes, bytes allocated per request, the growth of
 // data.mdb's disk blocks, and the process's RSS afterwards. The unsigned
 // flood runs first: its figures are not inflated by the signed run's.
+//
+// With WEBHOOKD_TEST_POSTGRES_DSN set, BenchmarkFloodPostgres runs the same
+// on the Postgres store, in a schema of its own; its disk figure is the
+// growth of the schema's tables and indexes (pg_total_relation_size).
 func BenchmarkFlood(b *testing.B) {
 	dir := b.TempDir()
 	var commits atomic.Int64
@@ -47,6 +57,43 @@ func BenchmarkFlood(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer store.Close()
+	flood(b, store, &commits, func() int64 { return diskBytes(b, dir) })
+}
+
+func BenchmarkFloodPostgres(b *testing.B) {
+	dsn := pgtest.DSN(b)
+	schema := pgtest.Schema(b, dsn)
+	var commits atomic.Int64
+	store, err := postgres.Open(context.Background(), dsn, postgres.Options{Schema: schema,
+		Options: dedupe.Options{PruneInterval: -1}, OnCommit: func(int, time.Duration) { commits.Add(1) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer store.Close()
+	conn, err := pgx.Connect(context.Background(), dsn)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	flood(b, store, &commits, func() int64 {
+		var n int64
+		if err := conn.QueryRow(context.Background(), `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c
+			JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relkind = 'r'`, schema).Scan(&n); err != nil {
+			b.Fatal(err)
+		}
+		return n
+	})
+}
+
+// floodStore is a store the flood runs on.
+type floodStore interface {
+	receiver.Store
+	requestlog.Appender
+}
+
+// flood sends the three variants to a receiver on store; commits counts the
+// store's write batches, disk reads what the store occupies.
+func flood(b *testing.B, store floodStore, commits *atomic.Int64, disk func() int64) {
 	core := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 	}))
@@ -86,14 +133,15 @@ func BenchmarkFlood(b *testing.B) {
 		variant := fmt.Sprintf("%t-%t", signed, logged)
 		for range b.N {
 			dropped.Store(0)
+			appends := &countingAppender{Appender: store}
 			rlog.Store(nil)
 			if logged {
-				rlog.Store(requestlog.New(store, requestlog.Options{OnDrop: func(n int) { dropped.Add(int64(n)) }}))
+				rlog.Store(requestlog.New(appends, requestlog.Options{OnDrop: func(n int) { dropped.Add(int64(n)) }}))
 			}
 			runtime.GC()
 			var ms0, ms1 runtime.MemStats
 			runtime.ReadMemStats(&ms0)
-			disk0, c0 := diskBytes(b, dir), commits.Load()
+			disk0, c0 := disk(), commits.Load()
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			start := time.Now()
@@ -126,14 +174,27 @@ func BenchmarkFlood(b *testing.B) {
 			b.ReportMetric(float64(requests)/elapsed.Seconds(), "req/s")
 			b.ReportMetric(float64(commits.Load()-c0)/requests, "commits/req")
 			b.ReportMetric(float64(ms1.TotalAlloc-ms0.TotalAlloc)/requests, "B-alloc/req")
-			b.ReportMetric(float64(diskBytes(b, dir)-disk0)/1024, "disk-KiB")
+			b.ReportMetric(float64(disk()-disk0)/1024, "disk-KiB")
 			b.ReportMetric(rssMiB(b), "RSS-MiB")
 			b.ReportMetric(float64(dropped.Load()), "log-dropped")
+			b.ReportMetric(float64(appends.n.Load()), "log-writes")
 		}
 	}
 	b.Run("unsigned-without-log", func(b *testing.B) { run(b, false, false) })
 	b.Run("unsigned", func(b *testing.B) { run(b, false, true) })
 	b.Run("signed", func(b *testing.B) { run(b, true, true) })
+}
+
+// countingAppender counts the request log's writes (on LMDB they are also
+// among the commits; on Postgres they are transactions of their own).
+type countingAppender struct {
+	requestlog.Appender
+	n atomic.Int64
+}
+
+func (c *countingAppender) AppendRequests(ctx context.Context, e []dedupe.LoggedRequest, b dedupe.RequestLogBounds) error {
+	c.n.Add(1)
+	return c.Appender.AppendRequests(ctx, e, b)
 }
 
 // diskBytes is the disk data.mdb occupies (its blocks, not its length).
