@@ -372,7 +372,8 @@ func requireRefused(t *testing.T, p providers.Provider, d providers.Delivery, ms
 // requireReason checks that d is refused for reason (providers.Reason).
 func requireReason(t *testing.T, p providers.Provider, d providers.Delivery, reason string, msg string, args ...any) {
 	t.Helper()
-	require.Equal(t, reason, providers.Reason(verify(p, d)), fmt.Sprintf(msg, args...))
+	require.Equal(t, reason, providers.Reason(verify(p, d)), "%s: the error must wrap the class of reason %s "+
+		"(providers.ErrSignatureMissing, ErrSignatureInvalid, ErrTimestamp; docs/adding-a-provider.md)", fmt.Sprintf(msg, args...), reason)
 }
 
 // OneEvent returns the event of a delivery that carries exactly one, for
