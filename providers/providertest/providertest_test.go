@@ -80,8 +80,11 @@ func (p *toy) mac(secret, ts string, body []byte) string {
 
 func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
 	missing, unauthorized := providers.ErrSignatureMissing, providers.ErrSignatureInvalid
-	if p.flaw == "wrong-error-class" {
+	switch p.flaw {
+	case "wrong-error-class":
 		missing, unauthorized = providers.ErrMalformed, providers.ErrMalformed
+	case "reasonless":
+		missing = providers.ErrUnauthorized
 	}
 	switch p.flaw {
 	case "accepts-anything":
@@ -217,6 +220,7 @@ func TestKitCatchesFlaws(t *testing.T) {
 		{"signs-with-last", "Sign must use the first secret"},
 		{"accepts-first-only", "which is configured second"},
 		{"wrong-error-class", "delivery not authenticated"},
+		{"reasonless", "must wrap the class of reason signature_missing"},
 		{"key-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-ignores-amount", "must change the fingerprint"},
