@@ -79,18 +79,42 @@ func (e *reasonError) Unwrap() error { return e.class }
 // it for 401 and 400 and names its own refusals (unknown_source, too_large,
 // payload_mismatch) beside the statuses it maps them to.
 func Reason(err error) string {
-	var r *reasonError
+	if r := findReason(err); r != "" {
+		return r
+	}
 	switch {
 	case err == nil:
 		return ""
-	case errors.As(err, &r):
-		return r.reason
 	case errors.Is(err, ErrMismatch):
 		return ReasonNotConfirmed
 	case errors.Is(err, ErrUnauthorized):
 		return ReasonSignatureInvalid
 	case errors.Is(err, ErrMalformed):
 		return ReasonMalformed
+	}
+	return ""
+}
+
+// findReason walks err's chain for a reasonError by type assertion, not
+// errors.As, whose target escapes: a refusal is what a flood of forged
+// requests costs, and this is on its path.
+func findReason(err error) string {
+	for err != nil {
+		switch e := err.(type) {
+		case *reasonError:
+			return e.reason
+		case interface{ Unwrap() []error }:
+			for _, inner := range e.Unwrap() {
+				if r := findReason(inner); r != "" {
+					return r
+				}
+			}
+			return ""
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		default:
+			return ""
+		}
 	}
 	return ""
 }

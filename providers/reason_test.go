@@ -67,3 +67,16 @@ func TestReasonKeepsTheText(t *testing.T) {
 	}
 	require.Equal(t, providers.ErrMalformed.Error(), providers.ErrNoEventKey.Error())
 }
+
+// TestReasonAllocatesNothing: Reason is on the path of every refusal,
+// which anyone can send.
+func TestReasonAllocatesNothing(t *testing.T) {
+	err := fmt.Errorf("%w (item 1 of 2)", stripe.ErrNotSigned)
+	joined := errors.Join(errors.New("other"), paypal.ErrCertURL)
+	require.Equal(t, providers.ReasonCertificateInvalid, providers.Reason(joined))
+	require.Zero(t, testing.AllocsPerRun(100, func() {
+		if providers.Reason(err) != providers.ReasonSignatureMissing {
+			t.Fatal("wrong reason")
+		}
+	}))
+}
