@@ -181,6 +181,10 @@ func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
 			CardHref: "#provider-" + ps.Provider, ListHref: c.ListHref, FailedHref: c.FailedHref,
 			RequestsHref: "/requests?source=" + url.QueryEscape(ps.Source),
 		}
+		if ps.Source == overview.UnknownProvider {
+			// The log keeps the name each such request asked for.
+			row.RequestsHref = "/requests?outcome=not_found"
+		}
 		for _, rc := range reasons {
 			rc.Href = row.RequestsHref + "&reason=" + url.QueryEscape(rc.Reason)
 			row.Refusals = append(row.Refusals, rc)
