@@ -51,6 +51,9 @@ type Config struct {
 	// /api/summary: the Recorder the receiver's OnDelivery feeds. Nil
 	// makes an empty one, whose figures stay at zero.
 	Overview *overview.Recorder
+	// Requests is the store's request log (GET /api/requests and the
+	// console's /requests); nil answers them 404.
+	Requests RequestLister
 }
 
 type handler struct {
@@ -91,6 +94,7 @@ func (h *handler) routes() http.Handler {
 		r.Use(h.requireAuth)
 		r.Get("/", h.consoleList)
 		r.Get("/overview", h.consoleOverview)
+		r.Get("/requests", h.consoleRequests)
 		r.Get("/records/{key}", h.consoleRecord)
 		r.Get("/records/{key}/confirm", h.consoleConfirm)
 		r.Post("/records/{key}/redrive", h.consoleRedrive)
@@ -102,6 +106,7 @@ func (h *handler) routes() http.Handler {
 		r.Delete("/api/records/{key}", h.apiDelete)
 		r.Post("/api/records/{key}/redrive", h.apiRedrive)
 		r.Get("/api/summary", h.apiSummary)
+		r.Get("/api/requests", h.apiRequests)
 		if h.Metrics != nil {
 			r.Method(http.MethodGet, "/metrics", h.Metrics)
 		}

@@ -6,7 +6,9 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/overview"
@@ -51,8 +53,10 @@ type overviewPage struct {
 	Window  overview.Window
 	Windows []windowLink
 	Cards   []card
-	Defs    template.HTML
-	Legend  template.HTML
+	// Board is the table that opens the page: every source in one row.
+	Board  []boardRow
+	Defs   template.HTML
+	Legend template.HTML
 	// Outcomes are the table's columns: the outcomes any provider had.
 	Outcomes []string
 	Since    string
@@ -61,6 +65,29 @@ type overviewPage struct {
 type windowLink struct {
 	Name, Label, Href string
 	Current           bool
+}
+
+// boardRow is one source's row of the board (docs/contract.md, the
+// overview board): its state now, then its window.
+type boardRow struct {
+	Source, State, StateDetail string
+	Spark                      template.HTML
+	Total                      uint64
+	Share, ShareDetail         string
+	Refusals                   []reasonCount
+	Refused, CoreRejected      uint64
+	Failed, FailedDetail       string
+	FailedBad                  bool
+	CardHref, ListHref         string
+	FailedHref, RequestsHref   string
+}
+
+// reasonCount is one reason's refusals in the window, linked to the
+// request log's entries of it.
+type reasonCount struct {
+	Reason string
+	N      uint64
+	Href   string
 }
 
 // card is one provider's part of the page: its figures as text, its chart.
@@ -75,6 +102,11 @@ type card struct {
 	Chart                   template.HTML
 	ListHref, FailedHref    string
 	Counts                  []uint64 // by overviewPage.Outcomes
+	// State is the source's state now; Failing makes the window's share
+	// tile red only while it lasts.
+	State, StateDetail    string
+	Refused, CoreRejected uint64
+	RefusalsDetail        string
 }
 
 // consoleOverview answers GET /overview.
@@ -105,14 +137,27 @@ func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
 			P50: "–", P99: "–", LatencyDetail: "no answer from the core",
 			Failed: "–", FailedDetail: "not counted",
 		}
+		c.State, c.StateDetail = ps.Now.State, nowDetail(ps.Now)
+		c.Refused, c.CoreRejected = ps.Refused, ps.CoreRejected
 		if s := ps.Core.Share; s != nil {
 			c.Share = percent(*s)
-			c.ShareDetail = fmt.Sprintf("%d of %d", ps.Core.Reached, ps.Core.Attempted)
-			c.ShareBad = *s < 0.99
+			c.ShareDetail = fmt.Sprintf("%d of %d reached it", ps.Core.Reached, ps.Core.Attempted)
+			// Red only while deliveries still fail: a gateway that
+			// recovered is not red for the rest of the window.
+			c.ShareBad = *s < 0.99 && ps.Now.State == overview.StateFailing
 		}
 		if l := ps.CoreLatency; l.Count > 0 {
 			c.P50, c.P99 = millis(*l.P50), millis(*l.P99)
-			c.LatencyDetail = fmt.Sprintf("%d answers", l.Count)
+			c.LatencyDetail = fmt.Sprintf("of the %d that reached it", l.Count)
+		}
+		reasons := sortedReasons(ps.Refusals)
+		c.RefusalsDetail = "none"
+		if len(reasons) > 0 {
+			parts := make([]string, len(reasons))
+			for i, rc := range reasons {
+				parts[i] = fmt.Sprintf("%s %d", rc.Reason, rc.N)
+			}
+			c.RefusalsDetail = strings.Join(parts, ", ")
 		}
 		if f := ps.Failed; f != nil {
 			c.Failed = strconv.FormatUint(f.Waiting, 10)
@@ -129,12 +174,56 @@ func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
 			c.Counts = append(c.Counts, ps.Outcomes[o])
 		}
 		data.Cards = append(data.Cards, c)
+		row := boardRow{
+			Source: ps.Source, State: c.State, StateDetail: c.StateDetail, Spark: overview.Sparkline(ps, win),
+			Total: ps.Total, Share: c.Share, ShareDetail: c.ShareDetail, Refused: ps.Refused, CoreRejected: ps.CoreRejected,
+			Failed: c.Failed, FailedDetail: c.FailedDetail, FailedBad: c.FailedBad,
+			CardHref: "#provider-" + ps.Provider, ListHref: c.ListHref, FailedHref: c.FailedHref,
+			RequestsHref: "/requests?source=" + url.QueryEscape(ps.Source),
+		}
+		if ps.Source == overview.UnknownProvider {
+			// The log keeps the name each such request asked for.
+			row.RequestsHref = "/requests?outcome=not_found"
+		}
+		for _, rc := range reasons {
+			rc.Href = row.RequestsHref + "&reason=" + url.QueryEscape(rc.Reason)
+			row.Refusals = append(row.Refusals, rc)
+		}
+		data.Board = append(data.Board, row)
 	}
 	status := http.StatusOK
 	if err != nil {
 		status = http.StatusBadRequest
 	}
 	h.render(w, status, h.pages.overview, data)
+}
+
+// nowDetail says what the state now counts.
+func nowDetail(n overview.Now) string {
+	switch n.State {
+	case overview.StateFailing:
+		return fmt.Sprintf("%d not delivered in the last 5 min", n.Failing)
+	case overview.StateRefusing:
+		return fmt.Sprintf("%d refused in the last 5 min", n.Refused)
+	case overview.StateDelivering:
+		return fmt.Sprintf("%d delivered in the last 5 min", n.Delivered)
+	}
+	return "nothing in the last 5 min"
+}
+
+// sortedReasons lists a window's refusals, the most frequent first.
+func sortedReasons(m map[string]uint64) []reasonCount {
+	out := make([]reasonCount, 0, len(m))
+	for r, n := range m {
+		out = append(out, reasonCount{Reason: r, N: n})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].N != out[j].N {
+			return out[i].N > out[j].N
+		}
+		return out[i].Reason < out[j].Reason
+	})
+	return out
 }
 
 // shownOutcomes are the outcomes the table has a column for: forwarded

@@ -7,7 +7,9 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -109,4 +111,44 @@ func TestDependencyFailuresCounted(t *testing.T) {
 		"paypal/core": 0, "paypal/store": 1, "paypal/provider_api": 2,
 		"unknown/core": 0, "unknown/store": 0, "unknown/provider_api": 0,
 	}, got)
+}
+
+// TestRunbooksLinkTheirSection: each alert's runbook annotation links the
+// docs section that explains it, and that section exists (a heading whose
+// GitHub anchor is the link's).
+func TestRunbooksLinkTheirSection(t *testing.T) {
+	rules, err := os.ReadFile(filepath.Join("..", "deploy", "alerts.yml"))
+	require.NoError(t, err)
+	alerts := regexp.MustCompile(`(?m)^\s*- alert: (\S+)`).FindAllStringSubmatch(string(rules), -1)
+	runbooks := regexp.MustCompile(`(?m)^\s*runbook: (\S+)`).FindAllStringSubmatch(string(rules), -1)
+	require.NotEmpty(t, alerts)
+	require.Len(t, runbooks, len(alerts), "every alert has a runbook")
+	heading := regexp.MustCompile(`(?m)^#+ (.+)$`)
+	for i, a := range alerts {
+		file, anchor, ok := strings.Cut(runbooks[i][1], "#")
+		require.True(t, ok, "%s: the runbook %s names no section", a[1], runbooks[i][1])
+		require.Equal(t, strings.ToLower(a[1]), anchor, "%s links its own section", a[1])
+		doc, err := os.ReadFile(filepath.Join("..", file))
+		require.NoError(t, err, a[1])
+		var anchors []string
+		for _, h := range heading.FindAllStringSubmatch(string(doc), -1) {
+			anchors = append(anchors, githubAnchor(h[1]))
+		}
+		require.Contains(t, anchors, anchor, "%s: %s has no section #%s", a[1], file, anchor)
+	}
+}
+
+// githubAnchor is the id GitHub gives a heading: lower case, spaces to
+// hyphens, punctuation but hyphens and underscores dropped.
+func githubAnchor(h string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
+		switch {
+		case r == ' ':
+			b.WriteRune('-')
+		case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }

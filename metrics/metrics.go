@@ -66,6 +66,8 @@ type Metrics struct {
 	dispatchDuration *prometheus.HistogramVec
 	dispatchAttempts *prometheus.CounterVec
 	dependencyFails  *prometheus.CounterVec
+	refusals         *prometheus.CounterVec
+	requestLogDrops  prometheus.Counter
 	commitDuration   prometheus.Histogram
 	commitBatch      prometheus.Histogram
 	pruned           prometheus.Counter
@@ -138,6 +140,15 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		Name: "webhookd_dependency_failures_total",
 		Help: "Deliveries answered 503 because a dependency could not be reached, by provider and dependency (core, store, provider_api: a certificate or status API).",
 	}, []string{"provider", "dependency"})
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "webhookd_refusals_total",
+		Help: "Provider requests webhookd refused itself, by source and reason (" + strings.Join(receiver.Reasons(), ", ") +
+			"); the core's own rejections are the outcome core_rejected of webhookd_deliveries_total, not refusals.",
+	}, []string{"source", "reason"})
+	m.requestLogDrops = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "webhookd_request_log_dropped_total",
+		Help: "Request log entries lost: dropped while the log's buffer was full (a flood), or in a write that failed.",
+	})
 	m.commitDuration = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name: "webhookd_store_commit_duration_seconds",
 		Help: "Time one dedupe store write transaction took, the sync to disk included.",
@@ -156,7 +167,7 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 
 	for _, c := range []prometheus.Collector{
 		m.deliveries, m.deliveryDuration, m.dispatchDuration, m.dispatchAttempts, m.dependencyFails,
-		m.commitDuration, m.commitBatch, m.pruned,
+		m.refusals, m.requestLogDrops, m.commitDuration, m.commitBatch, m.pruned,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 	} {
@@ -197,6 +208,9 @@ func (m *Metrics) zero() {
 	for _, p := range names {
 		for _, dep := range dependencies {
 			m.dependencyFails.WithLabelValues(p, dep)
+		}
+		for _, r := range receiver.Reasons() {
+			m.refusals.WithLabelValues(p, r)
 		}
 	}
 }
@@ -240,11 +254,20 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 	if slices.Contains(dependencies, d.Failed) {
 		m.dependencyFails.WithLabelValues(p, d.Failed).Inc()
 	}
+	if d.Reason != "" && slices.Contains(receiver.Reasons(), d.Reason) {
+		// The source is the provider's route name until sources are
+		// configured by name; the label is bounded the same way.
+		m.refusals.WithLabelValues(p, d.Reason).Inc()
+	}
 	if d.Dispatch != nil {
 		m.dispatchDuration.WithLabelValues(p, d.Dispatch.Outcome.String()).Observe(d.Dispatch.Duration.Seconds())
 		m.dispatchAttempts.WithLabelValues(p).Add(float64(d.Dispatch.Attempts))
 	}
 }
+
+// ObserveRequestLogDrop counts n request log entries lost. It is
+// requestlog.Options.OnDrop.
+func (m *Metrics) ObserveRequestLogDrop(n int) { m.requestLogDrops.Add(float64(n)) }
 
 // ObserveCommit records one store commit. It is dedupe.Options.OnCommit.
 func (m *Metrics) ObserveCommit(batch int, d time.Duration) {

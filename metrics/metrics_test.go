@@ -191,7 +191,7 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 	require.Equal(t, 422, s.deliver(event("evt_reject", 1)))                // core_rejected (and FAILED)
 	require.Equal(t, 422, s.deliver(event("evt_reject", 1)))                // replayed
 	require.Equal(t, 503, s.deliver(event("evt_down", 1)))                  // unavailable, 2 attempts
-	require.Equal(t, 401, s.post("stripe", event("evt_x", 1), "t=1,v1=00")) // unauthorized
+	require.Equal(t, 401, s.post("stripe", event("evt_x", 1), "t=1,v1=00")) // unauthorized (stale)
 	require.Equal(t, 401, s.post("stripe", event("evt_x", 1), ""))          // unauthorized
 	require.Equal(t, 400, s.deliver([]byte(`not json`)))                    // bad_request
 	require.Equal(t, 413, s.deliver(bytes.Repeat([]byte("x"), 4096)))       // too_large
@@ -218,6 +218,23 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 	}
 	v, _ := value(f, "webhookd_deliveries_total", map[string]string{"provider": "unknown", "outcome": "not_found"})
 	require.Equal(t, 3.0, v, "unconfigured names share one bounded label")
+
+	// Refusals by reason: webhookd's own, never the core's 422.
+	refusals := map[[2]string]float64{
+		{"stripe", "payload_mismatch"}: 1, {"stripe", "signature_invalid"}: 0, {"stripe", "signature_missing"}: 1,
+		{"stripe", "malformed"}: 1, {"stripe", "too_large"}: 1, {"unknown", "unknown_source"}: 3,
+		{"stripe", "timestamp_outside_tolerance"}: 1, {"stripe", "no_event_key"}: 0,
+	}
+	for sr, n := range refusals {
+		v, ok := value(f, "webhookd_refusals_total", map[string]string{"source": sr[0], "reason": sr[1]})
+		require.True(t, ok, "%v exists from the start", sr)
+		require.Equal(t, n, v, "%v", sr)
+	}
+	var total float64
+	for _, m := range f["webhookd_refusals_total"].GetMetric() {
+		total += m.GetCounter().GetValue()
+	}
+	require.Equal(t, 8.0, total, "the core's rejection and the 409 and 503 are no refusals")
 	for _, mf := range f {
 		for _, m := range mf.GetMetric() {
 			for _, lp := range m.GetLabel() {
@@ -316,6 +333,7 @@ func TestLabelsStayBounded(t *testing.T) {
 	for i := range 100 {
 		m.ObserveDelivery(receiver.Delivery{Provider: fmt.Sprintf("probe%d", i), Outcome: "not_found"})
 		m.ObserveDelivery(receiver.Delivery{Provider: "stripe", Outcome: receiver.Outcome(fmt.Sprintf("made-up-%d", i))})
+		m.ObserveDelivery(receiver.Delivery{Provider: "stripe", Outcome: "unauthorized", Reason: fmt.Sprintf("made-up-%d", i)})
 	}
 	families, err := reg.Gather()
 	require.NoError(t, err)
@@ -323,6 +341,9 @@ func TestLabelsStayBounded(t *testing.T) {
 		if mf.GetName() == "webhookd_deliveries_total" {
 			// (stripe, xendit, unknown) × the fixed outcomes, nothing more.
 			require.Len(t, mf.GetMetric(), 3*len(receiver.Outcomes()))
+		}
+		if mf.GetName() == "webhookd_refusals_total" {
+			require.Len(t, mf.GetMetric(), 3*len(receiver.Reasons()))
 		}
 	}
 }

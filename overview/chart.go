@@ -22,13 +22,16 @@ type Group struct {
 }
 
 // Groups are the chart's bands, bottom to top. The batch outcome is in
-// none: a request split into items is drawn as its items.
+// none: a request split into items is drawn as its items. webhookd's own
+// refusals and the core's rejections are two bands: one is a gateway or a
+// sender to look at, the other the core service.
 var Groups = []Group{
 	{"forwarded", "p-forwarded", "#137a3f", []receiver.Outcome{receiver.OutcomeForwarded}},
 	{"replayed", "p-replayed", "#2f5bd3", []receiver.Outcome{receiver.OutcomeReplayed, receiver.OutcomeConflict}},
-	{"rejected", "p-rejected", "#a15c00", []receiver.Outcome{
-		receiver.OutcomeCoreRejected, receiver.OutcomeUnauthorized, receiver.OutcomeBadRequest,
+	{"refused by webhookd", "p-refused", "#a15c00", []receiver.Outcome{
+		receiver.OutcomeUnauthorized, receiver.OutcomeBadRequest,
 		receiver.OutcomeMismatch, receiver.OutcomeTooLarge, receiver.OutcomeNotFound}},
+	{"rejected by the core", "p-core-rejected", "#7a3fa1", []receiver.Outcome{receiver.OutcomeCoreRejected}},
 	{"unavailable", "p-unavailable", "#b42318", []receiver.Outcome{receiver.OutcomeUnavailable, receiver.OutcomeError}},
 }
 
@@ -56,6 +59,7 @@ func Defs() template.HTML {
 		``,
 		`<path d="M0 8L8 0" stroke="#fff" stroke-width="1.6" stroke-opacity=".75"/>`,
 		`<circle cx="4" cy="4" r="1.5" fill="#fff" fill-opacity=".85"/>`,
+		`<path d="M0 4H8" stroke="#fff" stroke-width="1.6" stroke-opacity=".8"/>`,
 		`<path d="M0 0L8 8M8 0L0 8" stroke="#fff" stroke-width="1.4" stroke-opacity=".8"/>`,
 	}
 	for i, g := range Groups {
@@ -151,6 +155,54 @@ func Chart(ps ProviderSummary, w Window) template.HTML {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" class="axis">%s</text>`, x, chartH-8, ps.Series[i].Start.Format(clockFormat))
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" class="axis" text-anchor="end">now</text>`, chartW-padRight, chartH-8)
+	b.WriteString(`</svg>`)
+	return template.HTML(b.String())
+}
+
+// The sparkline's geometry, in SVG user units.
+const sparkW, sparkH = 160, 28
+
+// Sparkline draws ps's traffic over the window as a small bar per step,
+// each bar split into what was delivered (forwarded, replayed) and the
+// rest, for the board's table: one glance per row, no axes. Its title says
+// the window's total in words.
+func Sparkline(ps ProviderSummary, w Window) template.HTML {
+	var peak uint64
+	totals := make([]uint64, len(ps.Series))
+	good := make([]uint64, len(ps.Series))
+	for i, pt := range ps.Series {
+		for gi, g := range Groups {
+			n := groupCount(pt, g)
+			totals[i] += n
+			if gi < 2 {
+				good[i] += n
+			}
+		}
+		peak = max(peak, totals[i])
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="spark" viewBox="0 0 %d %d" width="%d" height="%d" role="img"><title>%s</title>`,
+		sparkW, sparkH, sparkW, sparkH, html.EscapeString(fmt.Sprintf("%s: %d deliveries over the last %s, peak %d per %s",
+			ps.Source, ps.Total, w.Label, peak, stepName(w.Step))))
+	fmt.Fprintf(&b, `<line x1="0" x2="%d" y1="%d" y2="%d" class="base"/>`, sparkW, sparkH-1, sparkH-1)
+	if n := len(ps.Series); n > 0 && peak > 0 {
+		slot := float64(sparkW) / float64(n)
+		barW := max(slot-1, 1)
+		for i := range ps.Series {
+			if totals[i] == 0 {
+				continue
+			}
+			x := slot * float64(i)
+			h := float64(sparkH-2) * float64(totals[i]) / float64(peak)
+			hg := h * float64(good[i]) / float64(totals[i])
+			if bad := h - hg; bad > 0 {
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" class="bad"/>`, x, float64(sparkH-1)-h, barW, bad)
+			}
+			if hg > 0 {
+				fmt.Fprintf(&b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" class="good"/>`, x, float64(sparkH-1)-hg, barW, hg)
+			}
+		}
+	}
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String())
 }

@@ -175,7 +175,7 @@ func TestChartSaysItInWords(t *testing.T) {
 	svg := string(overview.Chart(find(t, rec.Summary(w), "stripe"), w))
 	require.Contains(t, svg, `role="img"`)
 	require.Contains(t, svg, "<title id=\"chart-stripe-t\">stripe: deliveries per minute over the last 15 minutes</title>")
-	require.Contains(t, svg, "2 deliveries: 1 forwarded, 0 replayed, 0 rejected, 1 unavailable.")
+	require.Contains(t, svg, "2 deliveries: 1 forwarded, 0 replayed, 0 refused by webhookd, 0 rejected by the core, 1 unavailable.")
 	require.Contains(t, svg, "<title>03:00–03:01 UTC: 1 forwarded, 1 unavailable</title>")
 	require.Equal(t, 1, strings.Count(svg, `fill="url(#p-unavailable)"`))
 }

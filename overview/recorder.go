@@ -44,7 +44,9 @@ type Recorder struct {
 	now      func() time.Time
 	outcomes []receiver.Outcome
 	index    map[receiver.Outcome]int
-	width    int // counters per minute: outcomes, then latency buckets and +Inf
+	reasons  []string
+	rindex   map[string]int // a reason's counter, after the outcomes'
+	width    int            // counters per minute: outcomes, reasons, then latency buckets and +Inf
 	known    map[string]bool
 
 	mu    sync.RWMutex
@@ -77,7 +79,11 @@ func NewRecorder(providers []string, now func() time.Time) *Recorder {
 	for i, o := range rec.outcomes {
 		rec.index[o] = i
 	}
-	rec.width = len(rec.outcomes) + len(LatencyBuckets) + 1
+	rec.reasons, rec.rindex = receiver.Reasons(), map[string]int{}
+	for i, r := range rec.reasons {
+		rec.rindex[r] = len(rec.outcomes) + i
+	}
+	rec.width = rec.latencyStart() + len(LatencyBuckets) + 1
 	for _, p := range providers {
 		rec.known[p] = true
 	}
@@ -94,9 +100,16 @@ func (r *Recorder) Providers() []string {
 	return names
 }
 
-// Observe counts one answered delivery. It is (part of) the receiver's
-// Config.OnDelivery. The core latency is the forward's duration, retries
-// included, counted when the core service answered at all.
+// latencyStart is the index of the first latency counter of a row.
+func (r *Recorder) latencyStart() int { return len(r.outcomes) + len(r.reasons) }
+
+// Observe counts one answered delivery, and its refusal's reason. It is
+// (part of) the receiver's Config.OnDelivery. The core latency is the
+// forward's duration, retries included, counted for the deliveries that
+// reached the core (it took them, or rejected them for good): the same
+// deliveries as CoreShare.Reached, so that the overview never shows more
+// answers than deliveries that reached the core (a 5xx after the retries
+// counts as not reached).
 func (r *Recorder) Observe(d receiver.Delivery) {
 	provider := d.Provider
 	if !r.known[provider] {
@@ -107,9 +120,10 @@ func (r *Recorder) Observe(d receiver.Delivery) {
 		oi = r.index[receiver.OutcomeError]
 	}
 	li := -1
-	if d.Dispatch != nil && d.Dispatch.Status != 0 {
-		li = len(r.outcomes) + bucketOf(d.Dispatch.Duration.Seconds())
+	if d.Dispatch != nil && (d.Outcome == receiver.OutcomeForwarded || d.Outcome == receiver.OutcomeCoreRejected) {
+		li = r.latencyStart() + bucketOf(d.Dispatch.Duration.Seconds())
 	}
+	ri, refused := r.rindex[d.Reason]
 	minute := r.now().Unix() / 60
 	rg := r.ring(provider)
 	rg.mu.Lock()
@@ -117,6 +131,9 @@ func (r *Recorder) Observe(d receiver.Delivery) {
 	row[oi]++
 	if li >= 0 {
 		row[li]++
+	}
+	if refused {
+		row[ri]++
 	}
 	rg.mu.Unlock()
 }

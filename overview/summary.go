@@ -54,9 +54,22 @@ type Summary struct {
 	Providers []ProviderSummary `json:"providers"`
 }
 
-// ProviderSummary is one provider's figures over the window.
+// ProviderSummary is one source's figures over the window. Without
+// WEBHOOKD_CONFIG a source is a provider: Source and Provider are the same
+// name.
 type ProviderSummary struct {
 	Provider string `json:"provider"`
+	Source   string `json:"source"`
+	// Now is the source's state over the last NowSpan, whatever the
+	// window.
+	Now Now `json:"now"`
+	// Refusals counts webhookd's own refusals of the window by reason
+	// (docs/operating.md, "Refusals and their reasons"), only the reasons
+	// that occurred; Refused is their sum. The core's rejections are not
+	// among them: they are Outcomes["core_rejected"], CoreRejected.
+	Refusals     map[string]uint64 `json:"refusals"`
+	Refused      uint64            `json:"refused"`
+	CoreRejected uint64            `json:"core_rejected"`
 	// Outcomes counts the window's deliveries by the outcome label of
 	// webhookd_deliveries_total, every outcome present (zero or not).
 	Outcomes map[string]uint64 `json:"outcomes"`
@@ -73,6 +86,32 @@ type ProviderSummary struct {
 	// Series is the window step by step, oldest first: Outcomes per Step,
 	// zero counts left out.
 	Series []Point `json:"series"`
+}
+
+// NowSpan is how far back the state now looks (docs/contract.md, the
+// overview board).
+const NowSpan = 5 * time.Minute
+
+// The states of Now.State.
+const (
+	// StateFailing: a delivery did not reach its destination (unavailable,
+	// or rejected by the core).
+	StateFailing = "failing"
+	// StateRefusing: none failed, but webhookd refused one.
+	StateRefusing = "refusing"
+	// StateDelivering: none failed or was refused, one was delivered
+	// (forwarded, or replayed).
+	StateDelivering = "delivering"
+	// StateIdle: nothing of the above.
+	StateIdle = "idle"
+)
+
+// Now is a source's last NowSpan: its state and the counts it comes from.
+type Now struct {
+	State     string `json:"state"`
+	Failing   uint64 `json:"failing"`
+	Refused   uint64 `json:"refused"`
+	Delivered uint64 `json:"delivered"`
 }
 
 // CoreShare is the share of deliveries that reached the core service among
@@ -138,7 +177,7 @@ func (r *Recorder) Summary(w Window) Summary {
 	r.mu.RUnlock()
 
 	for i, p := range names {
-		ps := ProviderSummary{Provider: p, Outcomes: map[string]uint64{}, Series: []Point{}}
+		ps := ProviderSummary{Provider: p, Source: p, Outcomes: map[string]uint64{}, Refusals: map[string]uint64{}, Series: []Point{}}
 		total := make([]uint64, r.width)
 		step := make([]uint64, r.width)
 		for s := range steps {
@@ -163,6 +202,7 @@ func (r *Recorder) Summary(w Window) Summary {
 			}
 		}
 		r.fill(&ps, total)
+		ps.Now = r.nowState(rings[i], endMinute)
 		sum.Providers = append(sum.Providers, ps)
 	}
 	return sum
@@ -183,7 +223,14 @@ func (r *Recorder) fill(ps *ProviderSummary, total []uint64) {
 		share := float64(ps.Core.Reached) / float64(ps.Core.Attempted)
 		ps.Core.Share = &share
 	}
-	buckets := total[len(r.outcomes):]
+	for i, reason := range r.reasons {
+		if n := total[len(r.outcomes)+i]; n > 0 {
+			ps.Refusals[reason] = n
+			ps.Refused += n
+		}
+	}
+	ps.CoreRejected = out(receiver.OutcomeCoreRejected)
+	buckets := total[r.latencyStart():]
 	for _, n := range buckets {
 		ps.CoreLatency.Count += n
 	}
@@ -191,6 +238,37 @@ func (r *Recorder) fill(ps *ProviderSummary, total []uint64) {
 		p50, p99 := quantile(0.5, buckets), quantile(0.99, buckets)
 		ps.CoreLatency.P50, ps.CoreLatency.P99 = &p50, &p99
 	}
+}
+
+// nowState sums rg's last NowSpan, ending with endMinute, into a state.
+func (r *Recorder) nowState(rg *ring, endMinute int64) Now {
+	sum := make([]uint64, r.width)
+	if rg != nil {
+		rg.mu.Lock()
+		for m := endMinute - int64(NowSpan/time.Minute) + 1; m <= endMinute; m++ {
+			rg.add(sum, m, r.width)
+		}
+		rg.mu.Unlock()
+	}
+	out := func(o receiver.Outcome) uint64 { return sum[r.index[o]] }
+	n := Now{
+		Failing:   out(receiver.OutcomeUnavailable) + out(receiver.OutcomeCoreRejected),
+		Delivered: out(receiver.OutcomeForwarded) + out(receiver.OutcomeReplayed),
+	}
+	for i := range r.reasons {
+		n.Refused += sum[len(r.outcomes)+i]
+	}
+	switch {
+	case n.Failing > 0:
+		n.State = StateFailing
+	case n.Refused > 0:
+		n.State = StateRefusing
+	case n.Delivered > 0:
+		n.State = StateDelivering
+	default:
+		n.State = StateIdle
+	}
+	return n
 }
 
 // quantile estimates the q-quantile of the observations counted in buckets

@@ -53,7 +53,7 @@ func (h *handler) receiveItems(d *delivery, items []providers.Item, ack *provide
 	done := make([]*delivery, len(items))
 	for i, it := range items {
 		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event, budget: budget}
-		item.Provider = d.Provider
+		item.Provider, item.Received, item.RemoteAddr, item.Size = d.Provider, d.Received, d.RemoteAddr, d.Size
 		item.Key, item.Type = d.Provider+":"+it.Key, it.Type
 		h.deliverItem(item)
 		done[i] = item

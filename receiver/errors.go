@@ -96,6 +96,37 @@ func Outcomes() []Outcome {
 	}
 }
 
+// The reasons of the receiver's own refusals; the adapters' are
+// providers.Reason's (docs/contract.md, "Refusals and the request log").
+const (
+	// ReasonUnknownSource: the route names no configured source (404).
+	ReasonUnknownSource = "unknown_source"
+	// ReasonTooLarge: the body exceeds the limit (413).
+	ReasonTooLarge = "too_large"
+	// ReasonPayloadMismatch: a known event key with another payload (422).
+	ReasonPayloadMismatch = "payload_mismatch"
+)
+
+// Reasons lists every value Delivery.Reason takes but "", so that metrics
+// can start each series at zero.
+func Reasons() []string {
+	return append(providers.Reasons(), ReasonUnknownSource, ReasonTooLarge, ReasonPayloadMismatch)
+}
+
+// reason names why err refuses a delivery, or "" when it is not a refusal
+// (a 409, a 503, a 500): the row's own reason, else the adapter's
+// (providers.Reason) for the 401 and 400 rows.
+func reason(err error) string {
+	row := lookup(err)
+	switch {
+	case row.reason != "":
+		return row.reason
+	case row.status == http.StatusUnauthorized, row.status == http.StatusBadRequest:
+		return providers.Reason(err)
+	}
+	return ""
+}
+
 // classify is the one mapping from the pipeline's errors to an HTTP status
 // (docs/contract.md, "What a provider's delivery gets back"). Rows are checked in
 // order.
@@ -125,6 +156,9 @@ type statusRow struct {
 	outcome Outcome
 	// say, if set, is answered instead of the error's own text.
 	say error
+	// reason, if set, is the refusal's reason; else reason asks the
+	// adapter's error.
+	reason string
 }
 
 func lookup(err error) statusRow {
@@ -139,15 +173,17 @@ func lookup(err error) statusRow {
 }
 
 var statusTable = []statusRow{
-	{[]error{ErrUnknownProvider}, http.StatusNotFound, OutcomeNotFound, nil},
-	{[]error{ErrTooLarge}, http.StatusRequestEntityTooLarge, OutcomeTooLarge, nil},
-	{[]error{providers.ErrUnauthorized, providers.ErrMismatch}, http.StatusUnauthorized, OutcomeUnauthorized, nil},
-	{[]error{providers.ErrMalformed, ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil},
-	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil},
-	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil},
-	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, ErrBusy, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil},
+	{[]error{ErrUnknownProvider}, http.StatusNotFound, OutcomeNotFound, nil, ReasonUnknownSource},
+	{[]error{ErrTooLarge}, http.StatusRequestEntityTooLarge, OutcomeTooLarge, nil, ReasonTooLarge},
+	{[]error{providers.ErrUnauthorized, providers.ErrMismatch}, http.StatusUnauthorized, OutcomeUnauthorized, nil, ""},
+	{[]error{providers.ErrMalformed}, http.StatusBadRequest, OutcomeBadRequest, nil, ""},
+	// The adapter derived a key or type that cannot be stored or sent.
+	{[]error{ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil, providers.ReasonNoEventKey},
+	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil, ReasonPayloadMismatch},
+	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil, ""},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, ErrBusy, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil, ""},
 	// Store errors carry storage detail (errno text, paths, hosts).
-	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable},
+	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable, ""},
 }
 
 // The dependencies a delivery may find unavailable, as Delivery.Failed

@@ -17,29 +17,39 @@ func TestClassify(t *testing.T) {
 		err    error
 		status int
 		out    Outcome
+		reason string
 	}{
-		{ErrUnknownProvider, http.StatusNotFound, OutcomeNotFound},
-		{ErrTooLarge, http.StatusRequestEntityTooLarge, OutcomeTooLarge},
-		{fmt.Errorf("%w: bad sig", providers.ErrUnauthorized), http.StatusUnauthorized, OutcomeUnauthorized},
-		{fmt.Errorf("%w: status differs", providers.ErrMismatch), http.StatusUnauthorized, OutcomeUnauthorized},
-		{fmt.Errorf("%w: not json", providers.ErrMalformed), http.StatusBadRequest, OutcomeBadRequest},
-		{ErrBadEvent, http.StatusBadRequest, OutcomeBadRequest},
-		{fmt.Errorf("%w: long", dedupe.ErrInvalidKey), http.StatusBadRequest, OutcomeBadRequest},
-		{dedupe.ErrFingerprintMismatch, http.StatusUnprocessableEntity, OutcomeMismatch},
-		{dedupe.ErrInFlight, http.StatusConflict, OutcomeConflict},
-		{ErrDownstreamUnavailable, http.StatusServiceUnavailable, OutcomeUnavailable},
-		{ErrBatchTimeout, http.StatusServiceUnavailable, OutcomeUnavailable},
-		{ErrBusy, http.StatusServiceUnavailable, OutcomeUnavailable},
-		{fmt.Errorf("%w: disk full", dedupe.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},
-		{dedupe.ErrClosed, http.StatusServiceUnavailable, OutcomeUnavailable},
-		{fmt.Errorf("%w: timeout", providers.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable},
-		{fmt.Errorf("%w: %w", ErrStoreUnavailable, errors.New("deadline")), http.StatusServiceUnavailable, OutcomeUnavailable},
-		{errors.New("surprise"), http.StatusInternalServerError, OutcomeError},
+		{ErrUnknownProvider, http.StatusNotFound, OutcomeNotFound, "unknown_source"},
+		{ErrTooLarge, http.StatusRequestEntityTooLarge, OutcomeTooLarge, "too_large"},
+		{fmt.Errorf("%w: bad sig", providers.ErrUnauthorized), http.StatusUnauthorized, OutcomeUnauthorized, "signature_invalid"},
+		{fmt.Errorf("%w: none", providers.ErrSignatureMissing), http.StatusUnauthorized, OutcomeUnauthorized, "signature_missing"},
+		{fmt.Errorf("%w: old", providers.ErrTimestamp), http.StatusUnauthorized, OutcomeUnauthorized, "timestamp_outside_tolerance"},
+		{fmt.Errorf("%w: theirs", providers.ErrAccountNotAllowed), http.StatusUnauthorized, OutcomeUnauthorized, "account_not_allowed"},
+		{fmt.Errorf("%w: foreign", providers.ErrCertificateInvalid), http.StatusUnauthorized, OutcomeUnauthorized, "certificate_invalid"},
+		{fmt.Errorf("%w: status differs", providers.ErrMismatch), http.StatusUnauthorized, OutcomeUnauthorized, "not_confirmed"},
+		{fmt.Errorf("%w: not json", providers.ErrMalformed), http.StatusBadRequest, OutcomeBadRequest, "malformed"},
+		{fmt.Errorf("%w: no id", providers.ErrNoEventKey), http.StatusBadRequest, OutcomeBadRequest, "no_event_key"},
+		{ErrBadEvent, http.StatusBadRequest, OutcomeBadRequest, "no_event_key"},
+		{fmt.Errorf("%w: long", dedupe.ErrInvalidKey), http.StatusBadRequest, OutcomeBadRequest, "no_event_key"},
+		{dedupe.ErrFingerprintMismatch, http.StatusUnprocessableEntity, OutcomeMismatch, "payload_mismatch"},
+		{dedupe.ErrInFlight, http.StatusConflict, OutcomeConflict, ""},
+		{ErrDownstreamUnavailable, http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{ErrBatchTimeout, http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{ErrBusy, http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{fmt.Errorf("%w: disk full", dedupe.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{dedupe.ErrClosed, http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{fmt.Errorf("%w: timeout", providers.ErrUnavailable), http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{fmt.Errorf("%w: %w", ErrStoreUnavailable, errors.New("deadline")), http.StatusServiceUnavailable, OutcomeUnavailable, ""},
+		{errors.New("surprise"), http.StatusInternalServerError, OutcomeError, ""},
 	}
 	for _, tt := range tests {
 		status, out := classify(tt.err)
 		require.Equal(t, tt.status, status, tt.err.Error())
 		require.Equal(t, tt.out, out, tt.err.Error())
+		require.Equal(t, tt.reason, reason(tt.err), tt.err.Error())
+		if tt.reason != "" {
+			require.Contains(t, Reasons(), tt.reason)
+		}
 	}
 }
 

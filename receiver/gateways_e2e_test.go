@@ -194,23 +194,24 @@ func TestGatewaysEndToEnd(t *testing.T) {
 				require.EqualValues(t, len(events), h.down.calls.Load(), "a resend is not forwarded again")
 			})
 
-			t.Run("another body under a used event id is 422", func(t *testing.T) {
-				if g.change == nil {
-					t.Skip("the key is a digest of the body: another body is another event")
-				}
-				before := h.down.calls.Load()
-				changed := g.change(first)
-				require.NotEqual(t, first, changed)
-				d := signedDelivery(t, s, g.settings, newSecret, changed)
-				if !g.bodySigned {
-					// A genuine signature sent again with another body.
-					d = signedDelivery(t, s, g.settings, newSecret, first)
-					d.Body = changed
-				}
-				r := h.sendDelivery(g.name, d)
-				require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
-				require.Equal(t, before, h.down.calls.Load())
-			})
+			// Where the key is a digest of the body, another body is
+			// another event: the check does not apply, and is not run.
+			if g.change != nil {
+				t.Run("another body under a used event id is 422", func(t *testing.T) {
+					before := h.down.calls.Load()
+					changed := g.change(first)
+					require.NotEqual(t, first, changed)
+					d := signedDelivery(t, s, g.settings, newSecret, changed)
+					if !g.bodySigned {
+						// A genuine signature sent again with another body.
+						d = signedDelivery(t, s, g.settings, newSecret, first)
+						d.Body = changed
+					}
+					r := h.sendDelivery(g.name, d)
+					require.Equal(t, http.StatusUnprocessableEntity, r.status, r.body)
+					require.Equal(t, before, h.down.calls.Load())
+				})
+			}
 
 			t.Run("tampered or unsigned is 401, store untouched", func(t *testing.T) {
 				before, recs := h.down.calls.Load(), len(h.records())

@@ -66,8 +66,17 @@ type Delivery struct {
 	Type string
 	// Outcome is one of Outcomes().
 	Outcome Outcome
+	// Reason says why webhookd refused the delivery, one of Reasons();
+	// empty when it did not (the core's own rejections included).
+	Reason string
 	// Status is the HTTP status the provider was answered.
 	Status int
+	// Received is the request's arrival; RemoteAddr its peer's address
+	// (http.Request.RemoteAddr); Size the bytes of body read (0 when
+	// none was: an unknown route, a body refused as too large).
+	Received   time.Time
+	RemoteAddr string
+	Size       int64
 	// Duration runs from the request's arrival to its answer.
 	Duration time.Duration
 	// Dispatch is set when the event was forwarded.
@@ -226,6 +235,7 @@ type delivery struct {
 func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	d := &delivery{start: h.Now(), w: w, r: r}
 	d.Provider = chi.URLParam(r, "provider")
+	d.Received, d.RemoteAddr = d.start, r.RemoteAddr
 	h.startTrace(d)
 	defer h.report(d)
 
@@ -242,6 +252,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
+	d.Size = int64(len(body))
 	in := providers.Delivery{Header: r.Header, Body: body, Path: servicePath}
 	if r.URL.RawQuery != "" {
 		// Parsed only when present: most providers send none, and the
@@ -255,6 +266,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	// share of MaxPendingBodyBytes goes back (body.go).
 	pending.release()
 	if err != nil {
+		h.keyOfGenuine(d, p, in, err)
 		h.fail(d, err, nil)
 		return
 	}
@@ -271,6 +283,19 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	d.body, d.ev = items[0].Body, items[0].Event
 	d.Key, d.Type = d.Provider+":"+d.ev.Key, d.ev.Type
 	h.deliver(d)
+}
+
+// keyOfGenuine names the event of a delivery refused for its account
+// (account_not_allowed): the adapters check the account only once the
+// signature holds, so the event is genuine, and the request log and the
+// delivery line may say which it was. Any other refusal names none.
+func (h *handler) keyOfGenuine(d *delivery, p providers.Provider, in providers.Delivery, err error) {
+	if providers.Reason(err) != providers.ReasonAccountNotAllowed {
+		return
+	}
+	if items, perr := parse(p, in); perr == nil {
+		d.Key, d.Type = d.Provider+":"+items[0].Key, items[0].Type
+	}
 }
 
 // parse derives a verified delivery's items and checks that every one is
@@ -466,6 +491,7 @@ func (h *handler) fail(d *delivery, err error, rec *dedupe.Record) {
 	w := d.w
 	status, out := classify(err)
 	d.Status, d.Outcome = status, out
+	d.Reason = reason(err)
 	d.Failed = dependency(err)
 	markRejection(d, RejectedByWebhookd)
 	switch status {
@@ -552,7 +578,7 @@ func (h *handler) logDelivery(d *delivery) {
 	if !h.Logger.Enabled(ctx, level) {
 		return
 	}
-	var buf [12]slog.Attr
+	var buf [14]slog.Attr
 	attrs := append(buf[:0],
 		slog.String("provider", d.Provider),
 		slog.String("key", d.Key),
@@ -563,6 +589,9 @@ func (h *handler) logDelivery(d *delivery) {
 	)
 	if d.RejectedBy != "" {
 		attrs = append(attrs, slog.String("rejected_by", d.RejectedBy))
+	}
+	if d.Reason != "" {
+		attrs = append(attrs, slog.String("reason", d.Reason))
 	}
 	if d.Items > 0 {
 		attrs = append(attrs, slog.Int("items", d.Items))

@@ -51,6 +51,8 @@ type config struct {
 	StoreRequests     bool          `envconfig:"STORE_REQUESTS" default:"true" desc:"keep each verified request's body and forwarded headers with its record (needed for redrive and the console); false keeps only the answer"`
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
+	RequestLogSize    int           `envconfig:"REQUEST_LOG_SIZE" default:"10000" desc:"how many of the latest requests to /webhooks/* the request log keeps (per store: per node on lmdb, shared on postgres and tiered)"`
+	RequestLogAge     time.Duration `envconfig:"REQUEST_LOG_AGE" default:"24h" desc:"how long the request log keeps an entry"`
 	ProviderSpecs     string        `envconfig:"PROVIDER_SPECS" desc:"a provider spec file, or a directory of *.yaml specs: each adds a gateway described as data (docs/provider-specs.md); one that does not load, or whose example does not verify, stops serve"`
 
 	// storeTimeoutSet is whether the operator chose StoreTimeout; unset, it
@@ -180,6 +182,10 @@ func (c *config) check() error {
 		return v("DISPATCH_TIMEOUT", "%s is shorter than %s: no forward could be answered in it", c.DispatchTimeout, minTimeout)
 	case c.DispatchRetries < 0:
 		return v("DISPATCH_RETRIES", "must not be negative")
+	case c.RequestLogSize <= 0:
+		return v("REQUEST_LOG_SIZE", "must be positive")
+	case c.RequestLogAge <= 0:
+		return v("REQUEST_LOG_AGE", "must be positive")
 	// The contract's refusal (docs/contract.md): no store timeout could fit
 	// then. A derived timeout of zero (a lease a few nanoseconds longer) is
 	// the same fault.

@@ -12,11 +12,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/capture"
+	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
+	"github.com/webhookd/webhookd/requestlog"
 )
 
 const serveUsage = `webhookd serve
@@ -82,9 +84,12 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	// The overview's figures are counted where the metrics are.
 	ov := overview.NewRecorder(reg.Names(), nil)
+	// reqLog is set once the store is open, before anything is received.
+	var reqLog *requestlog.Log
 	onDelivery := func(d receiver.Delivery) {
 		met.ObserveDelivery(d)
 		ov.Observe(d)
+		reqLog.Observe(d)
 	}
 	storeOpts := storeOptions(cfg, log)
 	storeOpts.OnCommit, storeOpts.OnPrune = met.ObserveCommit, met.ObservePrune
@@ -95,6 +100,16 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	defer store.Close()
 	if err := met.WatchStore(store); err != nil {
 		return err
+	}
+	requests, _ := store.(dedupe.RequestLog)
+	if requests != nil {
+		reqLog = requestlog.New(requests, requestlog.Options{
+			Bounds: dedupe.RequestLogBounds{Size: cfg.RequestLogSize, Age: cfg.RequestLogAge},
+			OnDrop: met.ObserveRequestLogDrop, Logger: log,
+		})
+		// Deferred after store.Close, so it runs first: what waits is
+		// written before the store closes.
+		defer reqLog.Close()
 	}
 	if err := met.WatchReady(store.Ping); err != nil {
 		return err
@@ -156,6 +171,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 			Providers: reg.Names(),
 			Logger:    log,
 			Overview:  ov,
+			Requests:  requests,
 		}); err != nil {
 			return err
 		}

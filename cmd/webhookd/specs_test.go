@@ -180,15 +180,33 @@ func TestUserSpecEndToEnd(t *testing.T) {
 	require.Equal(t, 2, core.total())
 }
 
-// TestBuiltInProviders: twelve Go adapters and nineteen embedded specs,
-// each listed by `webhookd providers` (TestProvidersListsEveryProvider).
-func TestBuiltInProviders(t *testing.T) {
+// TestEveryBuiltInProviderIsInTheTable: every Go adapter under providers/
+// (a package with settings.go, but the spec engine) and every spec of providers/spec/builtin is
+// in the provider table once, the Go ones first: read from the tree, so
+// that adding a provider edits no list here.
+func TestEveryBuiltInProviderIsInTheTable(t *testing.T) {
 	var names []string
 	for _, e := range providerTable() {
 		names = append(names, e.Name)
 	}
-	require.Equal(t, []string{"stripe", "midtrans", "xendit", "standard", "razorpay", "paddle", "doku", "duitku", "paypal", "adyen", "braintree", "2c2p",
-		"airwallex", "cashfree", "checkout", "coinbase", "faspay", "flutterwave", "gocardless", "hitpay", "lemonsqueezy", "mercadopago", "mollie", "paymongo", "paystack", "payu", "phonepe", "shopify", "snap", "square", "winpay"}, names)
+	var goNames, specNames []string
+	dirs, err := os.ReadDir(repoFile("providers"))
+	require.NoError(t, err)
+	for _, d := range dirs {
+		if _, err := os.Stat(repoFile("providers", d.Name(), "settings.go")); d.IsDir() && err == nil && d.Name() != "spec" {
+			goNames = append(goNames, d.Name())
+		}
+	}
+	specs, err := filepath.Glob(repoFile("providers", "spec", "builtin", "*.yaml"))
+	require.NoError(t, err)
+	for _, p := range specs {
+		specNames = append(specNames, strings.TrimSuffix(filepath.Base(p), ".yaml"))
+	}
+	require.GreaterOrEqual(t, len(goNames), 10)
+	require.GreaterOrEqual(t, len(specNames), 11)
+	require.Len(t, names, len(goNames)+len(specNames))
+	require.ElementsMatch(t, goNames, names[:len(goNames)], "the Go adapters, one line each in goProviders()")
+	require.ElementsMatch(t, specNames, names[len(goNames):], "the embedded specs")
 }
 
 // TestHelpListsSpecVariables: help lists the variables of the specs of

@@ -37,7 +37,7 @@ func fixture() (ctx context.Context, key, fp string, ok dedupe.Response) {
 // pruner disabled (the cases call Prune), and close it when the test ends.
 func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store) {
 	t.Helper()
-	cases := append(transitionCases(), redriveCases()...)
+	cases := append(append(transitionCases(), redriveCases()...), requestLogCases()...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := NewClock()

@@ -24,8 +24,10 @@ const (
 	// the value is the record's state byte, so that Recent filters by state
 	// and provider without decoding a record it does not return.
 	dbiCreated = "created"
+	// dbiRequests is the request log (requests.go).
+	dbiRequests = "requests"
 	// maxDBs is how many named DBIs an environment is opened for.
-	maxDBs = 4
+	maxDBs = 5
 )
 
 // lmdbMaxKey is LMDB's compiled-in key size limit (MDB_MAXKEYSIZE).

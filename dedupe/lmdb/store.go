@@ -26,6 +26,10 @@ type Store struct {
 	expiry  mdb.DBI
 	created mdb.DBI
 	meta    mdb.DBI
+	// requests is the request log (requests.go); requestSeq numbers its
+	// keys.
+	requests   mdb.DBI
+	requestSeq atomic.Uint32
 
 	// readers bounds this process's open read transactions, so that a
 	// burst of deliveries waits for a reader slot instead of failing with
@@ -175,6 +179,9 @@ func (s *Store) open(dir string) error {
 		}
 		if s.created, err = txn.OpenDBI(dbiCreated, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiCreated, err)
+		}
+		if s.requests, err = txn.OpenDBI(dbiRequests, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiRequests, err)
 		}
 		if err := s.openCreated(txn); err != nil {
 			return err

@@ -125,6 +125,8 @@ type Store struct {
 	quit      chan struct{}
 	prunerWG  sync.WaitGroup
 	closeOnce sync.Once
+
+	reqlog requestLog // requests.go
 }
 
 // Open connects to the database at dsn and creates the schema and

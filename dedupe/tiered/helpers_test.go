@@ -34,10 +34,10 @@ func openTestLMDB(t testing.TB, opts dedupe.Options) *lmdb.Store {
 }
 
 // The behavioural table every backend passes; the tiered store needs
-// Postgres, and skips without it.
+// Postgres, and skips without it (once, not once per case).
 func TestConformance(t *testing.T) {
+	dsn := pgtest.DSN(t)
 	dedupetest.Run(t, func(t *testing.T, opts dedupe.Options) dedupe.Store {
-		dsn := pgtest.DSN(t)
 		return New(openTestLMDB(t, opts), openTestPG(t, dsn, pgtest.Schema(t, dsn), opts))
 	})
 }

@@ -221,3 +221,13 @@ func (t *Store) Prune(ctx context.Context, limit int) (int, error) {
 	_, lerr := t.local.Prune(ctx, limit)
 	return n, errors.Join(err, lerr)
 }
+
+// AppendRequests appends to the shared request log: one log for every node.
+func (t *Store) AppendRequests(ctx context.Context, entries []dedupe.LoggedRequest, b dedupe.RequestLogBounds) error {
+	return t.shared.AppendRequests(ctx, entries, b)
+}
+
+// ListRequests lists the shared request log.
+func (t *Store) ListRequests(ctx context.Context, f dedupe.RequestFilter) ([]dedupe.LoggedRequest, string, error) {
+	return t.shared.ListRequests(ctx, f)
+}

@@ -19,7 +19,7 @@ var (
 	// ErrNotSigned means the body is not a JSON object with a string
 	// payload member, or the payload is empty. It wraps
 	// providers.ErrUnauthorized.
-	ErrNotSigned = fmt.Errorf("%w: 2c2p: no payload token", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: 2c2p: no payload token", providers.ErrSignatureMissing)
 	// ErrRepeatedField means the body names payload twice, or spells it
 	// another way (compared as encoding/json matches names): which copy
 	// the core service reads is ambiguous. It wraps providers.ErrMalformed
@@ -28,11 +28,11 @@ var (
 	// ErrInvalidToken means the payload is not three unpadded base64url
 	// segments, or its header is not a JSON object with unique names. It
 	// wraps providers.ErrUnauthorized.
-	ErrInvalidToken = fmt.Errorf("%w: 2c2p: payload is not a compact JWS", providers.ErrUnauthorized)
+	ErrInvalidToken = fmt.Errorf("%w: 2c2p: payload is not a compact JWS", providers.ErrSignatureInvalid)
 	// ErrAlgorithm means the header's alg is not exactly HS256 ("none"
 	// included), or the header has crit. It wraps
 	// providers.ErrUnauthorized.
-	ErrAlgorithm = fmt.Errorf("%w: 2c2p: the token's alg is not "+Algorithm, providers.ErrUnauthorized)
+	ErrAlgorithm = fmt.Errorf("%w: 2c2p: the token's alg is not "+Algorithm, providers.ErrSignatureInvalid)
 )
 
 // b64 is base64url without padding, refusing non-zero trailing bits, so

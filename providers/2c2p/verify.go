@@ -9,7 +9,7 @@ import (
 
 // ErrNoValidSignature means the token's signature matches no configured
 // key. It wraps providers.ErrUnauthorized.
-var ErrNoValidSignature = fmt.Errorf("%w: 2c2p: signature does not match", providers.ErrUnauthorized)
+var ErrNoValidSignature = fmt.Errorf("%w: 2c2p: signature does not match", providers.ErrSignatureInvalid)
 
 // Verify authenticates a backend response from its raw JSON body (headers
 // are not read): its payload member must be a compact JWS whose header

@@ -176,6 +176,13 @@ func TestMerchantAccounts(t *testing.T) {
 	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Body: vec}))
 	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(otherItem)}), adyen.ErrMerchantAccount)
 	require.ErrorIs(t, a.Verify(context.Background(), providers.Delivery{Body: notification(vecItem(vecSignature), otherItem)}), adyen.ErrMerchantAccount, "one item refuses the request")
+	// Accounts are checked once every signature holds: a forged item is
+	// refused as forged even after another account's genuine one, so an
+	// account refusal always concerns a genuine request.
+	forged := other.item(strings.Repeat("A", 43) + "=")
+	err = a.Verify(context.Background(), providers.Delivery{Body: notification(otherItem, forged)})
+	require.ErrorIs(t, err, adyen.ErrNoValidSignature)
+	require.Equal(t, providers.ReasonSignatureInvalid, providers.Reason(err))
 	require.NoError(t, newAdapter(t, vecKey).Verify(context.Background(), providers.Delivery{Body: notification(otherItem)}), "unset, any account")
 
 	for _, bad := range [][]string{nil, {""}, {"a", " b"}, {"a:b"}} {

@@ -15,10 +15,10 @@ var (
 	// ErrNoEventKey means an item's merchantAccountCode or pspReference is
 	// missing or not a token without ":", or its success is neither "true"
 	// nor "false".
-	ErrNoEventKey = fmt.Errorf("%w: adyen: item has no usable event key", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: adyen: item has no usable event key", providers.ErrNoEventKey)
 	// ErrInvalidEventType means an item's eventCode is missing or not a
 	// token without ":".
-	ErrInvalidEventType = fmt.Errorf("%w: adyen: item eventCode is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: adyen: item eventCode is invalid", providers.ErrNoEventKey)
 )
 
 // MaxFieldBytes is the longest merchantAccountCode, pspReference or

@@ -19,7 +19,7 @@ var (
 	ErrNotConfigured = fmt.Errorf("%w: adyen: adapter not configured", providers.ErrUnauthorized)
 	// ErrBasicAuth means basic auth is configured and the request's
 	// Authorization header is missing, sent twice or wrong.
-	ErrBasicAuth = fmt.Errorf("%w: adyen: basic auth missing or wrong", providers.ErrUnauthorized)
+	ErrBasicAuth = fmt.Errorf("%w: adyen: basic auth missing or wrong", providers.ErrSignatureInvalid)
 	// ErrUnreadableBody means the body is not a notification whose
 	// items' signatures can be checked: not one JSON object with unique
 	// member names, no live or notificationItems member, an item that is
@@ -37,7 +37,7 @@ var (
 	ErrNoItems = fmt.Errorf("%w: adyen: notification has no items", providers.ErrUnauthorized)
 	// ErrNotSigned means an item has no additionalData.hmacSignature, or
 	// an empty one.
-	ErrNotSigned = fmt.Errorf("%w: adyen: item has no hmacSignature", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: adyen: item has no hmacSignature", providers.ErrSignatureMissing)
 	// ErrFieldFormat means a signed field of an item is not in the format
 	// Adyen documents (format.go): a pspReference or originalReference
 	// that is not letters and digits, a merchantAccountCode with a ":", a
@@ -47,10 +47,10 @@ var (
 	ErrFieldFormat = fmt.Errorf("%w: adyen: a signed item field is not in its documented format", providers.ErrUnauthorized)
 	// ErrMerchantAccount means WithMerchantAccounts is set and an item is
 	// for another merchantAccountCode.
-	ErrMerchantAccount = fmt.Errorf("%w: adyen: item is for a merchant account not configured", providers.ErrUnauthorized)
+	ErrMerchantAccount = fmt.Errorf("%w: adyen: item is for a merchant account not configured", providers.ErrAccountNotAllowed)
 	// ErrNoValidSignature means an item's hmacSignature is not the base64
 	// HMAC-SHA256 of its signed fields under any configured key.
-	ErrNoValidSignature = fmt.Errorf("%w: adyen: item signature does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: adyen: item signature does not match", providers.ErrSignatureInvalid)
 )
 
 // Verify authenticates a request: its basic auth when configured, and the
@@ -83,6 +83,14 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 			return fmt.Errorf("%w (item %d of %d)", err, i+1, len(n.items))
 		}
 	}
+	// Accounts once every item's signature holds, so that a refusal for
+	// one is of a genuine request (its keys are logged), never hiding a
+	// forged item.
+	for i := range n.items {
+		if a.accounts != nil && !a.accounts[n.items[i].f.merchant] {
+			return fmt.Errorf("%w (item %d of %d)", ErrMerchantAccount, i+1, len(n.items))
+		}
+	}
 	return nil
 }
 
@@ -95,9 +103,6 @@ func (a *Adapter) verifyItem(f *fields) error {
 	}
 	if !f.readFormats() {
 		return ErrFieldFormat
-	}
-	if a.accounts != nil && !a.accounts[f.merchant] {
-		return ErrMerchantAccount
 	}
 	if len(f.signature) != sigLen {
 		return ErrNoValidSignature

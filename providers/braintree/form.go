@@ -13,7 +13,7 @@ var (
 	// ErrNotForm means the body cannot be read as a form at all (empty, an
 	// empty pair, a bad %-escape in a name): it carries no signature that
 	// can be checked, so it wraps providers.ErrUnauthorized (401).
-	ErrNotForm = fmt.Errorf("%w: braintree: body is not a form", providers.ErrUnauthorized)
+	ErrNotForm = fmt.Errorf("%w: braintree: body is not a form", providers.ErrSignatureInvalid)
 	// ErrRepeatedField means a field is given twice (names compared
 	// without regard to case): which copy the core service reads is
 	// ambiguous. It wraps providers.ErrMalformed (400), as for every form

@@ -15,18 +15,18 @@ import (
 // check failed, without quoting a key, a signature or the payload.
 var (
 	// ErrNotSigned means bt_signature or bt_payload is missing or empty.
-	ErrNotSigned = fmt.Errorf("%w: braintree: no bt_signature or no bt_payload", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: braintree: no bt_signature or no bt_payload", providers.ErrSignatureMissing)
 	// ErrInvalidPayload means bt_payload holds a character outside
 	// [A-Za-z0-9+=/\n], the SDKs' rule, or a bad %-escape.
-	ErrInvalidPayload = fmt.Errorf("%w: braintree: bt_payload holds a character outside [A-Za-z0-9+=/\\n]", providers.ErrUnauthorized)
+	ErrInvalidPayload = fmt.Errorf("%w: braintree: bt_payload holds a character outside [A-Za-z0-9+=/\\n]", providers.ErrSignatureInvalid)
 	// ErrInvalidSignature means bt_signature has a bad %-escape.
-	ErrInvalidSignature = fmt.Errorf("%w: braintree: bt_signature is not readable", providers.ErrUnauthorized)
+	ErrInvalidSignature = fmt.Errorf("%w: braintree: bt_signature is not readable", providers.ErrSignatureInvalid)
 	// ErrUnknownPublicKey means no pair of bt_signature names a configured
 	// public key.
-	ErrUnknownPublicKey = fmt.Errorf("%w: braintree: bt_signature names no configured public key", providers.ErrUnauthorized)
+	ErrUnknownPublicKey = fmt.Errorf("%w: braintree: bt_signature names no configured public key", providers.ErrSignatureInvalid)
 	// ErrNoValidSignature means a pair names a configured public key, but
 	// its signature is not that key's over bt_payload.
-	ErrNoValidSignature = fmt.Errorf("%w: braintree: signature does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: braintree: signature does not match", providers.ErrSignatureInvalid)
 )
 
 // Verify authenticates a notification from its raw form body (headers are

@@ -22,7 +22,7 @@ var (
 	// transaction.status is missing, not a string, or not a usable token
 	// (see MaxFieldBytes); service.id and transaction.status must not hold
 	// a ":".
-	ErrNoEventKey = fmt.Errorf("%w: doku: no usable order.invoice_number, service.id and transaction.status", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: doku: no usable order.invoice_number, service.id and transaction.status", providers.ErrNoEventKey)
 )
 
 // MaxFieldBytes is the longest value of a key part Parse accepts. DOKU's

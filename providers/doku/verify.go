@@ -25,23 +25,23 @@ const signaturePrefix = "HMACSHA256="
 var (
 	// ErrNotSigned means one of Client-Id, Request-Id, Request-Timestamp
 	// and Signature is missing or empty.
-	ErrNotSigned = fmt.Errorf("%w: doku: Client-Id, Request-Id, Request-Timestamp or Signature missing", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: doku: Client-Id, Request-Id, Request-Timestamp or Signature missing", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means one of those headers was sent more than once,
 	// is longer than 256 bytes or holds a space or control character (which
 	// could forge a line of the signature component), Request-Timestamp is
 	// not an RFC 3339 time, or Signature does not start with HMACSHA256=.
-	ErrInvalidHeader = fmt.Errorf("%w: doku: invalid notification header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: doku: invalid notification header", providers.ErrSignatureInvalid)
 	// ErrWrongClient means Client-Id is not the configured client id: the
 	// notification is for another DOKU account.
-	ErrWrongClient = fmt.Errorf("%w: doku: Client-Id is not ours", providers.ErrUnauthorized)
+	ErrWrongClient = fmt.Errorf("%w: doku: Client-Id is not ours", providers.ErrAccountNotAllowed)
 	// ErrTooOld means Request-Timestamp is older than the tolerance.
-	ErrTooOld = fmt.Errorf("%w: doku: Request-Timestamp older than the tolerance", providers.ErrUnauthorized)
+	ErrTooOld = fmt.Errorf("%w: doku: Request-Timestamp older than the tolerance", providers.ErrTimestamp)
 	// ErrTooNew means Request-Timestamp is further ahead of the receiver's
 	// clock than the tolerance.
-	ErrTooNew = fmt.Errorf("%w: doku: Request-Timestamp ahead of the clock by more than the tolerance", providers.ErrUnauthorized)
+	ErrTooNew = fmt.Errorf("%w: doku: Request-Timestamp ahead of the clock by more than the tolerance", providers.ErrTimestamp)
 	// ErrNoValidSignature means Signature is not the HMAC of the signature
 	// component under any configured secret key.
-	ErrNoValidSignature = fmt.Errorf("%w: doku: signature does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: doku: signature does not match", providers.ErrSignatureInvalid)
 )
 
 // Verify authenticates a notification from its Client-Id, Request-Id,
@@ -64,7 +64,7 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 		values[i] = v
 	}
 	clientID, requestID, timestamp, sigHeader := values[0], values[1], values[2], values[3]
-	if a.clientID == "" || !signature.EqualString(clientID, a.clientID) {
+	if a.clientID == "" {
 		return ErrWrongClient
 	}
 	sig, ok := strings.CutPrefix(sigHeader, signaturePrefix)
@@ -86,6 +86,11 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 	component := Component(clientID, requestID, timestamp, a.target, body)
 	if !a.secrets.Match([][]byte{got}, component) {
 		return ErrNoValidSignature
+	}
+	// The client is checked once the signature holds, so that a refusal
+	// for it is of a genuine notification (its key is logged).
+	if !signature.EqualString(clientID, a.clientID) {
+		return ErrWrongClient
 	}
 	return nil
 }

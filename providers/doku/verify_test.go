@@ -101,7 +101,11 @@ func TestVerify(t *testing.T) {
 		{name: "Request-Id changed", header: vecHeader(doku.HeaderRequestID, "479b663f-5c9d-400d-8e80-3e548a8f7630"), body: vecBody, wantErr: doku.ErrNoValidSignature},
 		{name: "Request-Timestamp changed", header: vecHeader(doku.HeaderTimestamp, "2020-08-11T08:45:43Z"), body: vecBody, wantErr: doku.ErrNoValidSignature},
 		{name: "Request-Timestamp the same instant, written otherwise", header: vecHeader(doku.HeaderTimestamp, "2020-08-11T15:45:42+07:00"), body: vecBody, wantErr: doku.ErrNoValidSignature},
-		{name: "another client's notification", header: vecHeader(doku.HeaderClientID, "MCH-0001-10791114622548"), body: vecBody, wantErr: doku.ErrWrongClient},
+		{name: "another client's notification, not signed again", header: vecHeader(doku.HeaderClientID, "MCH-0001-10791114622548"), body: vecBody, wantErr: doku.ErrNoValidSignature},
+		// Checked once the signature holds (its key is then logged).
+		{name: "another client's notification, signed", header: vecHeader(doku.HeaderClientID, "MCH-0001-10791114622548",
+			doku.HeaderSignature, doku.SignatureHeader(vecSecret, "MCH-0001-10791114622548", vecRequestID, vecTimestamp, vecTarget, []byte(vecBody))),
+			body: vecBody, wantErr: doku.ErrWrongClient},
 		{name: "notification path other than the one signed", opts: []doku.Option{doku.WithNotificationPath(doku.DefaultNotificationPath)},
 			header: vecHeader(), body: vecBody, wantErr: doku.ErrNoValidSignature},
 		{name: "notification path with a trailing slash", opts: []doku.Option{doku.WithNotificationPath(vecTarget + "/")},

@@ -14,7 +14,7 @@ import (
 // resultCode is missing or unusable in a key. It wraps
 // providers.ErrMalformed; so do ErrNotForm and ErrRepeatedField, which
 // Parse returns for a body that is not a form.
-var ErrNoEventKey = fmt.Errorf("%w: duitku: no usable event key (merchantOrderId, reference, resultCode)", providers.ErrMalformed)
+var ErrNoEventKey = fmt.Errorf("%w: duitku: no usable event key (merchantOrderId, reference, resultCode)", providers.ErrNoEventKey)
 
 // MaxFieldBytes is the longest merchantOrderId, reference or resultCode
 // accepted. Three of them and their separators, behind "duitku:", stay

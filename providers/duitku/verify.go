@@ -14,17 +14,17 @@ import (
 // check failed, without quoting a field's value or an API key.
 var (
 	// ErrNotSigned means the form has no signature field, or an empty one.
-	ErrNotSigned = fmt.Errorf("%w: duitku: no signature field", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: duitku: no signature field", providers.ErrSignatureMissing)
 	// ErrInvalidSignature means signature is not 32 lowercase hex digits.
-	ErrInvalidSignature = fmt.Errorf("%w: duitku: signature is not 32 lowercase hex digits", providers.ErrUnauthorized)
+	ErrInvalidSignature = fmt.Errorf("%w: duitku: signature is not 32 lowercase hex digits", providers.ErrSignatureInvalid)
 	// ErrSignedFieldMissing means merchantCode, amount or merchantOrderId
 	// is missing or empty.
-	ErrSignedFieldMissing = fmt.Errorf("%w: duitku: a signed field (merchantCode, amount, merchantOrderId) is missing", providers.ErrUnauthorized)
+	ErrSignedFieldMissing = fmt.Errorf("%w: duitku: a signed field (merchantCode, amount, merchantOrderId) is missing", providers.ErrSignatureMissing)
 	// ErrForeignMerchant means merchantCode is not the configured merchant
 	// code: a callback for another Duitku project.
-	ErrForeignMerchant = fmt.Errorf("%w: duitku: merchantCode is not ours", providers.ErrUnauthorized)
+	ErrForeignMerchant = fmt.Errorf("%w: duitku: merchantCode is not ours", providers.ErrAccountNotAllowed)
 	// ErrNoValidSignature means the signature matches no configured API key.
-	ErrNoValidSignature = fmt.Errorf("%w: duitku: signature does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: duitku: signature does not match", providers.ErrSignatureInvalid)
 )
 
 // Verify authenticates a callback from its raw form body (headers are not
@@ -54,11 +54,13 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 	if code == "" || amount == "" || order == "" {
 		return ErrSignedFieldMissing
 	}
-	if len(a.apiKeys) == 0 || !signature.EqualString(code, a.merchantCode) {
-		return ErrForeignMerchant
-	}
 	for _, key := range a.apiKeys {
 		if signature.EqualString(sig, Signature(code, amount, order, key)) {
+			// The account is checked once the signature holds, so that a
+			// refusal for it is of a genuine callback (its key is logged).
+			if !signature.EqualString(code, a.merchantCode) {
+				return ErrForeignMerchant
+			}
 			return nil
 		}
 	}

@@ -83,7 +83,12 @@ func TestVerifyRefuses(t *testing.T) {
 		{"amount changed", replace("amount=10000", "amount=10001"), duitku.ErrNoValidSignature},
 		{"amount reformatted", replace("amount=10000", "amount=10000.00"), duitku.ErrNoValidSignature},
 		{"order id changed", replace("merchantOrderId=12345", "merchantOrderId=12346"), duitku.ErrNoValidSignature},
-		{"another merchant", replace("merchantCode=D0001", "merchantCode=D0002"), duitku.ErrForeignMerchant},
+		{"another merchant, not signed again", replace("merchantCode=D0001", "merchantCode=D0002"), duitku.ErrNoValidSignature},
+		// Checked once the signature holds: a genuine callback of another
+		// project under our key is refused for its account (its key is
+		// then logged), a forged one for its signature.
+		{"another merchant, signed", []byte(strings.Replace(strings.Replace(vecBody, "merchantCode=D0001", "merchantCode=D0002", 1),
+			vecSig, duitku.Signature("D0002", "10000", "12345", vecKey), 1)), duitku.ErrForeignMerchant},
 		{"signature in upper case", replace(vecSig, strings.ToUpper(vecSig)), duitku.ErrInvalidSignature},
 		{"signature cut", replace(vecSig, vecSig[:31]), duitku.ErrInvalidSignature},
 		{"signature wrong", replace(vecSig, "0"+vecSig[1:]), duitku.ErrNoValidSignature},

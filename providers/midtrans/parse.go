@@ -20,7 +20,7 @@ var (
 	ErrNotJSON = fmt.Errorf("%w: midtrans: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventKey means transaction_id or transaction_status is missing,
 	// not a string, or not a usable token (see MaxFieldBytes).
-	ErrNoEventKey = fmt.Errorf("%w: midtrans: no usable transaction_id and transaction_status", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: midtrans: no usable transaction_id and transaction_status", providers.ErrNoEventKey)
 	// ErrInvalidField means fraud_status is present but not a string or not
 	// a usable token, or refund_key is present but not a string.
 	ErrInvalidField = fmt.Errorf("%w: midtrans: fraud_status or refund_key is invalid", providers.ErrMalformed)

@@ -18,16 +18,16 @@ var (
 	ErrUnreadableBody = fmt.Errorf("%w: midtrans: body is not a JSON object with unique member names", providers.ErrUnauthorized)
 	// ErrNotSigned means the body has no signature_key, or an empty or null
 	// one.
-	ErrNotSigned = fmt.Errorf("%w: midtrans: no signature_key", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: midtrans: no signature_key", providers.ErrSignatureMissing)
 	// ErrInvalidSignedField means order_id, status_code or gross_amount is
 	// missing or not shaped as Midtrans sends it: order_id a non-empty
 	// string of at most MaxOrderIDBytes, status_code three digits,
 	// gross_amount a plain decimal without leading zeros (each a JSON string,
 	// or a number whose raw text is used).
-	ErrInvalidSignedField = fmt.Errorf("%w: midtrans: order_id, status_code or gross_amount missing or malformed", providers.ErrUnauthorized)
+	ErrInvalidSignedField = fmt.Errorf("%w: midtrans: order_id, status_code or gross_amount missing or malformed", providers.ErrSignatureInvalid)
 	// ErrNoValidSignature means signature_key is not the SHA-512 of the
 	// signed fields and the server key (or not 128 lowercase hex digits).
-	ErrNoValidSignature = fmt.Errorf("%w: midtrans: signature_key does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: midtrans: signature_key does not match", providers.ErrSignatureInvalid)
 )
 
 // MaxOrderIDBytes is the longest order_id Verify accepts. Midtrans limits

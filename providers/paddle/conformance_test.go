@@ -20,8 +20,9 @@ func TestConformance(t *testing.T) {
 		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
 			return paddle.New(secrets, tolerance, paddle.WithClock(now))
 		},
-		Secrets:  [2]string{vecGoSecret, vecPySecretGood},
-		Fixtures: fixtures,
+		Secrets:   [2]string{vecGoSecret, vecPySecretGood},
+		Tolerance: tolerance,
+		Fixtures:  fixtures,
 		// A replay from the dashboard is a new notification of the same
 		// event: a new notification_id; Paddle may also serialise the
 		// members in another order and add fields over time.

@@ -17,10 +17,10 @@ var (
 	ErrNotJSON = fmt.Errorf("%w: paddle: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventID means the notification has no usable event_id: missing,
 	// not a string, empty, or not a token of at most MaxTokenBytes.
-	ErrNoEventID = fmt.Errorf("%w: paddle: notification has no usable event_id", providers.ErrMalformed)
+	ErrNoEventID = fmt.Errorf("%w: paddle: notification has no usable event_id", providers.ErrNoEventKey)
 	// ErrInvalidEventType means event_type is present but not a string, or
 	// not a token that can be sent as a header value.
-	ErrInvalidEventType = fmt.Errorf("%w: paddle: event_type is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: paddle: event_type is invalid", providers.ErrNoEventKey)
 )
 
 // MaxTokenBytes is the longest event_id or event_type Parse accepts.

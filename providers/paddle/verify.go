@@ -31,20 +31,20 @@ const (
 var (
 	// ErrNotSigned means the request has no Paddle-Signature header, or an
 	// empty one.
-	ErrNotSigned = fmt.Errorf("%w: paddle: no Paddle-Signature header", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: paddle: no Paddle-Signature header", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means the Paddle-Signature header cannot be parsed:
 	// an element is not key=value, ts is missing, given twice or not a
 	// plain decimal number, or the header is longer than MaxHeaderBytes or
 	// was sent more than once.
-	ErrInvalidHeader = fmt.Errorf("%w: paddle: invalid Paddle-Signature header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: paddle: invalid Paddle-Signature header", providers.ErrSignatureInvalid)
 	// ErrNoValidSignature means the header has no h1 signature, or none of
 	// its h1 signatures matches the body under any configured secret.
-	ErrNoValidSignature = fmt.Errorf("%w: paddle: no valid h1 signature", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: paddle: no valid h1 signature", providers.ErrSignatureInvalid)
 	// ErrTooOld means ts is older than the tolerance.
-	ErrTooOld = fmt.Errorf("%w: paddle: timestamp older than the tolerance", providers.ErrUnauthorized)
+	ErrTooOld = fmt.Errorf("%w: paddle: timestamp older than the tolerance", providers.ErrTimestamp)
 	// ErrTooNew means ts is further ahead of the receiver's clock than the
 	// tolerance.
-	ErrTooNew = fmt.Errorf("%w: paddle: timestamp ahead of the clock by more than the tolerance", providers.ErrUnauthorized)
+	ErrTooNew = fmt.Errorf("%w: paddle: timestamp ahead of the clock by more than the tolerance", providers.ErrTimestamp)
 )
 
 // Verify authenticates a notification from its Paddle-Signature header and

@@ -14,10 +14,10 @@ var (
 	// object at any depth).
 	ErrNotJSON = fmt.Errorf("%w: paypal: body is not a JSON object with unique member names", providers.ErrMalformed)
 	// ErrNoEventKey means id is missing, not a string, or not a token.
-	ErrNoEventKey = fmt.Errorf("%w: paypal: no usable event id", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: paypal: no usable event id", providers.ErrNoEventKey)
 	// ErrInvalidEventType means event_type is missing, not a string, or
 	// not a token.
-	ErrInvalidEventType = fmt.Errorf("%w: paypal: event_type is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: paypal: event_type is invalid", providers.ErrNoEventKey)
 )
 
 // MaxFieldBytes is the longest id or event_type accepted (PayPal's ids are

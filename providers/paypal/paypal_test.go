@@ -80,8 +80,9 @@ func TestConformance(t *testing.T) {
 		Unreachable: func(ids []string, now func() time.Time) (providers.Provider, error) {
 			return paypal.New(ids, append(srv.Options(), paypal.WithClock(now), paypal.WithClient(&http.Client{Transport: failing{}}))...)
 		},
-		Secrets:  [2]string{webhookID, otherID},
-		Fixtures: fixtures,
+		Secrets:   [2]string{webhookID, otherID},
+		Tolerance: paypal.DefaultTolerance,
+		Fixtures:  fixtures,
 		// A retry or a resend is a new transmission of the same event;
 		// members in another order or one PayPal added since must not
 		// make it a different payload.

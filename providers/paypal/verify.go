@@ -21,42 +21,42 @@ import (
 // body.
 var (
 	// ErrNotSigned means a transmission header is missing or empty.
-	ErrNotSigned = fmt.Errorf("%w: paypal: a PAYPAL-TRANSMISSION-* header is missing", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: paypal: a PAYPAL-TRANSMISSION-* header is missing", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means a transmission header is sent twice, the
 	// signature is not base64, or the id or time holds a "|".
-	ErrInvalidHeader = fmt.Errorf("%w: paypal: invalid PAYPAL-TRANSMISSION-* header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: paypal: invalid PAYPAL-TRANSMISSION-* header", providers.ErrSignatureInvalid)
 	// ErrUnsupportedAlgo means PAYPAL-AUTH-ALGO is not SHA256withRSA.
-	ErrUnsupportedAlgo = fmt.Errorf("%w: paypal: PAYPAL-AUTH-ALGO is not %s", providers.ErrUnauthorized, AuthAlgo)
+	ErrUnsupportedAlgo = fmt.Errorf("%w: paypal: PAYPAL-AUTH-ALGO is not %s", providers.ErrSignatureInvalid, AuthAlgo)
 	// ErrCertURL means PAYPAL-CERT-URL is not https (or http to a loopback
 	// host) on an allowed host and port, naming one certificate under
 	// CertPathPrefix without a query or fragment. Nothing is fetched.
-	ErrCertURL = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL is not on an allowed host", providers.ErrUnauthorized)
+	ErrCertURL = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL is not on an allowed host", providers.ErrCertificateInvalid)
 	// ErrCertRefused means the certificate URL answered a redirect or a
 	// client error (404...): there is no certificate there.
-	ErrCertRefused = fmt.Errorf("%w: paypal: no certificate at PAYPAL-CERT-URL", providers.ErrUnauthorized)
+	ErrCertRefused = fmt.Errorf("%w: paypal: no certificate at PAYPAL-CERT-URL", providers.ErrCertificateInvalid)
 	// ErrBadCert means the answer holds no PEM certificate, or the leaf's
 	// key is not RSA.
-	ErrBadCert = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL holds no RSA certificate", providers.ErrUnauthorized)
+	ErrBadCert = fmt.Errorf("%w: paypal: PAYPAL-CERT-URL holds no RSA certificate", providers.ErrCertificateInvalid)
 	// ErrUntrustedCert means the certificate does not chain to the roots
 	// (the system's or WEBHOOKD_PAYPAL_CA_FILE's).
-	ErrUntrustedCert = fmt.Errorf("%w: paypal: certificate does not chain to the trusted roots", providers.ErrUnauthorized)
+	ErrUntrustedCert = fmt.Errorf("%w: paypal: certificate does not chain to the trusted roots", providers.ErrCertificateInvalid)
 	// ErrCertExpired means the certificate is not valid now.
-	ErrCertExpired = fmt.Errorf("%w: paypal: certificate expired or not yet valid", providers.ErrUnauthorized)
+	ErrCertExpired = fmt.Errorf("%w: paypal: certificate expired or not yet valid", providers.ErrCertificateInvalid)
 	// ErrForeignCert means the certificate is not PayPal's
 	// message-verification certificate.
-	ErrForeignCert = fmt.Errorf("%w: paypal: certificate is not PayPal's message-verification certificate", providers.ErrUnauthorized)
+	ErrForeignCert = fmt.Errorf("%w: paypal: certificate is not PayPal's message-verification certificate", providers.ErrCertificateInvalid)
 	// ErrNoValidSignature means the signature does not match for any
 	// configured webhook id.
-	ErrNoValidSignature = fmt.Errorf("%w: paypal: signature does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: paypal: signature does not match", providers.ErrSignatureInvalid)
 	// ErrTransmissionTime means PAYPAL-TRANSMISSION-TIME is not an RFC 3339
 	// time within the tolerance of now: a signature captured longer ago
 	// is not accepted.
-	ErrTransmissionTime = fmt.Errorf("%w: paypal: PAYPAL-TRANSMISSION-TIME is outside the tolerance", providers.ErrUnauthorized)
+	ErrTransmissionTime = fmt.Errorf("%w: paypal: PAYPAL-TRANSMISSION-TIME is outside the tolerance", providers.ErrTimestamp)
 	// ErrTransmissionReused means PAYPAL-TRANSMISSION-ID was verified
 	// before with another body. PayPal signs the body only through its
 	// CRC-32, which anyone can match with a few chosen bytes, so a second
 	// body under one signed transmission is a forgery.
-	ErrTransmissionReused = fmt.Errorf("%w: paypal: transmission already received with another body", providers.ErrUnauthorized)
+	ErrTransmissionReused = fmt.Errorf("%w: paypal: transmission already received with another body", providers.ErrSignatureInvalid)
 	// ErrCertUnavailable means the certificate could not be fetched: no
 	// connection, a timeout, a 5xx or 429 answer, or one larger than
 	// MaxCertBytes; or it is not fetched now, its URL's fetch having

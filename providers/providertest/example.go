@@ -44,7 +44,8 @@ func (k Kit) PublishedExample(t *testing.T) {
 	if len(k.Examples) == 0 {
 		require.NotEmpty(t, k.SelfDerived,
 			"state a published example (Kit.Examples: headers, body, secret and settings from the provider's docs or official SDK tests, with the source), or why there is none (Kit.SelfDerived)")
-		t.Skip(k.SelfDerived)
+		t.Log("no published example:", k.SelfDerived)
+		return
 	}
 	for _, ex := range k.Examples {
 		t.Run(ex.Source, func(t *testing.T) { k.example(t, ex) })

@@ -77,12 +77,15 @@ func (p *formToy) Verify(_ context.Context, d providers.Delivery) error {
 	if err != nil {
 		return err
 	}
+	if v.Get("sig") == "" {
+		return providers.ErrSignatureMissing
+	}
 	for _, secret := range p.secrets {
-		if v.Get("sig") != "" && signature.EqualString(v.Get("sig"), p.mac(secret, v)) {
+		if signature.EqualString(v.Get("sig"), p.mac(secret, v)) {
 			return nil
 		}
 	}
-	return providers.ErrUnauthorized
+	return providers.ErrSignatureInvalid
 }
 
 func (p *formToy) Parse(d providers.Delivery) ([]providers.Item, error) {

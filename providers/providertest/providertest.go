@@ -50,6 +50,11 @@
 //     network answers ErrUnavailable, never ErrUnauthorized, while it is down.
 //   - BatchItemsStandAlone: each item of a batch verifies and parses on its
 //     own, as the core service receives it.
+//   - StaleRefused: with Kit.Tolerance, a delivery verified after the
+//     tolerance has passed is refused as timestamp_outside_tolerance.
+//
+// Run runs only the properties that apply to the provider (see Run); the
+// methods called on their own log, rather than skip, when one does not.
 //   - DistinctEventsDistinct: different fixtures have different keys.
 //
 // The body's encoding (JSON or a form) is Kit.Format: the properties ask it
@@ -168,36 +173,75 @@ type Kit struct {
 	// secret with a signature, for an adapter whose Examples are then
 	// derived by hand from the provider's algorithm (DOKU's).
 	SelfDerived string
+	// Tolerance is how old a signed timestamp the adapter under test
+	// accepts, for a provider that signs one; StaleRefused applies only
+	// when it is set.
+	Tolerance time.Duration
 }
 
-// Run checks every property of k: PublishedExample, then each fixture's
-// (one subtest per fixture, one per property), then DistinctEventsDistinct.
+// Run checks every property of k that applies to it: PublishedExample,
+// then each fixture's (one subtest per fixture, one per property), then
+// DistinctEventsDistinct. A property that does not apply to the provider
+// (the network check of one that needs none, the batch check of one whose
+// request carries one event) is not run, and said once in the test's log:
+// a skip is kept for a test that could not run here.
 func Run(t *testing.T, k Kit) {
 	t.Helper()
 	k.check(t)
 	fixtures := k.fixtures(t)
 	t.Run("PublishedExample", k.PublishedExample)
+	props := k.properties(t)
 	for _, f := range fixtures {
 		t.Run(f.name, func(t *testing.T) {
-			for _, p := range []struct {
-				name string
-				run  func(*testing.T, []byte)
-			}{
-				{"SignedVerifies", k.SignedVerifies},
-				{"TamperedRefused", k.TamperedRefused},
-				{"Rotation", k.Rotation},
-				{"UnsignedFieldsInert", k.UnsignedFieldsInert},
-				{"DuplicateFieldsRefused", k.DuplicateFieldsRefused},
-				{"KeyStableAcrossRetries", k.KeyStableAcrossRetries},
-				{"ChangedPayloadChangesFingerprint", k.ChangedPayloadChangesFingerprint},
-				{"NetworkDownUnavailable", k.NetworkDownUnavailable},
-				{"BatchItemsStandAlone", k.BatchItemsStandAlone},
-			} {
+			for _, p := range props {
 				t.Run(p.name, func(t *testing.T) { p.run(t, f.body) })
 			}
 		})
 	}
 	t.Run("DistinctEventsDistinct", func(t *testing.T) { k.DistinctEventsDistinct(t, fixtures) })
+}
+
+// property is one per-fixture property of the kit.
+type property struct {
+	name string
+	run  func(*testing.T, []byte)
+}
+
+// properties lists the per-fixture properties that apply to k, logging
+// the others with why.
+func (k Kit) properties(t *testing.T) []property {
+	batch := k.adapter(t, newClock(), k.Secrets[0]).Ack() != nil
+	var out []property
+	for _, p := range []struct {
+		property
+		notApplicable string // why it does not apply; "" when it does
+	}{
+		{property{"SignedVerifies", k.SignedVerifies}, ""},
+		{property{"TamperedRefused", k.TamperedRefused}, ""},
+		{property{"Rotation", k.Rotation}, ""},
+		{property{"UnsignedFieldsInert", k.UnsignedFieldsInert}, when(k.BodyUnsigned, k.UnsignedKeyReason)},
+		{property{"DuplicateFieldsRefused", k.DuplicateFieldsRefused}, ""},
+		{property{"KeyStableAcrossRetries", k.KeyStableAcrossRetries}, ""},
+		{property{"ChangedPayloadChangesFingerprint", k.ChangedPayloadChangesFingerprint}, ""},
+		{property{"NetworkDownUnavailable", k.NetworkDownUnavailable}, when(k.Unreachable == nil, "verification needs no network")},
+		{property{"BatchItemsStandAlone", k.BatchItemsStandAlone}, when(!batch, "a request carries one event")},
+		{property{"StaleRefused", k.StaleRefused}, when(k.Tolerance <= 0, "no signed timestamp (Kit.Tolerance)")},
+	} {
+		if p.notApplicable != "" {
+			t.Logf("%s does not apply: %s", p.name, p.notApplicable)
+			continue
+		}
+		out = append(out, p.property)
+	}
+	return out
+}
+
+// when returns why if cond holds, else "".
+func when(cond bool, why string) string {
+	if cond {
+		return why
+	}
+	return ""
 }
 
 // check refuses a Kit that is incomplete or contradicts itself.
@@ -323,6 +367,13 @@ func requireRefused(t *testing.T, p providers.Provider, d providers.Delivery, ms
 	what := fmt.Sprintf(msg, args...)
 	require.Error(t, err, what)
 	require.ErrorIs(t, err, providers.ErrUnauthorized, what)
+}
+
+// requireReason checks that d is refused for reason (providers.Reason).
+func requireReason(t *testing.T, p providers.Provider, d providers.Delivery, reason string, msg string, args ...any) {
+	t.Helper()
+	require.Equal(t, reason, providers.Reason(verify(p, d)), "%s: the error must wrap the class of reason %s "+
+		"(providers.ErrSignatureMissing, ErrSignatureInvalid, ErrTimestamp; docs/adding-a-provider.md)", fmt.Sprintf(msg, args...), reason)
 }
 
 // OneEvent returns the event of a delivery that carries exactly one, for

@@ -79,9 +79,12 @@ func (p *toy) mac(secret, ts string, body []byte) string {
 }
 
 func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
-	unauthorized := providers.ErrUnauthorized
-	if p.flaw == "wrong-error-class" {
-		unauthorized = providers.ErrMalformed
+	missing, unauthorized := providers.ErrSignatureMissing, providers.ErrSignatureInvalid
+	switch p.flaw {
+	case "wrong-error-class":
+		missing, unauthorized = providers.ErrMalformed, providers.ErrMalformed
+	case "reasonless":
+		missing = providers.ErrUnauthorized
 	}
 	switch p.flaw {
 	case "accepts-anything":
@@ -90,6 +93,9 @@ func (p *toy) Verify(_ context.Context, d providers.Delivery) error {
 		if d.Header.Get("X-Toy-Signature") == "" {
 			return nil
 		}
+	}
+	if d.Header.Get("X-Toy-Signature") == "" {
+		return missing
 	}
 	ts, sig, ok := strings.Cut(d.Header.Get("X-Toy-Signature"), ".")
 	if !ok {
@@ -214,6 +220,7 @@ func TestKitCatchesFlaws(t *testing.T) {
 		{"signs-with-last", "Sign must use the first secret"},
 		{"accepts-first-only", "which is configured second"},
 		{"wrong-error-class", "delivery not authenticated"},
+		{"reasonless", "must wrap the class of reason signature_missing"},
 		{"key-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-per-attempt", "same key, type and fingerprint"},
 		{"fingerprint-ignores-amount", "must change the fingerprint"},

@@ -19,10 +19,10 @@ var (
 	// not a non-empty list of names, the payload has no entity with an id
 	// under the first of them, the id is not a token without ":", or
 	// created_at is not a non-negative integer.
-	ErrNoEventKey = fmt.Errorf("%w: razorpay: no usable event key", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: razorpay: no usable event key", providers.ErrNoEventKey)
 	// ErrInvalidEventType means event is missing, not a string, or not a
 	// token without ":".
-	ErrInvalidEventType = fmt.Errorf("%w: razorpay: event is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: razorpay: event is invalid", providers.ErrNoEventKey)
 )
 
 // MaxFieldBytes is the longest event, entity name or entity id accepted.

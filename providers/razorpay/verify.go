@@ -17,17 +17,17 @@ import (
 var (
 	// ErrNotSigned means the request has no X-Razorpay-Signature header, or
 	// an empty one.
-	ErrNotSigned = fmt.Errorf("%w: razorpay: no X-Razorpay-Signature header", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: razorpay: no X-Razorpay-Signature header", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means the header was sent more than once or is not
 	// 64 hex digits.
-	ErrInvalidHeader = fmt.Errorf("%w: razorpay: invalid X-Razorpay-Signature header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: razorpay: invalid X-Razorpay-Signature header", providers.ErrSignatureInvalid)
 	// ErrNoValidSignature means the signature is not the HMAC of the body
 	// under any configured secret.
-	ErrNoValidSignature = fmt.Errorf("%w: razorpay: signature does not match", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: razorpay: signature does not match", providers.ErrSignatureInvalid)
 	// ErrTooOld means the signature matches but the event's created_at is
 	// older than the adapter's max age (WithMaxAge): its record may be
 	// gone, so it cannot be told from a replayed capture.
-	ErrTooOld = fmt.Errorf("%w: razorpay: event created_at is too old", providers.ErrUnauthorized)
+	ErrTooOld = fmt.Errorf("%w: razorpay: event created_at is too old", providers.ErrTimestamp)
 )
 
 // Verify authenticates a delivery: X-Razorpay-Signature must be the hex

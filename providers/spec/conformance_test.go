@@ -23,7 +23,8 @@ import (
 // or, without any, its examples' bodies: signed by Sign, each verifies and
 // parses into events with usable keys; a retry signed later keeps every
 // key and fingerprint; a missing signature, a wrong secret and a changed
-// byte of a signed body are refused; a rotation's old secret still
+// byte of a signed body are refused, each with its reason (a stale timestamp
+// too, for a spec that signs one); a rotation's old secret still
 // verifies; different bodies are different events.
 func TestSpecsConform(t *testing.T) {
 	specs, err := Builtin()
@@ -82,6 +83,17 @@ func conform(t *testing.T, s *Spec) {
 		require.NoError(t, signer.Verify(ctx, d), name)
 		require.NoError(t, rotation.Verify(ctx, d), "%s: the old secret of a rotation", name)
 		require.ErrorIs(t, other.Verify(ctx, d), providers.ErrUnauthorized, "%s: another secret", name)
+		require.Equal(t, providers.ReasonSignatureInvalid, providers.Reason(other.Verify(ctx, d)), "%s: another secret", name)
+		if s.ts != nil {
+			// A day later is past every spec's tolerance and inside none;
+			// without a tolerance, 8 days is past the default retention.
+			late := at([]string{a}, now.Add(24*time.Hour))
+			if s.ts.tolerance < 0 {
+				late, err = newTest(s, []string{a}, settings, func() time.Time { return now.Add(8 * 24 * time.Hour) }, WithRetention(168*time.Hour))
+				require.NoError(t, err)
+			}
+			require.Equal(t, providers.ReasonTimestamp, providers.Reason(late.Verify(ctx, d)), "%s: a stale timestamp", name)
+		}
 
 		unsigned := providers.Delivery{Header: d.Header.Clone(), Query: d.Query, Body: d.Body}
 		unsigned.Header.Del(s.sig.header)
@@ -91,6 +103,7 @@ func conform(t *testing.T, s *Spec) {
 			unsigned.Body = withField(d.Body, f, s.sig.field, "")
 		}
 		require.ErrorIs(t, signer.Verify(ctx, unsigned), ErrNotSigned, name)
+		require.Equal(t, providers.ReasonSignatureMissing, providers.Reason(signer.Verify(ctx, unsigned)), name)
 		if s.form {
 			// A byte of the first signed field's value.
 			i := slices.IndexFunc(s.sig.signed.parts, func(p part) bool { return p.kind == formRef })

@@ -19,10 +19,10 @@ var (
 	// ErrNoEventKey means a part of the event key is missing, empty, not
 	// a string or number, or not a token (MaxTokenBytes of printable
 	// ASCII without spaces), or the key is longer than MaxKeyBytes.
-	ErrNoEventKey = fmt.Errorf("%w: no usable event key", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: no usable event key", providers.ErrNoEventKey)
 	// ErrInvalidType means a part of the event type is present but not a
 	// token.
-	ErrInvalidType = fmt.Errorf("%w: invalid event type", providers.ErrMalformed)
+	ErrInvalidType = fmt.Errorf("%w: invalid event type", providers.ErrNoEventKey)
 	// ErrBatch means the batch member is missing, not an array of
 	// objects, empty, or longer than MaxBatch.
 	ErrBatch = fmt.Errorf("%w: batch is not an array of 1 to %d objects", providers.ErrMalformed, MaxBatch)

@@ -20,29 +20,29 @@ import (
 // Provider adds its name.
 var (
 	// ErrNotSigned means the signature header is missing or empty.
-	ErrNotSigned = fmt.Errorf("%w: no signature header", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: no signature header", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means the signature header cannot be read: sent
 	// twice when the spec says it is sent once, longer than
 	// MaxHeaderBytes, or a named item the signed text reads given twice.
-	ErrInvalidHeader = fmt.Errorf("%w: invalid signature header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: invalid signature header", providers.ErrSignatureInvalid)
 	// ErrMissingPart means a header, query value or signature item that
 	// the signed text reads is missing, empty or given more than once.
-	ErrMissingPart = fmt.Errorf("%w: a signed part is missing or repeated", providers.ErrUnauthorized)
+	ErrMissingPart = fmt.Errorf("%w: a signed part is missing or repeated", providers.ErrSignatureMissing)
 	// ErrInvalidTimestamp means the timestamp is not a plain decimal
 	// number.
-	ErrInvalidTimestamp = fmt.Errorf("%w: invalid timestamp", providers.ErrUnauthorized)
+	ErrInvalidTimestamp = fmt.Errorf("%w: invalid timestamp", providers.ErrTimestamp)
 	// ErrTooOld means the timestamp is older than the tolerance.
-	ErrTooOld = fmt.Errorf("%w: timestamp older than the tolerance", providers.ErrUnauthorized)
+	ErrTooOld = fmt.Errorf("%w: timestamp older than the tolerance", providers.ErrTimestamp)
 	// ErrExpired means the timestamp is older than the retention
 	// (WithRetention): the record of its event may be pruned, so a capture
 	// would be forwarded again. It applies with or without a tolerance.
-	ErrExpired = fmt.Errorf("%w: timestamp older than the retention", providers.ErrUnauthorized)
+	ErrExpired = fmt.Errorf("%w: timestamp older than the retention", providers.ErrTimestamp)
 	// ErrTooNew means the timestamp is further ahead of the clock than
 	// the tolerance (window: both).
-	ErrTooNew = fmt.Errorf("%w: timestamp ahead of the clock by more than the tolerance", providers.ErrUnauthorized)
+	ErrTooNew = fmt.Errorf("%w: timestamp ahead of the clock by more than the tolerance", providers.ErrTimestamp)
 	// ErrNoValidSignature means no signature (or token) matches under any
 	// configured secret.
-	ErrNoValidSignature = fmt.Errorf("%w: no valid signature", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: no valid signature", providers.ErrSignatureInvalid)
 )
 
 // Limits on what Verify reads, so that a crafted header cannot cost

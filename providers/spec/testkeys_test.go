@@ -51,8 +51,8 @@ func testSenderPEM(name string) string {
 
 // newTest is s.New for the tests: a public-key spec's Provider also signs,
 // with the private key of its first secret when that is a test sender's.
-func newTest(s *Spec, secrets []string, settings map[string]string, clock func() time.Time) (*Provider, error) {
-	p, err := s.New(secrets, settings, clock)
+func newTest(s *Spec, secrets []string, settings map[string]string, clock func() time.Time, opts ...Option) (*Provider, error) {
+	p, err := s.New(secrets, settings, clock, opts...)
 	if err != nil || p.keys == nil || len(secrets) == 0 {
 		return p, err
 	}

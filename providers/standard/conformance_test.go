@@ -14,8 +14,9 @@ func TestConformance(t *testing.T) {
 		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
 			return standard.New(secrets, standard.DefaultTolerance, standard.WithClock(now))
 		},
-		Secrets:  [2]string{secretA, secretB},
-		Fixtures: fixtures,
+		Secrets:   [2]string{secretA, secretB},
+		Tolerance: standard.DefaultTolerance,
+		Fixtures:  fixtures,
 		// A retry resends the same body under the same webhook-id, with a
 		// new timestamp and signature: Retry is nil (the body unchanged)
 		// and Resend signs the same id again.

@@ -24,7 +24,7 @@ const (
 var (
 	// ErrNoEventKey means the webhook-id is not a usable key (longer than
 	// MaxIDBytes, or holding anything but printable ASCII without spaces).
-	ErrNoEventKey = fmt.Errorf("%w: standard: no usable webhook-id", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: standard: no usable webhook-id", providers.ErrNoEventKey)
 	// ErrDuplicateName means the body is a JSON object that names a member
 	// twice, at any depth, exactly or in two spellings a case-insensitive
 	// decoder takes for one ("type" and "Type"): webhookd and the core
@@ -33,7 +33,7 @@ var (
 	// ErrInvalidEventType means the body's type is present but not a
 	// string, not a token that can be sent as a header value, or spelled
 	// only another way ("Type").
-	ErrInvalidEventType = fmt.Errorf("%w: standard: type is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: standard: type is invalid", providers.ErrNoEventKey)
 )
 
 // Parse derives the one event of a verified delivery: Key is its

@@ -21,20 +21,20 @@ const MaxSignatureHeaderBytes = 4096
 var (
 	// ErrNotSigned means webhook-id, webhook-timestamp or webhook-signature
 	// (under either set of names) is missing or empty.
-	ErrNotSigned = fmt.Errorf("%w: standard: webhook-id, webhook-timestamp or webhook-signature missing", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: standard: webhook-id, webhook-timestamp or webhook-signature missing", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means a header is present but unusable: an id or
 	// timestamp sent twice, a webhook- and a svix- header that disagree, a
 	// timestamp that is not unix seconds, a signature list longer than
 	// MaxSignatureHeaderBytes.
-	ErrInvalidHeader = fmt.Errorf("%w: standard: invalid signature header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: standard: invalid signature header", providers.ErrSignatureInvalid)
 	// ErrTooOld means the timestamp is more than the tolerance in the past.
-	ErrTooOld = fmt.Errorf("%w: standard: timestamp older than tolerance", providers.ErrUnauthorized)
+	ErrTooOld = fmt.Errorf("%w: standard: timestamp older than tolerance", providers.ErrTimestamp)
 	// ErrTooNew means the timestamp is more than the tolerance in the
 	// future.
-	ErrTooNew = fmt.Errorf("%w: standard: timestamp further ahead than tolerance", providers.ErrUnauthorized)
+	ErrTooNew = fmt.Errorf("%w: standard: timestamp further ahead than tolerance", providers.ErrTimestamp)
 	// ErrNoValidSignature means no v1 signature in the list matches the
 	// delivery under any configured secret.
-	ErrNoValidSignature = fmt.Errorf("%w: standard: no valid v1 signature", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: standard: no valid v1 signature", providers.ErrSignatureInvalid)
 )
 
 // Verify authenticates a delivery: the timestamp is within the tolerance of

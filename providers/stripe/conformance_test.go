@@ -15,9 +15,10 @@ func TestConformance(t *testing.T) {
 		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
 			return stripe.New(secrets, tolerance, stripe.WithClock(now))
 		},
-		Secrets:  [2]string{"whsec_conformance_a", "whsec_conformance_b"},
-		Fixtures: "../../fixtures/stripe",
-		Retry:    providertest.BumpPendingWebhooks,
+		Secrets:   [2]string{"whsec_conformance_a", "whsec_conformance_b"},
+		Tolerance: tolerance,
+		Fixtures:  "../../fixtures/stripe",
+		Retry:     providertest.BumpPendingWebhooks,
 		// checkout.session events carry amount_total, not amount.
 		Change: providertest.ChangeAmount("amount", "amount_total"),
 		SelfDerived: "stripe-go's tests sign with time.Now() and Stripe's docs print a header without its secret or body: " +

@@ -22,10 +22,10 @@ var (
 	// ErrNoEventID means the event has no usable id: it is missing, not a
 	// string, empty, longer than MaxTokenBytes, or has characters other than
 	// printable ASCII without spaces.
-	ErrNoEventID = fmt.Errorf("%w: stripe: event has no usable id", providers.ErrMalformed)
+	ErrNoEventID = fmt.Errorf("%w: stripe: event has no usable id", providers.ErrNoEventKey)
 	// ErrInvalidEventType means the event's type is present but not a
 	// string, or not a token that can be sent as a header value.
-	ErrInvalidEventType = fmt.Errorf("%w: stripe: event type is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: stripe: event type is invalid", providers.ErrNoEventKey)
 )
 
 // MaxTokenBytes is the longest event id or type Parse accepts. Stripe's are

@@ -30,18 +30,18 @@ const (
 var (
 	// ErrNotSigned means the request has no Stripe-Signature header, or an
 	// empty one.
-	ErrNotSigned = fmt.Errorf("%w: stripe: no Stripe-Signature header", providers.ErrUnauthorized)
+	ErrNotSigned = fmt.Errorf("%w: stripe: no Stripe-Signature header", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means the Stripe-Signature header cannot be parsed:
 	// an element is not key=value, the timestamp is not an integer, the
 	// header is longer than MaxHeaderBytes or was sent more than once.
-	ErrInvalidHeader = fmt.Errorf("%w: stripe: invalid Stripe-Signature header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: stripe: invalid Stripe-Signature header", providers.ErrSignatureInvalid)
 	// ErrNoValidSignature means the header has no v1 signature, or none of
 	// its v1 signatures matches the body under any configured secret.
-	ErrNoValidSignature = fmt.Errorf("%w: stripe: no valid v1 signature", providers.ErrUnauthorized)
+	ErrNoValidSignature = fmt.Errorf("%w: stripe: no valid v1 signature", providers.ErrSignatureInvalid)
 	// ErrTooOld means the header's timestamp is older than the tolerance
 	// (a header without a timestamp counts as infinitely old, as in
 	// stripe-go).
-	ErrTooOld = fmt.Errorf("%w: stripe: timestamp outside tolerance", providers.ErrUnauthorized)
+	ErrTooOld = fmt.Errorf("%w: stripe: timestamp outside tolerance", providers.ErrTimestamp)
 )
 
 // Verify authenticates a delivery from its Stripe-Signature header and raw

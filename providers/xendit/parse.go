@@ -19,11 +19,11 @@ var (
 	// ErrNoEventKey means the body has none of the fields its shape is keyed
 	// by, or one of them is not a string or not a usable token (see
 	// MaxFieldBytes), or a flat body's id holds a "." (see Parse).
-	ErrNoEventKey = fmt.Errorf("%w: xendit: no usable event key", providers.ErrMalformed)
+	ErrNoEventKey = fmt.Errorf("%w: xendit: no usable event key", providers.ErrNoEventKey)
 	// ErrInvalidEventType means event or status is present but not a string
 	// or not a usable token, or an envelope's event holds no "." (see
 	// Parse).
-	ErrInvalidEventType = fmt.Errorf("%w: xendit: event or status is invalid", providers.ErrMalformed)
+	ErrInvalidEventType = fmt.Errorf("%w: xendit: event or status is invalid", providers.ErrNoEventKey)
 )
 
 // MaxFieldBytes is the longest value of any field that goes into an event

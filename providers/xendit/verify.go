@@ -17,12 +17,12 @@ const MaxTokenBytes = 1 << 10
 var (
 	// ErrNoToken means the request has no x-callback-token header, or an
 	// empty one.
-	ErrNoToken = fmt.Errorf("%w: xendit: no x-callback-token header", providers.ErrUnauthorized)
+	ErrNoToken = fmt.Errorf("%w: xendit: no x-callback-token header", providers.ErrSignatureMissing)
 	// ErrInvalidHeader means x-callback-token was sent more than once or is
 	// longer than MaxTokenBytes.
-	ErrInvalidHeader = fmt.Errorf("%w: xendit: invalid x-callback-token header", providers.ErrUnauthorized)
+	ErrInvalidHeader = fmt.Errorf("%w: xendit: invalid x-callback-token header", providers.ErrSignatureInvalid)
 	// ErrInvalidToken means the token matches no configured token.
-	ErrInvalidToken = fmt.Errorf("%w: xendit: x-callback-token does not match", providers.ErrUnauthorized)
+	ErrInvalidToken = fmt.Errorf("%w: xendit: x-callback-token does not match", providers.ErrSignatureInvalid)
 )
 
 // Verify authenticates a callback by its x-callback-token header, which must

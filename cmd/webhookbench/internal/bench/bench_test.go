@@ -448,3 +448,14 @@ func TestRedisAnswerRoundTrip(t *testing.T) {
 	require.Equal(t, "application/json", ct)
 	require.Equal(t, "{\n}", string(body))
 }
+
+// TestPostgresSkipNamesTheTestsVariable: a Postgres variant skipped for want
+// of a DSN names the variable this package's tests read, not only the
+// load tool's own.
+func TestPostgresSkipNamesTheTestsVariable(t *testing.T) {
+	src, err := os.ReadFile("bench_test.go")
+	require.NoError(t, err)
+	require.Contains(t, string(src), `os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")`)
+	require.Contains(t, errNoPostgres.Error(), "WEBHOOKD_TEST_POSTGRES_DSN")
+	require.ErrorIs(t, errNoPostgres, errSkipped)
+}

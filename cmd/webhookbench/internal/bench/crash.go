@@ -82,7 +82,7 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 		"WEBHOOKD_STORE_TIMEOUT=" + storeTimeout(o.lease, o.timeout).String()}
 	if o.store == variantPostgres || o.store == variantTiered {
 		if o.pgDSN == "" {
-			return nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)
+			return nil, errNoPostgres
 		}
 		dsn, drop, err := pgSchema(ctx, o.pgDSN)
 		if err != nil {

@@ -207,3 +207,8 @@ func withParam(dsn, key, value string) string {
 
 // errSkipped marks a variant that cannot run here (no DSN, no Redis).
 var errSkipped = errors.New("skipped")
+
+// errNoPostgres skips a Postgres variant: it names every way to give the
+// DSN, the tests' variable among them (bench_test.go reads
+// WEBHOOKD_TEST_POSTGRES_DSN, as every Postgres test of webhookd does).
+var errNoPostgres = fmt.Errorf("%w: no Postgres DSN (set WEBHOOKD_TEST_POSTGRES_DSN for the tests; -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN for a run)", errSkipped)

@@ -81,7 +81,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		return p, p.stop, nil
 	case variantPostgres, variantTiered, variantPostgres2:
 		if o.pgDSN == "" {
-			return nil, nil, fmt.Errorf("%w: no Postgres DSN (set -postgres-dsn or WEBHOOKBENCH_POSTGRES_DSN)", errSkipped)
+			return nil, nil, errNoPostgres
 		}
 		dsn, drop, err := pgSchema(ctx, o.pgDSN)
 		if err != nil {
