@@ -52,7 +52,7 @@ func (h *handler) apiList(w http.ResponseWriter, r *http.Request) {
 		Next    string       `json:"next"`
 	}{Records: make([]RecordView, 0, len(recs)), Next: next}
 	for i := range recs {
-		out.Records = append(out.Records, NewRecordView(&recs[i], false))
+		out.Records = append(out.Records, h.view(&recs[i], false))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
@@ -63,7 +63,7 @@ func (h *handler) apiGet(w http.ResponseWriter, r *http.Request) {
 		h.writeStoreError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewRecordView(&rec, true))
+	writeJSON(w, http.StatusOK, h.view(&rec, true))
 }
 
 func (h *handler) apiDelete(w http.ResponseWriter, r *http.Request) {
@@ -85,11 +85,11 @@ func (h *handler) apiRedrive(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, struct {
 			Error  string     `json:"error"`
 			Record RecordView `json:"record"`
-		}{err.Error(), NewRecordView(&res.Record, true)})
+		}{err.Error(), h.view(&res.Record, true)})
 	case err != nil:
 		h.writeStoreError(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, NewRecordView(&res.Record, true))
+		writeJSON(w, http.StatusOK, h.view(&res.Record, true))
 	}
 }
 

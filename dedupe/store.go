@@ -185,31 +185,6 @@ func CheckRedrive(rec *Record, now time.Time) error {
 	return nil
 }
 
-// SplitKey splits a store key, the Idempotency-Key value
-// "provider:event-key", into the provider's name and the event key, at the
-// first ':' (an event key may hold more: xendit:invoice.paid:inv_1). ok is
-// false when either part is empty.
-func SplitKey(key string) (provider, eventKey string, ok bool) {
-	provider, eventKey, found := strings.Cut(key, ":")
-	return provider, eventKey, found && provider != "" && eventKey != ""
-}
-
-// MaxKeyLen is the longest store key any backend accepts: the LMDB
-// backend's limit (LMDB's 511-byte keys less its expiry index's 8-byte time
-// prefix), kept by every backend so that a key valid on one is valid on all.
-const MaxKeyLen = 511 - 8
-
-// CheckKey refuses, with ErrInvalidKey, a key no backend can store.
-func CheckKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidKey)
-	}
-	if len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidKey, len(key), MaxKeyLen)
-	}
-	return nil
-}
-
 // Decide says what an existing record means for a new claim at now: a
 // record to replay, ErrInFlight, ErrFingerprintMismatch, or (nil, nil) when
 // the key may be taken over. Every backend decides with it, so that they

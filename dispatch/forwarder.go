@@ -49,10 +49,13 @@ var ErrInvalidOptions = errors.New("dispatch: invalid options")
 // Request is one delivery to forward. The receiver fills it from a verified
 // provider callback whose event key it has claimed.
 type Request struct {
+	// Source is the source's name, sent as Webhook-Source.
+	Source string
 	// Provider is the provider's name, sent as Webhook-Provider.
 	Provider string
-	// IdempotencyKey is "provider:event-key", sent as Idempotency-Key so the
-	// core service can dedupe forwards of the same event too.
+	// IdempotencyKey is "<source>:<event-key>" (dedupe.Key.ID), sent as
+	// Idempotency-Key so the core service can dedupe forwards of the same
+	// event too; the same for every destination of the event.
 	IdempotencyKey string
 	// EventKey is the provider's event key, sent as Webhook-Event-Id.
 	EventKey string

@@ -54,7 +54,7 @@ func (h *handler) receiveItems(d *delivery, items []providers.Item, ack *provide
 	for i, it := range items {
 		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event, budget: budget}
 		item.Provider = d.Provider
-		item.Key, item.Type = d.Provider+":"+it.Key, it.Type
+		item.setKey(d.Provider)
 		h.deliverItem(item)
 		done[i] = item
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -59,8 +60,14 @@ type Delivery struct {
 	// unknown provider it is whatever the client sent, so bound it before
 	// using it as a metric label.
 	Provider string
-	// Key is the store key, provider:event-key; empty until the event is
-	// derived.
+	// Source is the source's name (the provider's without
+	// WEBHOOKD_CONFIG) once the route is known; empty for an unknown one.
+	Source string
+	// Destination is the destination's name, on the line of one
+	// (event, destination) record; empty on a request's own line.
+	Destination string
+	// Key is the event's Idempotency-Key, <source>:<event-key>
+	// (dedupe.Key.ID); empty until the event is derived.
 	Key string
 	// Type is the event type, as forwarded in Webhook-Event-Type.
 	Type string
@@ -194,6 +201,10 @@ type delivery struct {
 	provider providers.Provider
 	body     []byte
 	ev       providers.Event
+	// key is the store key of the record this delivery settles, and req
+	// the forward of it (set with it, by setKey).
+	key dedupe.Key
+	req dispatch.Request
 	// budget, set on the items of a request split into items when
 	// Config.BatchTimeout is, ends when the request's time is up: it cuts
 	// the item's outbound calls as BaseContext does.
@@ -234,7 +245,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
-	items, err := parse(p, in)
+	items, err := parse(p, d.Provider, in)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
@@ -245,7 +256,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.body, d.ev = items[0].Body, items[0].Event
-	d.Key, d.Type = d.Provider+":"+d.ev.Key, d.ev.Type
+	d.setKey(d.Provider)
 	h.deliver(d)
 }
 
@@ -253,7 +264,7 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 // usable before any is claimed, as a bad signature stores nothing either.
 // A provider without an acknowledgement relays the core service's answer
 // to its one event, so its request must carry exactly one.
-func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error) {
+func parse(p providers.Provider, source string, in providers.Delivery) ([]providers.Item, error) {
 	items, err := p.Parse(in)
 	if err != nil {
 		return nil, err
@@ -262,7 +273,7 @@ func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error
 		return nil, ErrBadEvent
 	}
 	for _, it := range items {
-		if err := checkEvent(it.Event); err != nil {
+		if err := checkEvent(source, it.Event); err != nil {
 			return nil, err
 		}
 	}
@@ -293,7 +304,7 @@ func (h *handler) deliver(d *delivery) {
 	// StoreRequests is set.
 	req := dedupe.NewRequest(r.Header.Get("Content-Type"), ev.Type, body, h.StoreRequests)
 	claim := h.step(d, "claim")
-	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint, req)
+	lease, rec, err := h.Store.Claim(d.storeCtx, d.storedKey(), ev.Fingerprint, req)
 	claim.end(err)
 	switch {
 	case err != nil:
@@ -340,7 +351,7 @@ func (h *handler) forward(d *delivery) {
 			return
 		}
 	}
-	res := h.Forwarder.Forward(callCtx, dispatch.NewRequest(d.Key, d.ev.Type, d.r.Header.Get("Content-Type"), d.body))
+	res := h.Forwarder.Forward(callCtx, d.req)
 	d.Dispatch = &res
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch {
@@ -379,20 +390,36 @@ func (h *handler) orShutdown(err error) error {
 	return err
 }
 
-// checkEvent refuses keys and types that would be cut by the store or
-// corrupt a forwarded header.
-func checkEvent(ev providers.Event) error {
-	if ev.Key == "" {
-		return ErrBadEvent
+// checkEvent refuses event keys the store cannot hold (dedupe.Key decides)
+// and types that would corrupt a forwarded header.
+func checkEvent(source string, ev providers.Event) error {
+	if err := (dedupe.Key{Source: source, Event: ev.Key}).Check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadEvent, err)
 	}
-	for _, s := range []string{ev.Key, ev.Type} {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c == 0x7f {
-				return ErrBadEvent
-			}
+	for i := 0; i < len(ev.Type); i++ {
+		if c := ev.Type[i]; c < 0x20 || c == 0x7f {
+			return ErrBadEvent
 		}
 	}
 	return nil
+}
+
+// setKey sets the key of d's event from source, to the default
+// destination, and the request that forwards it.
+func (d *delivery) setKey(source string) {
+	d.Source = source
+	d.key = dedupe.Key{Source: source, Event: d.ev.Key}
+	d.req = dispatch.NewRequest(d.key, d.provider.Name(), d.ev.Type, d.r.Header.Get("Content-Type"), d.body)
+	d.Key, d.Type = d.req.IdempotencyKey, d.ev.Type
+}
+
+// storedKey is the store key of d's record: the Idempotency-Key itself
+// for the default destination (no second string to build).
+func (d *delivery) storedKey() string {
+	if d.key.Destination == "" {
+		return d.Key
+	}
+	return d.key.String()
 }
 
 // record logs a failure to record the downstream's answer of a claimed

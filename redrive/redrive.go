@@ -46,6 +46,10 @@ type Redriver struct {
 	// service's spans of the redriven event join it through the
 	// traceparent every attempt carries. Nil traces nothing.
 	Tracer trace.Tracer
+	// ProviderOf names the provider of a source, sent as Webhook-Provider;
+	// nil, or "" for a source, names the source itself (every source made
+	// from the environment is named after its provider).
+	ProviderOf func(source string) string
 }
 
 // Result is what became of one redrive.
@@ -76,12 +80,20 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (out Result, err er
 			attribute.String("webhookd.key", key)))
 		defer func() { endSpan(span, out, err) }()
 	}
+	k, err := dedupe.ParseKey(key)
+	if err != nil {
+		return Result{}, err
+	}
 	lease, rec, err := rd.Store.Redrive(ctx, key)
 	if err != nil {
 		return Result{Record: rec}, err
 	}
+	var provider string
+	if rd.ProviderOf != nil {
+		provider = rd.ProviderOf(k.Source)
+	}
 	storeCtx := context.WithoutCancel(ctx)
-	res := rd.Forwarder.Forward(ctx, dispatch.NewRequest(key, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
+	res := rd.Forwarder.Forward(ctx, dispatch.NewRequest(k, provider, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
 	out = Result{Dispatch: res}
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {

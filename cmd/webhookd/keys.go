@@ -202,7 +202,7 @@ func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return keyError(stderr, "get", key, err)
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(admin.NewRecordView(&rec, true)); err != nil {
+		if err := json.NewEncoder(stdout).Encode(admin.NewRecordView(&rec, "", true)); err != nil {
 			fmt.Fprintf(stderr, "webhookd keys get: %v\n", err)
 			return 1
 		}
@@ -278,7 +278,7 @@ func openKeyArg(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.
 // checkKeyArg refuses a KEY argument that is not a store key, saying what
 // one is.
 func checkKeyArg(key string) error {
-	if _, _, ok := dedupe.SplitKey(key); !ok {
+	if _, err := dedupe.ParseKey(key); err != nil {
 		return fmt.Errorf("%q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)", key)
 	}
 	return nil
@@ -317,7 +317,7 @@ func (p *recordPrinter) row(r *dedupe.Record) {
 		return
 	}
 	if p.asJSON {
-		p.err = p.enc.Encode(admin.NewRecordView(r, false))
+		p.err = p.enc.Encode(admin.NewRecordView(r, "", false))
 		return
 	}
 	if !p.header {

@@ -12,7 +12,7 @@ import (
 
 // Get returns the record of key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Record{}, err
 	}
 	ctx, cancel, err := s.op(ctx)
@@ -33,7 +33,7 @@ func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
 // indexed read of one column, which is how the tiered store checks that its
 // local copy is still the shared record.
 func (s *Store) UpdatedAt(ctx context.Context, key string) (time.Time, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return time.Time{}, err
 	}
 	ctx, cancel, err := s.op(ctx)
