@@ -54,7 +54,7 @@ func (st *Settings) Variables() []providers.Variable {
 		example += "," + example
 	}
 	vars := []providers.Variable{{
-		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example,
+		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example, List: true, Secret: true,
 		Set: func(v string) error {
 			list, err := providers.SplitList(v)
 			st.secrets = list
