@@ -111,7 +111,7 @@ func NewRecordView(rec *dedupe.Record, provider string, full bool) RecordView {
 	}
 	v := RecordView{
 		Key: k.ID(), Source: k.Source, Destination: k.DestinationName(), Provider: provider, EventKey: k.Event,
-		State: rec.State.String(),
+		State:  rec.State.String(),
 		Status: rec.Response.Status, Attempts: rec.Attempts, Stored: rec.Request.Stored(), Fingerprint: rec.Fingerprint,
 		CreatedAt: rfc3339(rec.CreatedAt), UpdatedAt: rfc3339(rec.UpdatedAt), ExpiresAt: rfc3339(rec.ExpiresAt),
 	}
