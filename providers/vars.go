@@ -120,3 +120,38 @@ func IsSecretVariable(e Entry, v Variable) bool {
 	}
 	return false
 }
+
+// Nearest returns the name in names at the smallest edit distance from s
+// (the first such, in the order given): the suggestion of a typo warning,
+// for a variable or a file's setting alike.
+func Nearest(s string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := editDistance(s, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes
+// (variable and setting names are ASCII).
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
