@@ -821,4 +821,3 @@ func (d *decoder) ignored() []string {
 	sort.Strings(out)
 	return out
 }
-

@@ -206,7 +206,7 @@ func TestParseRefuses(t *testing.T) {
 		{"where on a provider that signs a few fields", repl("  - source: \"*\"\n    to: [billing]\n", "  - source: midtrans-a\n    where: {order_id: x}\n    to: [billing]\n"), "routes.yaml:29: routes[1].where: source midtrans-a's provider midtrans does not sign the whole body"},
 		{"where on \"*\" reaching an unsigned body", repl("  - source: \"*\"\n    to: [billing]\n", "  - source: \"*\"\n    where: {a: b}\n    to: [billing]\n"), "routes.yaml:29: routes[1].where: source midtrans-a's provider midtrans does not sign the whole body"},
 		{"types on an unsigned event type", repl("  - name: midtrans-a\n    provider: midtrans\n    settings: {server_key: \"${MIDTRANS_A_KEY}\", verify_status: true}\n",
-			"  - name: shop\n    provider: shopify\n    settings: {secrets: \"${MIDTRANS_A_KEY}\"}\n")+"  - source: shop\n    types: [\"orders/*\"]\n    to: [billing]\n",
+			"  - name: shop\n    provider: shopify\n    settings: {secrets: \"${MIDTRANS_A_KEY}\"}\n") + "  - source: shop\n    types: [\"orders/*\"]\n    to: [billing]\n",
 			"routes.yaml:31: routes[2].types: source shop's provider shopify does not sign the event type"},
 		{"a glob that is not one", repl(`"invoice.*"`, `"invoice.[*"`), "routes.yaml:25: routes[0].types[0]: \"invoice.[*\" is not a glob"},
 		{"delivery queue, not yet", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    max_age: 1h\n"), "routes.yaml:23: destinations[1].delivery: delivery: queue is not yet supported"},
