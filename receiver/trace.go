@@ -36,8 +36,8 @@ func (h *handler) startTrace(d *delivery) {
 	attrs := []attribute.KeyValue{attribute.String("http.route", "/webhooks/{provider}")}
 	// The path segment is anyone's text until it names a provider: an
 	// unknown one is left out, as a header value is.
-	if _, ok := h.Providers.Lookup(d.Provider); ok {
-		attrs = append(attrs, attribute.String("webhookd.provider", d.Provider))
+	if d.src != nil {
+		attrs = append(attrs, attribute.String("webhookd.provider", d.Provider), attribute.String("webhookd.source", d.Source))
 	}
 	opts := []trace.SpanStartOption{
 		trace.WithNewRoot(),

@@ -140,7 +140,13 @@ func (c *Config) ProviderOf(name string) string {
 // no route matches (the event is unrouted). fields is read only when a
 // matching route has a where.
 func (c *Config) Route(src *Source, typ string, fields *providers.BodyFields) []*Destination {
-	var out []*Destination
+	return c.AppendRoute(nil, src, typ, fields)
+}
+
+// AppendRoute appends Route's destinations to out: a caller that passes
+// a slice of its own stack allocates nothing for them.
+func (c *Config) AppendRoute(out []*Destination, src *Source, typ string, fields *providers.BodyFields) []*Destination {
+	start := len(out)
 	for i := range c.Routes {
 		r := &c.Routes[i]
 		if !r.matches(src.Name, typ, fields) {
@@ -149,7 +155,7 @@ func (c *Config) Route(src *Source, typ string, fields *providers.BodyFields) []
 	to:
 		for _, name := range r.To {
 			d := c.destinations[name]
-			for _, have := range out {
+			for _, have := range out[start:] {
 				if have == d {
 					continue to
 				}

@@ -1,7 +1,6 @@
 package routing
 
 import (
-	"errors"
 	"net/http"
 	"time"
 
@@ -19,11 +18,9 @@ type EnvSource struct {
 // FromEnv is the configuration of the environment alone: one source per
 // enabled provider, named after it, and one sync destination,
 // DefaultDestination, that every event goes to. Its keys, routes and
-// answers are those of before sources existed.
+// answers are those of before sources existed. dest's URL is the
+// caller's to check (WEBHOOKD_DOWNSTREAM_URL).
 func FromEnv(sources []EnvSource, dest Destination) (*Config, error) {
-	if dest.URL == "" {
-		return nil, errors.New("routing: the default destination needs a URL")
-	}
 	dest.Name, dest.Delivery = DefaultDestination, Sync
 	if dest.Headers == nil {
 		dest.Headers = http.Header{}
