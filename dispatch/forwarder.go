@@ -138,6 +138,10 @@ type Options struct {
 	// Propagator writes the trace headers of each attempt;
 	// propagation.TraceContext (traceparent, tracestate) if nil.
 	Propagator propagation.TextMapPropagator
+	// Headers are sent with every forward besides Request.SetHeaders'
+	// (a destination's headers in WEBHOOKD_CONFIG: a bearer token); they
+	// never replace one of those.
+	Headers http.Header
 }
 
 // Forwarder sends deliveries to the core service. It is safe for concurrent
@@ -157,6 +161,7 @@ type Forwarder struct {
 	host      string // the core service's host, for spans
 	signer    *webhookverify.Signer
 	clock     func() time.Time
+	headers   http.Header
 
 	// redacted is url fit for logs; urlSpellings are the forms of url that
 	// errors may quote.
@@ -200,6 +205,9 @@ func New(opts Options) (*Forwarder, error) {
 		log:      opts.Logger,
 		clock:    opts.Now,
 		redacted: RedactURL(opts.URL),
+	}
+	if len(opts.Headers) > 0 {
+		f.headers = opts.Headers.Clone()
 	}
 	f.urlSpellings = []string{opts.URL}
 	if u, err := url.Parse(opts.URL); err == nil {
@@ -352,6 +360,11 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 		return Result{Outcome: Unavailable, Err: f.redactErr(err), Duration: time.Since(start)}
 	}
 	req.SetHeaders(rreq.Header)
+	for name, values := range f.headers {
+		if _, set := rreq.Header[name]; !set {
+			rreq.Header[name] = values
+		}
+	}
 	f.sign(rreq.Header, req)
 
 	resp, err := f.client.Do(rreq)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -111,4 +112,28 @@ func TestForwardSendsSetHeaders(t *testing.T) {
 		sent.Del(transport) // net/http's own, not webhookd's
 	}
 	require.Equal(t, want, sent)
+}
+
+// TestForwardSendsDestinationHeaders: a destination's own headers go with
+// every attempt, and never replace one of SetHeaders'.
+func TestForwardSendsDestinationHeaders(t *testing.T) {
+	got := make(chan http.Header, 3)
+	var n atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got <- r.Header.Clone()
+		if n.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	extra := http.Header{"Authorization": {"Bearer tok"}, "Idempotency-Key": {"forged"}}
+	res := newForwarder(t, srv.URL, func(o *dispatch.Options) { o.Headers = extra }).
+		Forward(context.Background(), dispatch.NewRequest(dedupe.Key{Source: "stripe", Event: "evt_1"}, "", "", "", []byte(`{}`)))
+	require.Equal(t, dispatch.Delivered, res.Outcome, "%v", res.Err)
+	require.Equal(t, 2, res.Attempts)
+	for range 2 {
+		h := <-got
+		require.Equal(t, "Bearer tok", h.Get("Authorization"), "on every attempt")
+		require.Equal(t, []string{"stripe:evt_1"}, h.Values("Idempotency-Key"))
+	}
 }
