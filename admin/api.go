@@ -117,7 +117,7 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, dedupe.ErrInFlight):
 		return http.StatusConflict
-	case errors.Is(err, dedupe.ErrNoRequest):
+	case errors.Is(err, dedupe.ErrNoRequest), errors.Is(err, redrive.ErrNoDestination):
 		return http.StatusUnprocessableEntity
 	case errors.Is(err, dedupe.ErrInvalidKey), errors.Is(err, dedupe.ErrInvalidCursor):
 		return http.StatusBadRequest

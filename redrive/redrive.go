@@ -18,6 +18,7 @@ package redrive
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -37,6 +38,10 @@ type Forwarder interface {
 // the answer it had.
 var ErrNotDelivered = errors.New("redrive: the core service did not answer; the record is unchanged")
 
+// ErrNoDestination means the record's destination is not in the
+// configuration in force (a reload removed it): nothing was forwarded.
+var ErrNoDestination = errors.New("redrive: the record's destination is not configured")
+
 // Redriver redrives records of Store through Forwarder.
 type Redriver struct {
 	Store     dedupe.Store
@@ -50,6 +55,10 @@ type Redriver struct {
 	// nil, or "" for a source, names the source itself (every source made
 	// from the environment is named after its provider).
 	ProviderOf func(source string) string
+	// ForwarderOf, if set, returns the forwarder of a record's destination
+	// (its key's): a destination it does not know is ErrNoDestination,
+	// never another's forwarder. Nil sends every record to Forwarder.
+	ForwarderOf func(destination string) (Forwarder, bool)
 }
 
 // Result is what became of one redrive.
@@ -84,6 +93,14 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (out Result, err er
 	if err != nil {
 		return Result{}, err
 	}
+	fwd := rd.Forwarder
+	if rd.ForwarderOf != nil {
+		f, ok := rd.ForwarderOf(k.DestinationName())
+		if !ok {
+			return Result{}, fmt.Errorf("%w: %q", ErrNoDestination, k.DestinationName())
+		}
+		fwd = f
+	}
 	lease, rec, err := rd.Store.Redrive(ctx, key)
 	if err != nil {
 		return Result{Record: rec}, err
@@ -93,7 +110,7 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (out Result, err er
 		provider = rd.ProviderOf(k.Source)
 	}
 	storeCtx := context.WithoutCancel(ctx)
-	res := rd.Forwarder.Forward(ctx, dispatch.NewRequest(k, provider, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
+	res := fwd.Forward(ctx, dispatch.NewRequest(k, provider, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
 	out = Result{Dispatch: res}
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {
