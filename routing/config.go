@@ -3,6 +3,7 @@ package routing
 import (
 	"net/http"
 	"path"
+	"slices"
 	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
@@ -201,4 +202,21 @@ func (c *Config) index() {
 	for _, d := range c.Destinations {
 		c.destinations[d.Name] = d
 	}
+}
+
+// DestinationsOf names the destinations that events of src can reach
+// (by any of its routes), each once, in the routes' order.
+func (c *Config) DestinationsOf(src *Source) []string {
+	var out []string
+	for _, r := range c.Routes {
+		if r.Source != AnySource && r.Source != src.Name {
+			continue
+		}
+		for _, name := range r.To {
+			if !slices.Contains(out, name) {
+				out = append(out, name)
+			}
+		}
+	}
+	return out
 }

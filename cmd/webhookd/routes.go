@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/routing"
 	"github.com/webhookd/webhookd/tracing"
@@ -20,7 +21,9 @@ import (
 // WEBHOOKD_CONFIG file's (file, else the variable's), or without one each
 // provider the variables enable as a source named after it, forwarding to
 // WEBHOOKD_DOWNSTREAM_URL as the destination "default".
-func loadRouting(cfg *config, file string, environ []string) (*routing.Config, error) {
+//
+// table is the provider table (userSpecs); nil reads it.
+func loadRouting(cfg *config, table []providers.Entry, file string, environ []string) (*routing.Config, error) {
 	if file == "" {
 		reg, err := buildRegistry(cfg)
 		if err != nil {
@@ -35,9 +38,11 @@ func loadRouting(cfg *config, file string, environ []string) (*routing.Config, e
 		return routing.FromEnv(sources, routing.Destination{URL: cfg.DownstreamURL, Timeout: cfg.DispatchTimeout,
 			Retries: cfg.DispatchRetries, FailedPolicy: cfg.FailedPolicy})
 	}
-	table, err := userSpecs(cfg.ProviderSpecs)
-	if err != nil {
-		return nil, err
+	if table == nil {
+		var err error
+		if table, err = userSpecs(cfg.ProviderSpecs); err != nil {
+			return nil, err
+		}
 	}
 	return routing.Load(file, routing.Options{
 		Table:         table,
@@ -73,6 +78,9 @@ type router struct {
 	environ func() []string
 	// onLoad, if set, sees every configuration put in force.
 	onLoad func(*routing.Config)
+	// table is the provider table, read once: its specs are compiled and
+	// their examples verified at start, not on every reload.
+	table []providers.Entry
 
 	mu      sync.Mutex // one reload at a time
 	current atomic.Pointer[receiver.Routes]
@@ -82,7 +90,11 @@ type router struct {
 
 // newRouter loads the first configuration.
 func newRouter(cfg *config, log *slog.Logger, tr *tracing.Tracing) (*router, error) {
-	rt := &router{cfg: cfg, file: cfg.Config, log: log, tr: tr, environ: os.Environ}
+	table, err := userSpecs(cfg.ProviderSpecs)
+	if err != nil {
+		return nil, err
+	}
+	rt := &router{cfg: cfg, file: cfg.Config, log: log, tr: tr, environ: os.Environ, table: table}
 	if err := rt.load(); err != nil {
 		return nil, err
 	}
@@ -97,7 +109,7 @@ func (rt *router) Routes() *receiver.Routes { return rt.current.Load() }
 func (rt *router) load() error {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	c, err := loadRouting(rt.cfg, rt.file, rt.environ())
+	c, err := loadRouting(rt.cfg, rt.table, rt.file, rt.environ())
 	if err != nil {
 		return err
 	}
