@@ -15,8 +15,8 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "XENDIT_CALLBACK_TOKENS",
 		SecretNoun: "callback token",
-		// SignedBody false: a callback token authenticates the sender, not the body.
-		SignedType: true,
+		// Neither SignedBody nor SignedType: a callback token authenticates
+		// the sender, not the body the type is read from.
 	}
 }
 
