@@ -7,7 +7,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,4 +214,46 @@ func TestUnrouted(t *testing.T) {
 	require.Equal(t, receiver.OutcomeUnrouted, h.delivered[0].Outcome)
 	require.Equal(t, "stripe-us", h.delivered[0].Source)
 	require.Equal(t, "stripe-us:evt_cust", h.delivered[0].Key)
+}
+
+// TestReloadLeavesDeliveriesInFlight: a delivery reads the routes once,
+// when it starts; one in flight when they change finishes under its own.
+func TestReloadLeavesDeliveriesInFlight(t *testing.T) {
+	billing, ledger := newDownstream(t), newDownstream(t)
+	arrived, release := make(chan struct{}), make(chan struct{})
+	billing.setHandler(func(w http.ResponseWriter, r *http.Request) {
+		close(arrived)
+		<-release
+		w.WriteHeader(http.StatusCreated)
+	})
+	env := map[string]string{"EU_SECRET": euSecret, "US_SECRET": usSecret, "BILLING_URL": billing.URL, "LEDGER_URL": ledger.URL, "LEDGER_TOKEN": "t"}
+	load := func(file string) *receiver.Routes {
+		c := loadRoutes(t, file, env)
+		rt, err := receiver.NewRoutes(c, forwarders(t, c))
+		require.NoError(t, err)
+		return rt
+	}
+	var current atomic.Pointer[receiver.Routes]
+	current.Store(load(routesFile))
+	store, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, NoSync: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	handler, err := receiver.New(receiver.Config{Routing: current.Load, Store: store, MaxBodyBytes: 1 << 16})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	h := &routed{t: t, srv: srv, store: store}
+
+	done := make(chan reply)
+	go func() { done <- h.post("stripe-us", usSecret, invoice("evt_inflight", "usd")) }()
+	<-arrived
+	current.Store(load(strings.Replace(routesFile, "    to: [billing]\n", "    to: [ledger]\n", 1)))
+	close(release)
+	r := <-done
+	require.Equal(t, http.StatusCreated, r.status, "finished under the routes it started with")
+	require.Equal(t, []string{"stripe-us:evt_inflight\x1fbilling COMPLETED"}, h.keys())
+
+	r = h.post("stripe-us", usSecret, invoice("evt_after", "usd"))
+	require.Equal(t, http.StatusCreated, r.status)
+	require.EqualValues(t, 1, ledger.calls.Load(), "a delivery that starts after the reload takes the new routes")
 }
