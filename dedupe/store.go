@@ -108,7 +108,13 @@ type ListOptions struct {
 
 // RecentOptions filter and page Recent.
 type RecentOptions struct {
-	Provider string // keep keys of this provider ("stripe") only
+	// Provider keeps the keys of this source ("stripe", "stripe-eu") only:
+	// the keys' prefix, which a source made from the environment shares
+	// with its provider's name.
+	Provider string
+	// Destination keeps the records of this destination only
+	// (DefaultDestination: the keys that name none; see Key).
+	Destination string
 	State    State  // keep this state only; 0 keeps all
 	Cursor   string // continue after this page (Recent's answer); "" starts at the newest
 	Limit    int    // at most this many; 0 means DefaultRecentLimit
@@ -126,7 +132,24 @@ func (o RecentOptions) Matches(rec *Record) bool {
 	if o.State != 0 && rec.State != o.State {
 		return false
 	}
-	return o.Provider == "" || strings.HasPrefix(rec.Key, o.Provider+":")
+	if o.Provider != "" && !strings.HasPrefix(rec.Key, o.Provider+":") {
+		return false
+	}
+	if o.Destination == "" {
+		return true
+	}
+	k, err := ParseKey(rec.Key)
+	return err == nil && k.DestinationName() == o.Destination
+}
+
+// DestinationSuffix is what a stored key of destination ends with, "" for
+// DefaultDestination (whose keys hold no DestinationSep): for backends
+// that filter in their own query language.
+func DestinationSuffix(destination string) string {
+	if destination == "" || destination == DefaultDestination {
+		return ""
+	}
+	return string(DestinationSep) + destination
 }
 
 // PageLimit is the page size o asks for, within MaxRecentLimit.

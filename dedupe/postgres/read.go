@@ -143,6 +143,16 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 		where += ` AND starts_with(key, @provider_prefix)`
 		args["provider_prefix"] = o.Provider + ":"
 	}
+	switch suffix := dedupe.DestinationSuffix(o.Destination); {
+	case o.Destination == "":
+	case suffix == "":
+		// The default destination's keys name none.
+		where += ` AND strpos(key, @dest_sep) = 0`
+		args["dest_sep"] = string(dedupe.DestinationSep)
+	default:
+		where += ` AND right(key, @dest_len) = @dest_suffix`
+		args["dest_len"], args["dest_suffix"] = len(suffix), suffix
+	}
 	rows, err := s.pool.Query(ctx, `SELECT `+listColumns+` FROM `+s.table+` WHERE `+where+`
 		ORDER BY created_at DESC, key DESC LIMIT @limit`, args)
 	if err != nil {
