@@ -1,6 +1,8 @@
 package dedupe
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -169,3 +171,59 @@ func CheckKey(key string) error {
 // backend's limit (LMDB's 511-byte keys less its expiry index's 8-byte time
 // prefix), kept by every backend so that a key valid on one is valid on all.
 const MaxKeyLen = 511 - 8
+
+// ErrAmbiguous means a key names an event that went to several
+// destinations and the caller did not say which.
+var ErrAmbiguous = errors.New("dedupe: the event went to several destinations")
+
+// Lister is what ResolveKey reads of a store.
+type Lister interface {
+	List(ctx context.Context, o ListOptions) ([]Record, error)
+}
+
+// ResolveKey is the stored key of the record that id (an Idempotency-Key,
+// <source>:<event-key>, or a stored key) and destination name: the
+// operator's way to a record (admin API, keys). Without a destination,
+// the event's only record is meant; when it has several, ErrAmbiguous
+// names them.
+func ResolveKey(ctx context.Context, s Lister, id, destination string) (string, error) {
+	k, err := ParseKey(id)
+	if err != nil {
+		return "", err
+	}
+	if destination != "" || k.Destination != "" {
+		if destination != "" {
+			k.Destination = destination
+			if destination == DefaultDestination {
+				k.Destination = ""
+			}
+		}
+		if err := k.Check(); err != nil {
+			return "", err
+		}
+		return k.String(), nil
+	}
+	// Bytewise, the event's own records come first: its key, then its key
+	// and DestinationSep (below every printable byte), then longer keys.
+	recs, err := s.List(ctx, ListOptions{Prefix: k.ID(), Limit: 64})
+	if err != nil {
+		return "", err
+	}
+	var names []string
+	only := ""
+	for _, rec := range recs {
+		rk, err := ParseKey(rec.Key)
+		if err != nil || rk.ID() != k.ID() {
+			continue // another event whose key starts with this one's
+		}
+		names = append(names, rk.DestinationName())
+		only = rec.Key
+	}
+	switch len(names) {
+	case 0:
+		return k.String(), nil // the store answers ErrNotFound
+	case 1:
+		return only, nil
+	}
+	return "", fmt.Errorf("%w: %s; name one (?destination=NAME, --destination NAME)", ErrAmbiguous, strings.Join(names, ", "))
+}

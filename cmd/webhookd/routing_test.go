@@ -216,3 +216,31 @@ func TestReloadTarget(t *testing.T) {
 	require.NotZero(t, sent.Load())
 	require.Zero(t, refused.Load(), "no delivery refused while reloading")
 }
+
+// TestKeysDestination: keys get and delete take --destination, required
+// when the event went to several.
+func TestKeysDestination(t *testing.T) {
+	dir := t.TempDir()
+	s, err := lmdb.Open(dir, lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
+	require.NoError(t, err)
+	for _, k := range []string{"stripe-eu:evt_1\x1fbilling", "stripe-eu:evt_1\x1fledger"} {
+		l, _, err := s.Claim(t.Context(), k, "fp", nil)
+		require.NoError(t, err)
+		require.NoError(t, s.Complete(t.Context(), l, dedupe.Response{Status: 200}))
+	}
+	require.NoError(t, s.Close())
+
+	_, errOut, code := keysCmd(t, dir, "get", "stripe-eu:evt_1")
+	require.Equal(t, 2, code)
+	require.Contains(t, errOut, "billing, ledger")
+	out, errOut, code := keysCmd(t, dir, "get", "--destination", "ledger", "stripe-eu:evt_1")
+	require.Zero(t, code, errOut)
+	require.Regexp(t, `(?m)^key\s+stripe-eu:evt_1$`, out)
+	require.Regexp(t, `(?m)^destination\s+ledger$`, out)
+	out, errOut, code = keysCmd(t, dir, "delete", "--destination", "ledger", "stripe-eu:evt_1")
+	require.Zero(t, code, errOut)
+	require.Contains(t, out, "deleted stripe-eu:evt_1 (destination ledger)")
+	out, errOut, code = keysCmd(t, dir, "get", "stripe-eu:evt_1")
+	require.Zero(t, code, "one record left: %s", errOut)
+	require.Regexp(t, `(?m)^destination\s+billing$`, out)
+}
