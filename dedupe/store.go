@@ -115,9 +115,9 @@ type RecentOptions struct {
 	// Destination keeps the records of this destination only
 	// (DefaultDestination: the keys that name none; see Key).
 	Destination string
-	State    State  // keep this state only; 0 keeps all
-	Cursor   string // continue after this page (Recent's answer); "" starts at the newest
-	Limit    int    // at most this many; 0 means DefaultRecentLimit
+	State       State  // keep this state only; 0 keeps all
+	Cursor      string // continue after this page (Recent's answer); "" starts at the newest
+	Limit       int    // at most this many; 0 means DefaultRecentLimit
 }
 
 // DefaultRecentLimit is the page size of Recent when none is given, and
