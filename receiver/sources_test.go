@@ -19,6 +19,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/routing"
@@ -60,7 +61,7 @@ type routed struct {
 func loadRoutes(t testing.TB, file string, env map[string]string) *routing.Config {
 	t.Helper()
 	c, err := routing.Parse("routes.yaml", []byte(file), 0o600, routing.Options{
-		Table:     []providers.Entry{stripe.Entry()},
+		Table:     []providers.Entry{stripe.Entry(), midtrans.Entry()},
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Env:       providers.Env{Lease: time.Minute, DispatchTimeout: 2 * time.Second},
 		Defaults:  routing.DestinationDefaults{Timeout: 2 * time.Second, Retries: 1, FailedPolicy: "replay"},
