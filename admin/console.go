@@ -238,7 +238,11 @@ type recordPage struct {
 type Row = row
 
 func (h *handler) consoleRecord(w http.ResponseWriter, r *http.Request) {
-	rec, err := h.Store.Get(r.Context(), keyParam(r))
+	key, err := h.recordKey(r)
+	var rec dedupe.Record
+	if err == nil {
+		rec, err = h.Store.Get(r.Context(), key)
+	}
 	if err != nil {
 		data := h.basePage(r, "Record")
 		data.Error = publicError(err)
@@ -246,7 +250,7 @@ func (h *handler) consoleRecord(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	full := h.view(&rec, true)
-	data := recordPage{page: h.basePage(r, rec.Key), Row: h.newRow(&rec), Rec: full,
+	data := recordPage{page: h.basePage(r, full.Key), Row: h.newRow(&rec), Rec: full,
 		ContentType: rec.Response.ContentType, Expires: stamp(rec.ExpiresAt)}
 	if rec.State == dedupe.InFlight {
 		data.LeaseUntil = stamp(rec.LeaseUntil)

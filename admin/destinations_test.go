@@ -59,6 +59,14 @@ func TestRecordsOfSeveralDestinations(t *testing.T) {
 	resp, _ = f.do(t, "GET", "/api/records/stripe-eu:evt_1?destination=nowhere", true, nil)
 	require.Equal(t, http.StatusNotFound, resp.StatusCode)
 
+	resp, body = f.do(t, "GET", "/", true, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, `<span class="destination">ledger</span>`, "the console shows the destination")
+	require.Contains(t, body, `<span class="source">stripe-eu</span>`)
+	resp, body = f.do(t, "GET", "/records/stripe-eu:evt_1?destination=ledger", true, nil)
+	require.Equal(t, http.StatusOK, resp.StatusCode, body)
+	require.Contains(t, body, "<dt>Destination</dt><dd>ledger</dd>")
+
 	resp, body = f.do(t, "DELETE", "/api/records/stripe-eu:evt_1", true, nil)
 	require.Equal(t, http.StatusBadRequest, resp.StatusCode, body)
 	resp, body = f.do(t, "DELETE", "/api/records/stripe-eu:evt_1?destination=billing", true, nil)
