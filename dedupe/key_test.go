@@ -85,3 +85,21 @@ func TestValidName(t *testing.T) {
 		require.Equal(t, ok, dedupe.ValidName(name), name)
 	}
 }
+
+// FuzzParseKey: a stored key splits back one way, and what ParseKey
+// accepts Check accepts and String gives back unchanged.
+func FuzzParseKey(f *testing.F) {
+	for _, s := range []string{"stripe:evt_1", "stripe-eu:evt_1\x1fledger", "xendit:a:b", "a:\x1f", "a:b\x1fdefault", ":"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		k, err := dedupe.ParseKey(s)
+		if err != nil {
+			require.ErrorIs(t, err, dedupe.ErrInvalidKey)
+			return
+		}
+		require.NoError(t, k.Check())
+		require.Equal(t, s, k.String())
+		require.LessOrEqual(t, len(s), dedupe.MaxKeyLen)
+	})
+}
