@@ -37,8 +37,17 @@ import (
 //     the provider, which gives up on a slow answer anyway, retries the
 //     request and finds the finished items replayed.
 //
-// Each item gets its own delivery line and OnDelivery call; the request
-// gets one more, with OutcomeBatch and Items set.
+// The same rules answer an event that its routes send to several
+// destinations (WEBHOOKD_CONFIG, docs/routing.md): each (item, destination)
+// is a record of its own, delivered as an item is, and the gateway's retry
+// reaches only the destinations that do not have the event yet. A
+// provider without an acknowledgement of its own is answered defaultAck
+// then. An item no route wants is settled as it is (OutcomeUnrouted),
+// forwarded nowhere.
+//
+// Each item (each item and destination) gets its own delivery line and
+// OnDelivery call; the request gets one more, with OutcomeBatch and Items
+// set.
 
 // receiveItems delivers a verified request's items, each to every
 // destination its routes name (a record per item and destination), and

@@ -55,11 +55,12 @@ const (
 )
 
 // Delivery describes one finished request to a provider route, for logs and
-// metrics.
+// metrics: the request's own, and one per (item, destination) record of a
+// request that has several (Destination set).
 type Delivery struct {
-	// Provider is the route's {provider} segment as requested: for an
-	// unknown provider it is whatever the client sent, so bound it before
-	// using it as a metric label.
+	// Provider is the source's provider's name; for a route that names no
+	// source it is the route's segment as requested, whatever the client
+	// sent, so bound it before using it as a metric label.
 	Provider string
 	// Source is the source's name (the provider's without
 	// WEBHOOKD_CONFIG) once the route is known; empty for an unknown one.

@@ -65,23 +65,20 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return err
 	}
 	defer stopTracing()
-	table, err := userSpecs(cfg.ProviderSpecs)
+	rt, err := newRouter(cfg, log, tr)
 	if err != nil {
 		return err
 	}
+	defer rt.closeIdle()
+	// Every provider a reload could name is a bounded provider label.
 	var providerNames []string
-	for _, e := range table {
+	for _, e := range rt.table {
 		providerNames = append(providerNames, e.Name)
 	}
 	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: providerNames, Sources: map[string]string{}, Logger: log})
 	if err != nil {
 		return err
 	}
-	rt, err := newRouter(cfg, log, tr)
-	if err != nil {
-		return err
-	}
-	defer rt.closeIdle()
 	sources := func(c *routing.Config) map[string]string {
 		m := map[string]string{}
 		for _, s := range c.Sources {
