@@ -90,11 +90,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err := met.SetSources(sources(rc)); err != nil {
 		return err
 	}
-	rt.onLoad = func(c *routing.Config) {
-		if err := met.SetSources(sources(c)); err != nil {
-			log.Error("metrics: sources", "error", err.Error())
-		}
-	}
+
 	var sourceNames []string
 	for _, s := range rc.Sources {
 		sourceNames = append(sourceNames, s.Name)
@@ -104,6 +100,16 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	// The overview's figures are counted where the metrics are.
 	ov := overview.NewRecorder(sourceNames, nil)
+	rt.onLoad = func(c *routing.Config) {
+		if err := met.SetSources(sources(c)); err != nil {
+			log.Error("metrics: sources", "error", err.Error())
+		}
+		var names []string
+		for _, s := range c.Sources {
+			names = append(names, s.Name)
+		}
+		ov.SetProviders(names)
+	}
 	onDelivery := func(d receiver.Delivery) {
 		met.ObserveDelivery(d)
 		ov.Observe(d)
