@@ -212,7 +212,9 @@ func TestReloadTarget(t *testing.T) {
 	wg.Wait()
 	slices.Sort(took)
 	t.Logf("reload of 100 sources and 20 destinations: median %s, max %s; %d deliveries meanwhile", took[len(took)/2], took[len(took)-1], sent.Load())
-	require.Less(t, took[len(took)/2], 100*time.Millisecond, "median reload")
+	if !raceEnabled {
+		require.Less(t, took[len(took)/2], 100*time.Millisecond, "median reload")
+	}
 	require.NotZero(t, sent.Load())
 	require.Zero(t, refused.Load(), "no delivery refused while reloading")
 }
