@@ -785,7 +785,6 @@ func (d *decoder) build(c *Config) error {
 	return nil
 }
 
-
 // ignored warns of each provider variable, and WEBHOOKD_DOWNSTREAM_URL,
 // that is set but that the file does not read.
 func (d *decoder) ignored() []string {
