@@ -277,3 +277,30 @@ func TestFanOutForwardsAtOnce(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.status, r.body)
 	require.Equal(t, []string{"stripe-eu:evt_at_once\x1fbilling COMPLETED", "stripe-eu:evt_at_once\x1fledger COMPLETED"}, h.keys())
 }
+
+// TestMovingToAFileKeepsTheKeys: a source named after its provider, to a
+// destination named default, has the keys of the environment's
+// configuration: what was finished before the move is replayed after it.
+func TestMovingToAFileKeepsTheKeys(t *testing.T) {
+	h := newHarness(t)
+	body := event("evt_moved", 1)
+	require.Equal(t, http.StatusCreated, h.deliver(body).status)
+	require.Equal(t, dedupe.Completed, h.state("stripe:evt_moved"))
+
+	file := `sources: [{name: stripe, provider: stripe, settings: {secrets: "${SECRET}"}}]
+destinations: [{name: default, url: "${URL}"}]
+routes: [{to: [default]}]
+`
+	c := loadRoutes(t, file, map[string]string{"SECRET": secret, "URL": h.down.URL})
+	rt, err := receiver.NewRoutes(c, forwarders(t, c))
+	require.NoError(t, err)
+	handler, err := receiver.New(receiver.Config{Routing: func() *receiver.Routes { return rt }, Store: h.store, MaxBodyBytes: 4096})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	moved := &routed{t: t, srv: srv}
+	r := moved.post("stripe", secret, body)
+	require.Equal(t, http.StatusCreated, r.status)
+	require.Equal(t, "true", r.header.Get("Idempotent-Replayed"), "replayed from the record of before")
+	require.EqualValues(t, 1, h.down.calls.Load())
+}
