@@ -748,12 +748,21 @@ func (d *decoder) reach(c *Config, r *Route, m map[string]*yaml.Node, key string
 			return d.errAt(m["where"], join(key, "where"), "source %s's provider %s does not sign the whole body: a where could route on unsigned data (docs/routing.md)",
 				src.Name, src.Entry.Name)
 		}
-		if len(r.Types) > 0 && !src.Entry.SignedType {
+		if len(r.Types) > 0 && !typeSigned(src) {
 			return d.errAt(m["types"], join(key, "types"), "source %s's provider %s does not sign the event type: types could route on unsigned data (docs/routing.md)",
 				src.Name, src.Entry.Name)
 		}
 	}
 	return nil
+}
+
+// typeSigned reports whether src's event type may be routed on: signed,
+// or confirmed as its settings say (providers.TypeConfirmer).
+func typeSigned(src *Source) bool {
+	if c, ok := src.Settings.(providers.TypeConfirmer); ok && !c.TypesConfirmed() {
+		return false
+	}
+	return src.Entry.SignedType
 }
 
 // build checks and builds every source's adapter, with the longest
