@@ -175,7 +175,7 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 	// Every series exists at zero from the start.
 	for _, o := range receiver.Outcomes() {
 		for _, p := range []string{"stripe", "unknown"} {
-			v, ok := value(before, "webhookd_deliveries_total", map[string]string{"provider": p, "outcome": o.String()})
+			v, ok := value(before, "webhookd_deliveries_total", map[string]string{"source": p, "provider": p, "outcome": o.String()})
 			require.True(t, ok, "%s/%s", p, o)
 			require.Zero(t, v)
 		}
@@ -212,11 +212,11 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 		"unauthorized": 2, "bad_request": 1, "too_large": 1, "conflict": 1, "not_found": 0, "error": 0,
 	}
 	for outcome, n := range want {
-		v, ok := value(f, "webhookd_deliveries_total", map[string]string{"provider": "stripe", "outcome": outcome})
+		v, ok := value(f, "webhookd_deliveries_total", map[string]string{"source": "stripe", "provider": "stripe", "outcome": outcome})
 		require.True(t, ok, outcome)
 		require.Equal(t, n, v, outcome)
 	}
-	v, _ := value(f, "webhookd_deliveries_total", map[string]string{"provider": "unknown", "outcome": "not_found"})
+	v, _ := value(f, "webhookd_deliveries_total", map[string]string{"source": "unknown", "provider": "unknown", "outcome": "not_found"})
 	require.Equal(t, 3.0, v, "unconfigured names share one bounded label")
 
 	// Refusals by reason: webhookd's own, never the core's 422.
@@ -316,7 +316,7 @@ func TestStoreStatsErrorLeavesTheRestOfTheScrape(t *testing.T) {
 	}
 	scrape()
 	families := scrape()
-	v, _ := value(families, "webhookd_deliveries_total", map[string]string{"provider": "stripe", "outcome": "forwarded"})
+	v, _ := value(families, "webhookd_deliveries_total", map[string]string{"source": "stripe", "provider": "stripe", "outcome": "forwarded"})
 	require.Equal(t, 1.0, v)
 	require.NotContains(t, families, "webhookd_store_records")
 	// The counter counts the failure after each scrape is served.
@@ -352,16 +352,16 @@ func TestLabelsStayBounded(t *testing.T) {
 // own, not "unknown" (provider names are not identifiers).
 func TestProviderNameMayStartWithADigit(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg, metrics.Options{Providers: []string{"2c2p"}})
+	m, err := metrics.New(reg, metrics.Options{Providers: []string{"2c2p"}, Sources: map[string]string{"2c2p": "2c2p"}})
 	require.NoError(t, err)
-	m.ObserveDelivery(receiver.Delivery{Provider: "2c2p", Outcome: "forwarded"})
+	m.ObserveDelivery(receiver.Delivery{Provider: "2c2p", Source: "2c2p", Outcome: "forwarded"})
 	gathered, err := reg.Gather()
 	require.NoError(t, err)
 	families := map[string]*dto.MetricFamily{}
 	for _, mf := range gathered {
 		families[mf.GetName()] = mf
 	}
-	v, ok := value(families, "webhookd_deliveries_total", map[string]string{"provider": "2c2p", "outcome": "forwarded"})
+	v, ok := value(families, "webhookd_deliveries_total", map[string]string{"provider": "2c2p", "source": "2c2p", "outcome": "forwarded"})
 	require.True(t, ok)
 	require.Equal(t, 1.0, v)
 }

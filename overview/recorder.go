@@ -19,6 +19,7 @@ package overview
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/webhookd/webhookd/receiver"
@@ -47,7 +48,9 @@ type Recorder struct {
 	reasons  []string
 	rindex   map[string]int // a reason's counter, after the outcomes'
 	width    int            // counters per minute: outcomes, reasons, then latency buckets and +Inf
-	known    map[string]bool
+	// known are the configured names; SetProviders replaces them on a
+	// reload.
+	known atomic.Pointer[map[string]bool]
 
 	mu    sync.RWMutex
 	rings map[string]*ring
@@ -73,7 +76,6 @@ func NewRecorder(providers []string, now func() time.Time) *Recorder {
 		now:      now,
 		outcomes: receiver.Outcomes(),
 		index:    map[receiver.Outcome]int{},
-		known:    map[string]bool{},
 		rings:    map[string]*ring{},
 	}
 	for i, o := range rec.outcomes {
@@ -84,16 +86,26 @@ func NewRecorder(providers []string, now func() time.Time) *Recorder {
 		rec.rindex[r] = len(rec.outcomes) + i
 	}
 	rec.width = rec.latencyStart() + len(LatencyBuckets) + 1
-	for _, p := range providers {
-		rec.known[p] = true
-	}
+	rec.SetProviders(providers)
 	return rec
+}
+
+// SetProviders replaces the configured names (a configuration's sources,
+// after a reload): deliveries of the names it adds are counted from now
+// on, and the figures of the names it drops stay until they age out.
+func (r *Recorder) SetProviders(names []string) {
+	known := make(map[string]bool, len(names))
+	for _, p := range names {
+		known[p] = true
+	}
+	r.known.Store(&known)
 }
 
 // Providers returns the configured providers' names, sorted.
 func (r *Recorder) Providers() []string {
-	names := make([]string, 0, len(r.known))
-	for p := range r.known {
+	known := *r.known.Load()
+	names := make([]string, 0, len(known))
+	for p := range known {
 		names = append(names, p)
 	}
 	slices.Sort(names)
@@ -111,8 +123,13 @@ func (r *Recorder) latencyStart() int { return len(r.outcomes) + len(r.reasons) 
 // answers than deliveries that reached the core (a 5xx after the retries
 // counts as not reached).
 func (r *Recorder) Observe(d receiver.Delivery) {
-	provider := d.Provider
-	if !r.known[provider] {
+	// Grouped by source (a source made from the environment is named
+	// after its provider); a caller from before sources names none.
+	provider := d.Source
+	if provider == "" {
+		provider = d.Provider
+	}
+	if !(*r.known.Load())[provider] {
 		provider = UnknownProvider
 	}
 	oi, ok := r.index[d.Outcome]

@@ -53,11 +53,11 @@ func (h *handler) readyz(w http.ResponseWriter, r *http.Request) {
 // A-Za-z0-9._- (docs/contract.md, "Routes").
 var servicePathRE = regexp.MustCompile(`^[A-Za-z0-9._-]+(/[A-Za-z0-9._-]+)*$`)
 
-// servicePath returns the service path r carries after its provider's
+// routedServicePath returns the service path r carries after its provider's
 // route, with its leading slash ("" for the route itself); ok is false
 // when r carries one that p does not take, or that is not a path of
 // segments, so that it is 404 as an unknown route is.
-func servicePath(r *http.Request, p providers.Provider) (path string, ok bool) {
+func routedServicePath(r *http.Request, p providers.Provider) (path string, ok bool) {
 	sub := chi.URLParam(r, "*")
 	if sub == "" {
 		// "/webhooks/snap/" is not the route itself.

@@ -54,6 +54,7 @@ type config struct {
 	RequestLogSize    int           `envconfig:"REQUEST_LOG_SIZE" default:"10000" desc:"how many of the latest requests to /webhooks/* the request log keeps (per store: per node on lmdb, shared on postgres and tiered)"`
 	RequestLogAge     time.Duration `envconfig:"REQUEST_LOG_AGE" default:"24h" desc:"how long the request log keeps an entry"`
 	ProviderSpecs     string        `envconfig:"PROVIDER_SPECS" desc:"a provider spec file, or a directory of *.yaml specs: each adds a gateway described as data (docs/provider-specs.md); one that does not load, or whose example does not verify, stops serve"`
+	Config            string        `envconfig:"CONFIG" desc:"a YAML file of sources, destinations and routes (docs/routing.md); set, the providers' variables and WEBHOOKD_DOWNSTREAM_URL are read only where the file names them through ${...}; SIGHUP reloads it"`
 
 	// storeTimeoutSet is whether the operator chose StoreTimeout; unset, it
 	// is derived from the lease (defaultStoreTimeout).
@@ -322,6 +323,10 @@ func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 func (c *config) checkServe() error {
 	if c.AdminAddr != "" && c.AdminToken == "" && loopbackAddr(c.AdminAddr) != nil {
 		return fmt.Errorf("%s_ADMIN_TOKEN: required when %s_ADMIN_ADDR (%s) is not a loopback address: the admin listener shows every stored request and can delete and redrive events", envPrefix, envPrefix, c.AdminAddr)
+	}
+	if c.Config != "" {
+		// The file names the destinations; load checks them.
+		return nil
 	}
 	return c.checkDownstream()
 }

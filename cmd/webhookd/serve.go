@@ -14,11 +14,13 @@ import (
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 	"github.com/webhookd/webhookd/requestlog"
+	"github.com/webhookd/webhookd/routing"
 )
 
 const serveUsage = `webhookd serve
@@ -57,35 +59,67 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 	return 0
 }
 
-// serve runs the receiver until ctx is done. ready, if not nil, receives the
-// listening address once requests are accepted (tests use it).
 // noProviderWarning is what serve logs when no provider is enabled: the
 // variables that would enable one, the operator's own specs' among them.
 func noProviderWarning(cfg *config) string {
 	return "no provider is configured: every /webhooks/ route answers 404; set " + cfg.secretVariables()
 }
 
+// serve runs the receiver until ctx is done. ready, if not nil, receives the
+// listening address once requests are accepted (tests use it).
 func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- string) error {
-	reg, err := buildRegistry(cfg)
-	if err != nil {
-		return err
-	}
 	tr, log, stopTracing, err := startTracing(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
-	if len(reg.Names()) == 0 {
-		log.Warn(noProviderWarning(cfg))
-	}
-	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
+	rt, err := newRouter(cfg, log, tr)
 	if err != nil {
 		return err
 	}
+	defer rt.closeIdle()
+	// Every provider a reload could name is a bounded provider label.
+	var providerNames []string
+	for _, e := range rt.table {
+		providerNames = append(providerNames, e.Name)
+	}
+	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: providerNames, Sources: map[string]string{}, Logger: log})
+	if err != nil {
+		return err
+	}
+	sources := func(c *routing.Config) map[string]string {
+		m := map[string]string{}
+		for _, s := range c.Sources {
+			m[s.Name] = s.Entry.Name
+		}
+		return m
+	}
+	rc := rt.Routes().Config
+	if err := met.SetSources(sources(rc)); err != nil {
+		return err
+	}
+
+	var sourceNames []string
+	for _, s := range rc.Sources {
+		sourceNames = append(sourceNames, s.Name)
+	}
+	if len(rc.Sources) == 0 {
+		log.Warn(noProviderWarning(cfg))
+	}
 	// The overview's figures are counted where the metrics are.
-	ov := overview.NewRecorder(reg.Names(), nil)
+	ov := overview.NewRecorder(sourceNames, nil)
 	// reqLog is set once the store is open, before anything is received.
 	var reqLog *requestlog.Log
+	rt.onLoad = func(c *routing.Config) {
+		if err := met.SetSources(sources(c)); err != nil {
+			log.Error("metrics: sources", "error", err.Error())
+		}
+		var names []string
+		for _, s := range c.Sources {
+			names = append(names, s.Name)
+		}
+		ov.SetProviders(names)
+	}
 	onDelivery := func(d receiver.Delivery) {
 		met.ObserveDelivery(d)
 		ov.Observe(d)
@@ -120,10 +154,6 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		}
 	}
 
-	fwd, err := newForwarder(cfg, log, tr)
-	if err != nil {
-		return err
-	}
 	var captureHook func(provider, eventKey string, body []byte)
 	if cfg.CaptureDir != "" {
 		cw, err := capture.New(cfg.CaptureDir, log)
@@ -133,7 +163,6 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		captureHook = cw.Hook()
 		log.Info("capturing verified deliveries", "dir", cw.Dir())
 	}
-	defer fwd.CloseIdleConnections()
 	// base bounds every delivery's forward; it is cancelled when the
 	// shutdown grace period runs out.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -141,14 +170,13 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	handler, err := receiver.New(receiver.Config{
 		Capture:             captureHook,
 		BaseContext:         base,
-		Providers:           reg,
+		Routing:             rt.Routes,
 		Store:               store,
-		Forwarder:           fwd,
 		Ready:               store.Ping,
 		Metrics:             met.Handler(),
 		MaxBodyBytes:        cfg.MaxBodyBytes,
-		MaxPendingBodyBytes: cfg.MaxPendingBodies,
 		StoreTimeout:        cfg.StoreTimeout,
+		MaxPendingBodyBytes: cfg.MaxPendingBodies,
 		// A batch gets what one single-event request may take: Adyen
 		// gives up on an answer after 10 s (docs/contract.md).
 		BatchTimeout:  cfg.DispatchTimeout,
@@ -164,14 +192,16 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	var adminSrv *http.Server
 	if cfg.AdminAddr != "" {
 		if adminSrv, err = startAdmin(cfg, log, admin.Config{
-			Store:     store,
-			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd, Tracer: tr.Tracer},
-			Token:     cfg.AdminToken,
-			Metrics:   met.Handler(),
-			Providers: reg.Names(),
-			Logger:    log,
-			Overview:  ov,
-			Requests:  requests,
+			Store: store,
+			Redriver: &redrive.Redriver{Store: store, Tracer: tr.Tracer, ProviderOf: rt.ProviderOf,
+				ForwarderOf: func(d string) (redrive.Forwarder, bool) { return rt.Forwarder(d) }},
+			ProviderOf: rt.ProviderOf,
+			Token:      cfg.AdminToken,
+			Metrics:    met.Handler(),
+			Providers:  sourceNames,
+			Logger:     log,
+			Overview:   ov,
+			Requests:   requests,
 		}); err != nil {
 			return err
 		}
@@ -190,8 +220,15 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return fmt.Errorf("WEBHOOKD_ADDR: %w", err)
 	}
-	log.Info("webhookd listening", "addr", ln.Addr().String(), "providers", reg.Names(),
-		"store", cfg.Store, "data_dir", dataDirLog(cfg), "downstream", fwd.RedactedURL(), "signed", fwd.Signed())
+	var dests []string
+	for _, d := range rc.Destinations {
+		dests = append(dests, d.Name+"="+dispatch.RedactURL(d.URL))
+	}
+	log.Info("webhookd listening", "addr", ln.Addr().String(), "sources", sourceNames,
+		"store", cfg.Store, "data_dir", dataDirLog(cfg), "destinations", dests, "signed", len(cfg.DownstreamSecrets) > 0,
+		"config", cfg.Config)
+	stopHUP := onHangup(rt.reload)
+	defer stopHUP()
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

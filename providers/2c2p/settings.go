@@ -17,6 +17,9 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "2C2P_SECRET_KEYS",
 		SecretNoun: keyNoun,
+		// SignedBody false: the body's JSON holds the signed token, not
+		// the claims routing's where would read; respCode is a claim.
+		SignedType: true,
 	}
 }
 

@@ -19,6 +19,9 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "BRAINTREE_KEYS",
 		SecretNoun: keyNoun,
+		// SignedBody false: the body is a form, and routing's where
+		// reads JSON; the signature covers bt_payload, kind among it.
+		SignedType: true,
 	}
 }
 

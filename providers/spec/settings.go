@@ -32,7 +32,47 @@ func (s *Spec) Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{spec: s, values: map[string]string{}} },
 		Secret:     s.variable(s.secret.variable),
 		SecretNoun: s.secret.noun,
+		SignedBody: s.signsBody(),
+		SignedType: s.signsType(),
 	}
+}
+
+// signsBody reports whether the signed text holds the whole body: a token
+// scheme signs nothing, and a manifest of a few values (Mercado Pago's)
+// not the body.
+func (s *Spec) signsBody() bool { return s.BodySigned() }
+
+// signsType reports whether every part of the event type is signed: the
+// body's members when the body is, the headers the signed text reads.
+func (s *Spec) signsType() bool {
+	types := []template{s.typ}
+	if len(s.cases) > 0 {
+		types = types[:0]
+		for _, c := range s.cases {
+			types = append(types, c.typ)
+		}
+	}
+	for _, t := range types {
+		if len(t.parts) == 0 {
+			return false
+		}
+		for _, p := range t.parts {
+			switch p.kind {
+			case literal:
+			case jsonRef, digestRef, bodyRef:
+				if !s.signsBody() {
+					return false
+				}
+			case headerRef, formRef:
+				if !s.sig.alg.signs() || !s.sig.signed.has(p.kind, p.text) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // variable is a spec variable's name without the command's prefix.
@@ -64,7 +104,7 @@ func (st *Settings) Variables() []providers.Variable {
 		example += "," + example
 	}
 	vars := []providers.Variable{{
-		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example,
+		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example, List: true, Secret: true,
 		Set: func(v string) error {
 			if s.secret.encoding == "pem" {
 				// PEM text holds no commas worth splitting at, and a list
