@@ -24,6 +24,8 @@ type Store struct {
 	expiry  mdb.DBI
 	created mdb.DBI
 	meta    mdb.DBI
+	due     mdb.DBI // the queue's due index (keys.go)
+	waiting mdb.DBI // the queue's waiting events by arrival (keys.go)
 
 	// readers bounds this process's open read transactions, so that a
 	// burst of deliveries waits for a reader slot instead of failing with
@@ -49,6 +51,10 @@ type Store struct {
 	// baseline BenchmarkClaimComplete measures the writer against. Only
 	// benchmarks set it (export_test.go).
 	nestEveryOp atomic.Bool
+
+	// dueRead counts the due index entries Take has read: what a delivery
+	// pass costs (TestTakeCostsTheDueEvents).
+	dueRead atomic.Uint64
 
 	commits atomic.Uint64 // transactions the writer ran
 	writes  atomic.Uint64 // ops they held
@@ -170,6 +176,12 @@ func (s *Store) open(dir string) error {
 		}
 		if s.created, err = txn.OpenDBI(dbiCreated, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiCreated, err)
+		}
+		if s.due, err = txn.OpenDBI(dbiDue, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiDue, err)
+		}
+		if s.waiting, err = txn.OpenDBI(dbiWaiting, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiWaiting, err)
 		}
 		if err := s.openCreated(txn); err != nil {
 			return err
