@@ -217,6 +217,13 @@ func (s *Store) dueKeys(txn *mdb.Txn, destination string, now time.Time, limit i
 			break
 		}
 		rec, gerr := s.get(txn, string(v), noBodies)
+		if errors.Is(gerr, dedupe.ErrCorrupt) {
+			// It cannot be delivered, nor rewritten as FAILED: out of the
+			// queue, so that it stops no pass, and left for Check.
+			s.logger.Warn("dedupe: a queued record does not decode; it is taken off the queue", "key", string(v))
+			stale = append(stale, bytes.Clone(k))
+			continue
+		}
 		if !ok || errors.Is(gerr, dedupe.ErrNotFound) || gerr == nil && rec.State != dedupe.Queued {
 			stale = append(stale, bytes.Clone(k))
 			continue
