@@ -439,5 +439,5 @@ func (w *window) record(now time.Time) {
 
 type systemClock struct{}
 
-func (systemClock) Now() time.Time                      { return time.Now() }
+func (systemClock) Now() time.Time                     { return time.Now() }
 func (systemClock) Until(t time.Time) <-chan time.Time { return time.After(time.Until(t)) }
