@@ -43,6 +43,10 @@ type Config struct {
 	// Providers are the configured providers' names, offered by the
 	// console's filter.
 	Providers []string
+	// ProviderOf names the provider of a source, for the records' views;
+	// nil, or "" for a source, names the source itself (every source made
+	// from the environment is named after its provider).
+	ProviderOf func(source string) string
 	// Logger receives failures; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock (ages in the console); time.Now if nil.
@@ -125,6 +129,22 @@ func keyParam(r *http.Request) string {
 		}
 	}
 	return k
+}
+
+// view is rec's RecordView, its provider named by ProviderOf.
+func (h *handler) view(rec *dedupe.Record, full bool) RecordView {
+	return NewRecordView(rec, h.providerOf(rec.Key), full)
+}
+
+func (h *handler) providerOf(storedKey string) string {
+	if h.ProviderOf == nil {
+		return ""
+	}
+	k, err := dedupe.ParseKey(storedKey)
+	if err != nil {
+		return ""
+	}
+	return h.ProviderOf(k.Source)
 }
 
 // recordPath is the console page of key.

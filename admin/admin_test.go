@@ -366,7 +366,7 @@ func TestGetRecord(t *testing.T) {
 	require.Equal(t, string(stripeRequest("evt_1").Body), *rec.Request.Body)
 	require.Equal(t, map[string]string{
 		"Content-Type": "application/json; charset=utf-8", "User-Agent": "webhookd", "Idempotency-Key": "stripe:evt_1",
-		"Webhook-Provider": "stripe", "Webhook-Event-Id": "evt_1", "Webhook-Event-Type": "charge.failed",
+		"Webhook-Source": "stripe", "Webhook-Provider": "stripe", "Webhook-Event-Id": "evt_1", "Webhook-Event-Type": "charge.failed",
 	}, rec.Request.Headers)
 	require.Equal(t, 422, rec.Response.Status)
 	require.Equal(t, `{"error":"unknown customer"}`, rec.Response.Body)

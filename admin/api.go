@@ -15,9 +15,23 @@ import (
 // listOptions parses the listing's query (API and console alike).
 func listOptions(r *http.Request) (dedupe.RecentOptions, error) {
 	q := r.URL.Query()
-	o := dedupe.RecentOptions{Provider: q.Get("provider"), Cursor: q.Get("after")}
+	o := dedupe.RecentOptions{Provider: q.Get("provider"), Cursor: q.Get("after"), Destination: q.Get("destination")}
 	if strings.Contains(o.Provider, ":") {
 		return o, errors.New("provider takes a provider name (stripe), not a key")
+	}
+	if src := q.Get("source"); src != "" {
+		// A source is the keys' prefix, as a provider is for the sources
+		// the environment names after their providers.
+		if o.Provider != "" && o.Provider != src {
+			return o, errors.New("give source or provider, not both")
+		}
+		if !dedupe.ValidName(src) {
+			return o, errors.New("source takes a source name (stripe-eu), not a key")
+		}
+		o.Provider = src
+	}
+	if o.Destination != "" && !dedupe.ValidName(o.Destination) {
+		return o, errors.New("destination takes a destination name (billing)")
 	}
 	if s := q.Get("state"); s != "" {
 		st, err := dedupe.ParseState(strings.ToUpper(s))
@@ -52,22 +66,31 @@ func (h *handler) apiList(w http.ResponseWriter, r *http.Request) {
 		Next    string       `json:"next"`
 	}{Records: make([]RecordView, 0, len(recs)), Next: next}
 	for i := range recs {
-		out.Records = append(out.Records, NewRecordView(&recs[i], false))
+		out.Records = append(out.Records, h.view(&recs[i], false))
 	}
 	writeJSON(w, http.StatusOK, out)
 }
 
 func (h *handler) apiGet(w http.ResponseWriter, r *http.Request) {
-	rec, err := h.Store.Get(r.Context(), keyParam(r))
+	key, err := h.recordKey(r)
 	if err != nil {
 		h.writeStoreError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewRecordView(&rec, true))
+	rec, err := h.Store.Get(r.Context(), key)
+	if err != nil {
+		h.writeStoreError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, h.view(&rec, true))
 }
 
 func (h *handler) apiDelete(w http.ResponseWriter, r *http.Request) {
-	if err := h.Store.Delete(r.Context(), keyParam(r)); err != nil {
+	key, err := h.recordKey(r)
+	if err == nil {
+		err = h.Store.Delete(r.Context(), key)
+	}
+	if err != nil {
 		h.writeStoreError(w, r, err)
 		return
 	}
@@ -85,18 +108,21 @@ func (h *handler) apiRedrive(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusServiceUnavailable, struct {
 			Error  string     `json:"error"`
 			Record RecordView `json:"record"`
-		}{err.Error(), NewRecordView(&res.Record, true)})
+		}{err.Error(), h.view(&res.Record, true)})
 	case err != nil:
 		h.writeStoreError(w, r, err)
 	default:
-		writeJSON(w, http.StatusOK, NewRecordView(&res.Record, true))
+		writeJSON(w, http.StatusOK, h.view(&res.Record, true))
 	}
 }
 
 // redrive runs a redrive for r's key. Its forward outlives the request:
 // a client that hangs up must not cut a forward under way short.
 func (h *handler) redrive(r *http.Request) (redrive.Result, error) {
-	key := keyParam(r)
+	key, err := h.recordKey(r)
+	if err != nil {
+		return redrive.Result{}, err
+	}
 	res, err := h.Redriver.Redrive(context.WithoutCancel(r.Context()), key)
 	h.Logger.Info("redrive", "key", key, "status", res.Dispatch.Status, "delivered", res.Delivered(), "error", errString(err))
 	return res, err
@@ -117,9 +143,9 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, dedupe.ErrInFlight):
 		return http.StatusConflict
-	case errors.Is(err, dedupe.ErrNoRequest):
+	case errors.Is(err, dedupe.ErrNoRequest), errors.Is(err, redrive.ErrNoDestination):
 		return http.StatusUnprocessableEntity
-	case errors.Is(err, dedupe.ErrInvalidKey), errors.Is(err, dedupe.ErrInvalidCursor):
+	case errors.Is(err, dedupe.ErrInvalidKey), errors.Is(err, dedupe.ErrInvalidCursor), errors.Is(err, dedupe.ErrAmbiguous):
 		return http.StatusBadRequest
 	case errors.Is(err, redrive.ErrNotDelivered), errors.Is(err, dedupe.ErrUnavailable), errors.Is(err, dedupe.ErrClosed):
 		return http.StatusServiceUnavailable
@@ -162,4 +188,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// recordKey is the stored key of the record a request names: the {key}
+// path segment (the Idempotency-Key, <source>:<event-key>) and
+// ?destination= (dedupe.ResolveKey).
+func (h *handler) recordKey(r *http.Request) (string, error) {
+	return dedupe.ResolveKey(r.Context(), h.Store, keyParam(r), r.URL.Query().Get("destination"))
 }

@@ -86,11 +86,11 @@ func (h *handler) render(w http.ResponseWriter, status int, t *template.Template
 
 // row is one delivery in the list.
 type row struct {
-	Key, Path, Provider, EventKey, Type, State, StateClass string
-	Stored                                                 bool
-	Attempts                                               uint32
-	Status                                                 string
-	Age, Created, Updated                                  string
+	Key, Path, Provider, Source, Destination, EventKey, Type, State, StateClass string
+	Stored                                                                      bool
+	Attempts                                                                    uint32
+	Status                                                                      string
+	Age, Created, Updated                                                       string
 }
 
 func stateClass(s dedupe.State) string {
@@ -127,9 +127,13 @@ func stamp(t time.Time) string {
 }
 
 func (h *handler) newRow(rec *dedupe.Record) row {
-	provider, event, _ := dedupe.SplitKey(rec.Key)
+	k, _ := dedupe.ParseKey(rec.Key)
+	provider := h.providerOf(rec.Key)
+	if provider == "" {
+		provider = k.Source
+	}
 	r := row{
-		Key: rec.Key, Path: recordPath(rec.Key), Provider: provider, EventKey: event,
+		Key: k.ID(), Path: recordPath(rec.Key), Provider: provider, Source: k.Source, Destination: k.DestinationName(), EventKey: k.Event,
 		State: rec.State.String(), StateClass: stateClass(rec.State), Stored: rec.Request.Stored(),
 		Attempts: rec.Attempts, Status: "–", Age: age(h.Now(), rec.CreatedAt),
 		Created: stamp(rec.CreatedAt), Updated: stamp(rec.UpdatedAt),
@@ -234,15 +238,19 @@ type recordPage struct {
 type Row = row
 
 func (h *handler) consoleRecord(w http.ResponseWriter, r *http.Request) {
-	rec, err := h.Store.Get(r.Context(), keyParam(r))
+	key, err := h.recordKey(r)
+	var rec dedupe.Record
+	if err == nil {
+		rec, err = h.Store.Get(r.Context(), key)
+	}
 	if err != nil {
 		data := h.basePage(r, "Record")
 		data.Error = publicError(err)
 		h.render(w, statusOf(err), h.pages.record, recordPage{page: data})
 		return
 	}
-	full := NewRecordView(&rec, true)
-	data := recordPage{page: h.basePage(r, rec.Key), Row: h.newRow(&rec), Rec: full,
+	full := h.view(&rec, true)
+	data := recordPage{page: h.basePage(r, full.Key), Row: h.newRow(&rec), Rec: full,
 		ContentType: rec.Response.ContentType, Expires: stamp(rec.ExpiresAt)}
 	if rec.State == dedupe.InFlight {
 		data.LeaseUntil = stamp(rec.LeaseUntil)

@@ -15,7 +15,11 @@ import (
 // out the request and the response, which it does not read
 // (dedupe.Store.List).
 type RecordView struct {
+	// Key is the event's Idempotency-Key, <source>:<event-key>: the same
+	// for each destination of the event, which Destination tells apart.
 	Key         string `json:"key"`
+	Source      string `json:"source"`
+	Destination string `json:"destination"`
 	Provider    string `json:"provider"`
 	EventKey    string `json:"event_key"`
 	Type        string `json:"type"`
@@ -75,13 +79,14 @@ func bodyFields(b []byte) (*string, []byte) {
 // forwardedHeaders are the headers a forward of rec carries, as
 // dispatch.Request.SetHeaders defines them: what webhookd sent and what a
 // redrive sends again.
-func forwardedHeaders(rec *dedupe.Record) map[string]string {
+func forwardedHeaders(rec *dedupe.Record, provider string) map[string]string {
 	var typ, ct string
 	if rec.Request != nil {
 		typ, ct = rec.Request.EventType, rec.Request.ContentType
 	}
 	h := make(http.Header, 6)
-	dispatch.NewRequest(rec.Key, typ, ct, nil).SetHeaders(h)
+	k, _ := dedupe.ParseKey(rec.Key)
+	dispatch.NewRequest(k, provider, typ, ct, nil).SetHeaders(h)
 	if rec.Request == nil {
 		// A record without its request does not say what Content-Type
 		// was sent: the view leaves it out rather than guess.
@@ -96,10 +101,17 @@ func forwardedHeaders(rec *dedupe.Record) map[string]string {
 
 // NewRecordView returns rec's view: with full, its request and response
 // too (rec as Get reads it).
-func NewRecordView(rec *dedupe.Record, full bool) RecordView {
-	provider, event, _ := dedupe.SplitKey(rec.Key)
+//
+// provider names the provider of the record's source; "" when the source is
+// named after its provider (every source made from the environment).
+func NewRecordView(rec *dedupe.Record, provider string, full bool) RecordView {
+	k, _ := dedupe.ParseKey(rec.Key)
+	if provider == "" {
+		provider = k.Source
+	}
 	v := RecordView{
-		Key: rec.Key, Provider: provider, EventKey: event, State: rec.State.String(),
+		Key: k.ID(), Source: k.Source, Destination: k.DestinationName(), Provider: provider, EventKey: k.Event,
+		State:  rec.State.String(),
 		Status: rec.Response.Status, Attempts: rec.Attempts, Stored: rec.Request.Stored(), Fingerprint: rec.Fingerprint,
 		CreatedAt: rfc3339(rec.CreatedAt), UpdatedAt: rfc3339(rec.UpdatedAt), ExpiresAt: rfc3339(rec.ExpiresAt),
 	}
@@ -112,7 +124,7 @@ func NewRecordView(rec *dedupe.Record, full bool) RecordView {
 	if !full {
 		return v
 	}
-	v.Request = &RequestView{Headers: forwardedHeaders(rec), Stored: v.Stored}
+	v.Request = &RequestView{Headers: forwardedHeaders(rec, provider), Stored: v.Stored}
 	if rec.Request != nil {
 		v.Request.Size = rec.Request.Size
 		if v.Stored {

@@ -108,10 +108,16 @@ type ListOptions struct {
 
 // RecentOptions filter and page Recent.
 type RecentOptions struct {
-	Provider string // keep keys of this provider ("stripe") only
-	State    State  // keep this state only; 0 keeps all
-	Cursor   string // continue after this page (Recent's answer); "" starts at the newest
-	Limit    int    // at most this many; 0 means DefaultRecentLimit
+	// Provider keeps the keys of this source ("stripe", "stripe-eu") only:
+	// the keys' prefix, which a source made from the environment shares
+	// with its provider's name.
+	Provider string
+	// Destination keeps the records of this destination only
+	// (DefaultDestination: the keys that name none; see Key).
+	Destination string
+	State       State  // keep this state only; 0 keeps all
+	Cursor      string // continue after this page (Recent's answer); "" starts at the newest
+	Limit       int    // at most this many; 0 means DefaultRecentLimit
 }
 
 // DefaultRecentLimit is the page size of Recent when none is given, and
@@ -126,7 +132,24 @@ func (o RecentOptions) Matches(rec *Record) bool {
 	if o.State != 0 && rec.State != o.State {
 		return false
 	}
-	return o.Provider == "" || strings.HasPrefix(rec.Key, o.Provider+":")
+	if o.Provider != "" && !strings.HasPrefix(rec.Key, o.Provider+":") {
+		return false
+	}
+	if o.Destination == "" {
+		return true
+	}
+	k, err := ParseKey(rec.Key)
+	return err == nil && k.DestinationName() == o.Destination
+}
+
+// DestinationSuffix is what a stored key of destination ends with, "" for
+// DefaultDestination (whose keys hold no DestinationSep): for backends
+// that filter in their own query language.
+func DestinationSuffix(destination string) string {
+	if destination == "" || destination == DefaultDestination {
+		return ""
+	}
+	return string(DestinationSep) + destination
 }
 
 // PageLimit is the page size o asks for, within MaxRecentLimit.
@@ -185,31 +208,6 @@ func CheckRedrive(rec *Record, now time.Time) error {
 		return fmt.Errorf("%w: key %q has state %v", ErrCorrupt, rec.Key, rec.State)
 	case !rec.Request.Stored():
 		return ErrNoRequest
-	}
-	return nil
-}
-
-// SplitKey splits a store key, the Idempotency-Key value
-// "provider:event-key", into the provider's name and the event key, at the
-// first ':' (an event key may hold more: xendit:invoice.paid:inv_1). ok is
-// false when either part is empty.
-func SplitKey(key string) (provider, eventKey string, ok bool) {
-	provider, eventKey, found := strings.Cut(key, ":")
-	return provider, eventKey, found && provider != "" && eventKey != ""
-}
-
-// MaxKeyLen is the longest store key any backend accepts: the LMDB
-// backend's limit (LMDB's 511-byte keys less its expiry index's 8-byte time
-// prefix), kept by every backend so that a key valid on one is valid on all.
-const MaxKeyLen = 511 - 8
-
-// CheckKey refuses, with ErrInvalidKey, a key no backend can store.
-func CheckKey(key string) error {
-	if key == "" {
-		return fmt.Errorf("%w: empty", ErrInvalidKey)
-	}
-	if len(key) > MaxKeyLen {
-		return fmt.Errorf("%w: %d bytes, at most %d", ErrInvalidKey, len(key), MaxKeyLen)
 	}
 	return nil
 }

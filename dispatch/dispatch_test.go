@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 )
 
@@ -141,7 +142,7 @@ func newForwarder(t *testing.T, url string, mutate func(*dispatch.Options)) *dis
 var oddBody = []byte("\xef\xbb\xbf{\"id\":\"evt_1\",\r\n\t\"x\":\"\xff\xfe\x00\"}  \n\n ")
 
 func testRequest() dispatch.Request {
-	return dispatch.NewRequest("stripe:evt_1", "payment_intent.succeeded", "application/json; charset=utf-8", oddBody)
+	return dispatch.NewRequest(dedupe.Key{Source: "stripe", Event: "evt_1"}, "", "payment_intent.succeeded", "application/json; charset=utf-8", oddBody)
 }
 
 func TestForwardSendsBodyAndHeaders(t *testing.T) {

@@ -49,10 +49,13 @@ var ErrInvalidOptions = errors.New("dispatch: invalid options")
 // Request is one delivery to forward. The receiver fills it from a verified
 // provider callback whose event key it has claimed.
 type Request struct {
+	// Source is the source's name, sent as Webhook-Source.
+	Source string
 	// Provider is the provider's name, sent as Webhook-Provider.
 	Provider string
-	// IdempotencyKey is "provider:event-key", sent as Idempotency-Key so the
-	// core service can dedupe forwards of the same event too.
+	// IdempotencyKey is "<source>:<event-key>" (dedupe.Key.ID), sent as
+	// Idempotency-Key so the core service can dedupe forwards of the same
+	// event too; the same for every destination of the event.
 	IdempotencyKey string
 	// EventKey is the provider's event key, sent as Webhook-Event-Id.
 	EventKey string
@@ -135,6 +138,10 @@ type Options struct {
 	// Propagator writes the trace headers of each attempt;
 	// propagation.TraceContext (traceparent, tracestate) if nil.
 	Propagator propagation.TextMapPropagator
+	// Headers are sent with every forward besides Request.SetHeaders'
+	// (a destination's headers in WEBHOOKD_CONFIG: a bearer token); they
+	// never replace one of those.
+	Headers http.Header
 }
 
 // Forwarder sends deliveries to the core service. It is safe for concurrent
@@ -154,6 +161,7 @@ type Forwarder struct {
 	host      string // the core service's host, for spans
 	signer    *webhookverify.Signer
 	clock     func() time.Time
+	headers   http.Header
 
 	// redacted is url fit for logs; urlSpellings are the forms of url that
 	// errors may quote.
@@ -197,6 +205,9 @@ func New(opts Options) (*Forwarder, error) {
 		log:      opts.Logger,
 		clock:    opts.Now,
 		redacted: RedactURL(opts.URL),
+	}
+	if len(opts.Headers) > 0 {
+		f.headers = opts.Headers.Clone()
 	}
 	f.urlSpellings = []string{opts.URL}
 	if u, err := url.Parse(opts.URL); err == nil {
@@ -349,6 +360,11 @@ func (f *Forwarder) Forward(ctx context.Context, req Request) Result {
 		return Result{Outcome: Unavailable, Err: f.redactErr(err), Duration: time.Since(start)}
 	}
 	req.SetHeaders(rreq.Header)
+	for name, values := range f.headers {
+		if _, set := rreq.Header[name]; !set {
+			rreq.Header[name] = values
+		}
+	}
 	f.sign(rreq.Header, req)
 
 	resp, err := f.client.Do(rreq)

@@ -6,18 +6,23 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-// NewRequest is the Request that forwards an event claimed under key (the
-// store key and Idempotency-Key value, "provider:event-key"). The
-// provider's name and the event key are read back from key, so every
-// caller (the receiver, a redrive, the benchmark's receivers) sends the
-// same three headers for the same key and none can send a provider or
-// event that disagrees with the key the core service dedupes on.
-func NewRequest(key, eventType, contentType string, body []byte) Request {
-	provider, eventKey, _ := dedupe.SplitKey(key)
+// NewRequest is the Request that forwards an event claimed under key to
+// its destination, from a source of provider ("" when the source is named
+// after its provider, as one made from the environment is). The source,
+// the event key and the Idempotency-Key are read from key, so every caller
+// (the receiver, a redrive, the benchmark's receivers) sends the same
+// headers for the same key, to every destination of the event, and none
+// can send an event that disagrees with the key the core service dedupes
+// on.
+func NewRequest(key dedupe.Key, provider, eventType, contentType string, body []byte) Request {
+	if provider == "" {
+		provider = key.Source
+	}
 	return Request{
+		Source:         key.Source,
 		Provider:       provider,
-		IdempotencyKey: key,
-		EventKey:       eventKey,
+		IdempotencyKey: key.ID(),
+		EventKey:       key.Event,
 		EventType:      eventType,
 		ContentType:    contentType,
 		Body:           body,
@@ -40,8 +45,8 @@ func (r Request) SetHeaders(h http.Header) {
 	if ct == "" {
 		ct = defaultContentType
 	}
-	vals := [...]string{ct, userAgent, r.IdempotencyKey, r.Provider, r.EventKey, r.EventType}
-	names := [...]string{"Content-Type", "User-Agent", "Idempotency-Key", "Webhook-Provider", "Webhook-Event-Id", "Webhook-Event-Type"}
+	vals := [...]string{ct, userAgent, r.IdempotencyKey, r.Source, r.Provider, r.EventKey, r.EventType}
+	names := [...]string{"Content-Type", "User-Agent", "Idempotency-Key", "Webhook-Source", "Webhook-Provider", "Webhook-Event-Id", "Webhook-Event-Type"}
 	backing := vals[:]
 	for i, name := range names {
 		// Empty values are left out rather than sent blank: a blank

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -40,6 +41,11 @@ type Options struct {
 	// Providers are the configured provider names; they are the only
 	// provider label values besides UnknownProvider.
 	Providers []string
+	// Sources are the configured sources' providers by source name: the
+	// only source label values besides UnknownProvider. Nil makes every
+	// provider a source of its own (the environment's configuration).
+	// SetSources changes them on a reload.
+	Sources map[string]string
 	// Logger receives errors met while gathering or writing metrics; nil
 	// discards them.
 	Logger *slog.Logger
@@ -57,9 +63,12 @@ type Metrics struct {
 	reg       *prometheus.Registry
 	opts      Options
 	providers map[string]bool
-	outcomes  map[receiver.Outcome]bool
-	handler   http.Handler
-	log       *slog.Logger
+	// sources is the source label's bound: names from the configuration,
+	// never from a request.
+	sources  atomic.Pointer[map[string]string]
+	outcomes map[receiver.Outcome]bool
+	handler  http.Handler
+	log      *slog.Logger
 
 	deliveries       *prometheus.CounterVec
 	deliveryDuration *prometheus.HistogramVec
@@ -106,8 +115,8 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 
 	m.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "webhookd_deliveries_total",
-		Help: "Provider requests answered, by provider and outcome (" + outcomeList() + ").",
-	}, []string{"provider", "outcome"})
+		Help: "Provider requests answered, by source, provider and outcome (" + outcomeList() + "); an event sent to several destinations counts once per destination and once more as batch.",
+	}, []string{"source", "provider", "outcome"})
 	m.deliveryDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "webhookd_delivery_duration_seconds",
 		Help:    "Time from a provider request's arrival to its answer, forwarding included.",
@@ -153,6 +162,16 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 		}
 	}
 	m.zero()
+	sources := opts.Sources
+	if sources == nil {
+		sources = map[string]string{}
+		for _, p := range opts.Providers {
+			sources[p] = p
+		}
+	}
+	if err := m.SetSources(sources); err != nil {
+		return nil, err
+	}
 
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{
 		ErrorLog: errorLog{m.log},
@@ -171,9 +190,6 @@ func New(reg *prometheus.Registry, opts Options) (*Metrics, error) {
 func (m *Metrics) zero() {
 	names := append(m.providerNames(), UnknownProvider)
 	for _, p := range names {
-		for o := range m.outcomes {
-			m.deliveries.WithLabelValues(p, o.String())
-		}
 		m.deliveryDuration.WithLabelValues(p)
 	}
 	for _, p := range m.providerNames() {
@@ -187,6 +203,30 @@ func (m *Metrics) zero() {
 			m.dependencyFails.WithLabelValues(p, dep)
 		}
 	}
+}
+
+// SetSources bounds the source label to names (a configuration's
+// sources, after a reload too) and creates their series at zero. A
+// source's provider label is its provider's, bounded as ever.
+//
+// sources maps each source to its provider; their series are created at
+// zero, so that rates work from the first scrape.
+func (m *Metrics) SetSources(sources map[string]string) error {
+	set := make(map[string]string, len(sources))
+	for n, p := range sources {
+		if n == "" || n == UnknownProvider {
+			return fmt.Errorf("metrics: %q cannot be a source name", n)
+		}
+		set[n] = p
+	}
+	for o := range m.outcomes {
+		m.deliveries.WithLabelValues(UnknownProvider, UnknownProvider, o.String())
+		for n, p := range set {
+			m.deliveries.WithLabelValues(n, m.provider(p), o.String())
+		}
+	}
+	m.sources.Store(&set)
+	return nil
 }
 
 // dependencies are the dependency label's values.
@@ -223,7 +263,14 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 	if !m.outcomes[outcome] {
 		outcome = receiver.OutcomeError
 	}
-	m.deliveries.WithLabelValues(p, outcome.String()).Inc()
+	src := d.Source
+	if src == "" {
+		src = d.Provider // a caller from before sources
+	}
+	if _, ok := (*m.sources.Load())[src]; !ok || p == UnknownProvider {
+		src = UnknownProvider
+	}
+	m.deliveries.WithLabelValues(src, p, outcome.String()).Inc()
 	m.deliveryDuration.WithLabelValues(p).Observe(d.Duration.Seconds())
 	if slices.Contains(dependencies, d.Failed) {
 		m.dependencyFails.WithLabelValues(p, d.Failed).Inc()

@@ -175,7 +175,7 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 	// Every series exists at zero from the start.
 	for _, o := range receiver.Outcomes() {
 		for _, p := range []string{"stripe", "unknown"} {
-			v, ok := value(before, "webhookd_deliveries_total", map[string]string{"provider": p, "outcome": o.String()})
+			v, ok := value(before, "webhookd_deliveries_total", map[string]string{"source": p, "provider": p, "outcome": o.String()})
 			require.True(t, ok, "%s/%s", p, o)
 			require.Zero(t, v)
 		}
@@ -212,11 +212,11 @@ func TestMetricsAfterAScriptedMixOfDeliveries(t *testing.T) {
 		"unauthorized": 2, "bad_request": 1, "too_large": 1, "conflict": 1, "not_found": 0, "error": 0,
 	}
 	for outcome, n := range want {
-		v, ok := value(f, "webhookd_deliveries_total", map[string]string{"provider": "stripe", "outcome": outcome})
+		v, ok := value(f, "webhookd_deliveries_total", map[string]string{"source": "stripe", "provider": "stripe", "outcome": outcome})
 		require.True(t, ok, outcome)
 		require.Equal(t, n, v, outcome)
 	}
-	v, _ := value(f, "webhookd_deliveries_total", map[string]string{"provider": "unknown", "outcome": "not_found"})
+	v, _ := value(f, "webhookd_deliveries_total", map[string]string{"source": "unknown", "provider": "unknown", "outcome": "not_found"})
 	require.Equal(t, 3.0, v, "unconfigured names share one bounded label")
 	for _, mf := range f {
 		for _, m := range mf.GetMetric() {
@@ -299,7 +299,7 @@ func TestStoreStatsErrorLeavesTheRestOfTheScrape(t *testing.T) {
 	}
 	scrape()
 	families := scrape()
-	v, _ := value(families, "webhookd_deliveries_total", map[string]string{"provider": "stripe", "outcome": "forwarded"})
+	v, _ := value(families, "webhookd_deliveries_total", map[string]string{"source": "stripe", "provider": "stripe", "outcome": "forwarded"})
 	require.Equal(t, 1.0, v)
 	require.NotContains(t, families, "webhookd_store_records")
 	// The counter counts the failure after each scrape is served.

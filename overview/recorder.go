@@ -98,7 +98,12 @@ func (r *Recorder) Providers() []string {
 // Config.OnDelivery. The core latency is the forward's duration, retries
 // included, counted when the core service answered at all.
 func (r *Recorder) Observe(d receiver.Delivery) {
-	provider := d.Provider
+	// Grouped by source (a source made from the environment is named
+	// after its provider); a caller from before sources names none.
+	provider := d.Source
+	if provider == "" {
+		provider = d.Provider
+	}
 	if !r.known[provider] {
 		provider = UnknownProvider
 	}

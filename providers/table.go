@@ -27,6 +27,13 @@ type Entry struct {
 	Secret string
 	// SecretNoun says what Secret holds ("signing secret"), for messages.
 	SecretNoun string
+	// SignedBody says the provider's signature covers the whole body, and
+	// SignedType the event type, so that routing reads only signed data: a
+	// WEBHOOKD_CONFIG route with a where (fields of the body) or types
+	// (globs on the event type) may reach the provider's sources only when
+	// it is set. The zero value signs neither, which is the safe default
+	// for a provider that does not say.
+	SignedBody, SignedType bool
 }
 
 // Settings is a provider's variables once the command has filled them in.

@@ -2,6 +2,7 @@ package providers
 
 import (
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -26,6 +27,15 @@ type Variable struct {
 	// the value, which may be a secret; the command adds the variable's
 	// name.
 	Set func(value string) error
+	// List says the value is a comma-separated list (SplitList), which a
+	// WEBHOOKD_CONFIG file may also write as a YAML sequence.
+	List bool
+	// Secret marks a variable that holds a secret besides the provider's
+	// enabling one (see IsSecretVariable).
+	Secret bool
+	// Field is the settings struct's field a tagged variable sets
+	// (VariablesOf); the zero Value for a VariableLister's.
+	Field reflect.Value
 }
 
 // VariableLister is implemented by a provider's Settings whose variables

@@ -5,6 +5,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
 )
 
@@ -36,29 +37,78 @@ import (
 //     the provider, which gives up on a slow answer anyway, retries the
 //     request and finds the finished items replayed.
 //
-// Each item gets its own delivery line and OnDelivery call; the request
-// gets one more, with OutcomeBatch and Items set.
+// The same rules answer an event that its routes send to several
+// destinations (WEBHOOKD_CONFIG, docs/routing.md): each (item, destination)
+// is a record of its own, delivered as an item is, and the gateway's retry
+// reaches only the destinations that do not have the event yet. A
+// provider without an acknowledgement of its own is answered defaultAck
+// then. An item no route wants is settled as it is (OutcomeUnrouted),
+// forwarded nowhere.
+//
+// Each item (each item and destination) gets its own delivery line and
+// OnDelivery call; the request gets one more, with OutcomeBatch and Items
+// set.
 
-// receiveItems delivers a verified request's items and answers it with
-// ack once every item is settled.
+// receiveItems delivers a verified request's items, each to every
+// destination its routes name (a record per item and destination), and
+// answers it with ack once every one is settled. An item no route wants
+// is acknowledged as settled, forwarded nowhere (OutcomeUnrouted).
 func (h *handler) receiveItems(d *delivery, items []providers.Item, ack *providers.Acknowledgement) {
 	p := d.provider
-	d.Items = len(items)
 	var budget context.Context
 	if h.BatchTimeout > 0 {
 		var cancel context.CancelFunc
 		budget, cancel = context.WithTimeout(context.WithoutCancel(d.r.Context()), h.BatchTimeout)
 		defer cancel()
 	}
-	done := make([]*delivery, len(items))
-	for i, it := range items {
-		item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, provider: p, body: it.Body, ev: it.Event, budget: budget}
-		item.Provider = d.Provider
-		item.Key, item.Type = d.Provider+":"+it.Key, it.Type
-		h.deliverItem(item)
-		done[i] = item
+	done := make([]*delivery, 0, len(items))
+	for _, it := range items {
+		item := h.item(d, p, it, budget)
+		dests := h.route(nil, item)
+		if len(dests) == 0 {
+			item.Outcome, item.Status = OutcomeUnrouted, http.StatusOK
+			if len(items) == 1 && p.Ack() == nil {
+				// The request's one event: its own line says unrouted.
+				h.unrouted(d, item, ack)
+				return
+			}
+			h.report(item)
+			done = append(done, item)
+			continue
+		}
+		if h.Capture != nil {
+			h.Capture(item.Source, it.Key, it.Body)
+		}
+		for i, dest := range dests {
+			if i > 0 {
+				item = h.item(d, p, it, budget)
+			}
+			item.captured = true
+			item.setKey(dest)
+			h.deliverItem(item)
+			done = append(done, item)
+		}
 	}
+	d.Items = len(done)
 	h.answerItems(d, done, ack)
+}
+
+// item is the delivery of one item of d to one destination (setKey names
+// it), answered into an itemWriter for answerItems to choose from.
+func (h *handler) item(d *delivery, p providers.Provider, it providers.Item, budget context.Context) *delivery {
+	item := &delivery{start: h.Now(), w: &itemWriter{header: http.Header{}}, r: d.r, routes: d.routes, src: d.src,
+		provider: p, body: it.Body, ev: it.Event, budget: budget}
+	item.Provider, item.Source = d.Provider, d.Source
+	item.Key, item.Type = dedupe.Key{Source: d.Source, Event: it.Key}.ID(), it.Type
+	return item
+}
+
+// unrouted answers a request whose one event no route wants: acknowledged
+// as a delivered one would be, forwarded nowhere.
+func (h *handler) unrouted(d, item *delivery, ack *providers.Acknowledgement) {
+	d.Key, d.Type = item.Key, item.Type
+	d.Outcome, d.Status = OutcomeUnrouted, ack.Status
+	writeAck(d.w, ack, false)
 }
 
 // deliverItem delivers one item and reports it: an item the request's
@@ -85,11 +135,11 @@ func (h *handler) outOfTime(d *delivery, err error) error {
 // provider need not send it again.
 func (h *handler) finished(item *delivery) bool {
 	switch item.Outcome {
-	case OutcomeForwarded, OutcomeReplayed:
+	case OutcomeForwarded, OutcomeReplayed, OutcomeUnrouted:
 		return true
 	case OutcomeCoreRejected:
 		// Recorded as FAILED, unless the policy released the key.
-		return h.FailedPolicy == PolicyReplay
+		return item.policy() == PolicyReplay
 	}
 	return false
 }
@@ -124,15 +174,8 @@ func (h *handler) answerItems(d *delivery, items []*delivery, ack *providers.Ack
 	}
 	w := d.w
 	if pick == nil {
-		if ack.ContentType != "" {
-			w.Header().Set("Content-Type", ack.ContentType)
-		}
-		if replayed {
-			w.Header().Set("Idempotent-Replayed", "true")
-		}
 		d.Status = ack.Status
-		w.WriteHeader(ack.Status)
-		_, _ = w.Write(ack.Body)
+		writeAck(w, ack, replayed)
 		return
 	}
 	iw := pick.w.(*itemWriter)
@@ -142,6 +185,18 @@ func (h *handler) answerItems(d *delivery, items []*delivery, ack *providers.Ack
 	d.Status, d.RejectedBy = iw.status, pick.RejectedBy
 	w.WriteHeader(iw.status)
 	_, _ = w.Write(iw.body.Bytes())
+}
+
+// writeAck answers ack.
+func writeAck(w http.ResponseWriter, ack *providers.Acknowledgement, replayed bool) {
+	if ack.ContentType != "" {
+		w.Header().Set("Content-Type", ack.ContentType)
+	}
+	if replayed {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.WriteHeader(ack.Status)
+	_, _ = w.Write(ack.Body)
 }
 
 // itemWriter keeps the answer an item would have been given as a request

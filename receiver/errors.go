@@ -76,6 +76,9 @@ const (
 	OutcomeNotFound Outcome = "not_found"
 	// OutcomeError: anything else, a handler panic included (500).
 	OutcomeError Outcome = "error"
+	// OutcomeUnrouted: verified, but no route wants the event: it is
+	// acknowledged as a delivered one would be and forwarded nowhere.
+	OutcomeUnrouted Outcome = "unrouted"
 	// OutcomeBatch: a verified request split into items (a batch
 	// provider's, whose Ack is not nil), answered from its items'
 	// outcomes; each item is counted with its own outcome besides.
@@ -88,7 +91,7 @@ func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeForwarded, OutcomeReplayed, OutcomeConflict, OutcomeMismatch, OutcomeUnauthorized,
 		OutcomeBadRequest, OutcomeTooLarge, OutcomeUnavailable, OutcomeCoreRejected, OutcomeNotFound,
-		OutcomeError, OutcomeBatch,
+		OutcomeError, OutcomeBatch, OutcomeUnrouted,
 	}
 }
 

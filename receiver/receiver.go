@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math"
 	"net/http"
@@ -16,6 +17,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/routing"
 )
 
 // Store is what the receiver needs of the dedupe store: the four
@@ -53,14 +55,21 @@ const (
 )
 
 // Delivery describes one finished request to a provider route, for logs and
-// metrics.
+// metrics: the request's own, and one per (item, destination) record of a
+// request that has several (Destination set).
 type Delivery struct {
-	// Provider is the route's {provider} segment as requested: for an
-	// unknown provider it is whatever the client sent, so bound it before
-	// using it as a metric label.
+	// Provider is the source's provider's name; for a route that names no
+	// source it is the route's segment as requested, whatever the client
+	// sent, so bound it before using it as a metric label.
 	Provider string
-	// Key is the store key, provider:event-key; empty until the event is
-	// derived.
+	// Source is the source's name (the provider's without
+	// WEBHOOKD_CONFIG) once the route is known; empty for an unknown one.
+	Source string
+	// Destination is the destination's name, on the line of one
+	// (event, destination) record; empty on a request's own line.
+	Destination string
+	// Key is the event's Idempotency-Key, <source>:<event-key>
+	// (dedupe.Key.ID); empty until the event is derived.
 	Key string
 	// Type is the event type, as forwarded in Webhook-Event-Type.
 	Type string
@@ -95,9 +104,17 @@ type Config struct {
 	// answers 503, so the provider retries against another instance or
 	// after the restart. context.Background() if nil.
 	BaseContext context.Context
-	Providers   *providers.Registry
-	Store       Store
-	Forwarder   Forwarder
+	// Routing returns the sources, destinations and routes in force. A
+	// delivery reads it once, when it starts, so that a reload (SIGHUP)
+	// changes what deliveries starting afterwards see, never one under
+	// way. Nil serves Providers, each a source named after it, to
+	// Forwarder as the one destination "default" under FailedPolicy: what
+	// the environment alone configures.
+	Routing func() *Routes
+	// Providers and Forwarder are used when Routing is nil.
+	Providers *providers.Registry
+	Store     Store
+	Forwarder Forwarder
 	// Ready reports whether the store can be read and written (/readyz).
 	Ready func(ctx context.Context) error
 	// Metrics, if set, is served at /metrics.
@@ -150,8 +167,8 @@ type handler struct {
 
 // New returns the receiver's HTTP handler with every route of routes.go.
 func New(cfg Config) (http.Handler, error) {
-	if cfg.Providers == nil || cfg.Store == nil || cfg.Forwarder == nil {
-		return nil, errors.New("receiver: Providers, Store and Forwarder are required")
+	if cfg.Store == nil || cfg.Routing == nil && (cfg.Providers == nil || cfg.Forwarder == nil) {
+		return nil, errors.New("receiver: Store, and Routing or Providers and Forwarder, are required")
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		return nil, errors.New("receiver: MaxBodyBytes must be positive")
@@ -179,6 +196,13 @@ func New(cfg Config) (http.Handler, error) {
 	if cfg.BaseContext == nil {
 		cfg.BaseContext = context.Background()
 	}
+	if cfg.Routing == nil {
+		rt, err := envRoutes(cfg.Providers, cfg.Forwarder, cfg.FailedPolicy)
+		if err != nil {
+			return nil, err
+		}
+		cfg.Routing = func() *Routes { return rt }
+	}
 	h := &handler{Config: cfg}
 	return h.routes(), nil
 }
@@ -190,10 +214,25 @@ type delivery struct {
 	start time.Time
 	w     http.ResponseWriter
 	r     *http.Request
+	// routes is the configuration the delivery started under, src its
+	// source once the route names one.
+	routes *Routes
+	src    *routing.Source
+	// dest and fwd are the destination of the record this delivery
+	// settles, and its forwarder.
+	dest *routing.Destination
+	fwd  Forwarder
+	// captured says the event was captured already (the request's other
+	// destinations' deliveries).
+	captured bool
 	// provider, body and ev are set once the event is derived.
 	provider providers.Provider
 	body     []byte
 	ev       providers.Event
+	// key is the store key of the record this delivery settles, and req
+	// the forward of it (set with it, by setKey).
+	key dedupe.Key
+	req dispatch.Request
 	// budget, set on the items of a request split into items when
 	// Config.BatchTimeout is, ends when the request's time is up: it cuts
 	// the item's outbound calls as BaseContext does.
@@ -206,16 +245,20 @@ type delivery struct {
 }
 
 func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
-	d := &delivery{start: h.Now(), w: w, r: r}
+	d := &delivery{start: h.Now(), w: w, r: r, routes: h.Routing()}
 	d.Provider = chi.URLParam(r, "provider")
+	src, ok := d.routes.Config.Source(d.Provider)
+	if ok {
+		d.src, d.Source, d.Provider = src, src.Name, src.Provider.Name()
+	}
 	h.startTrace(d)
 	defer h.report(d)
 
-	p, ok := h.Providers.Lookup(d.Provider)
 	if !ok {
 		h.fail(d, ErrUnknownProvider, nil)
 		return
 	}
+	p := src.Provider
 	body, err := readBody(w, r, h.MaxBodyBytes)
 	if err != nil {
 		h.fail(d, err, nil)
@@ -234,26 +277,38 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
-	items, err := parse(p, in)
+	items, err := parse(p, d.Source, in)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
 	}
 	d.provider = p
-	if ack := p.Ack(); ack != nil {
-		h.receiveItems(d, items, ack)
-		return
+	ack := p.Ack()
+	if ack == nil {
+		d.body, d.ev = items[0].Body, items[0].Event
+		var buf [4]*routing.Destination
+		if dests := h.route(buf[:0], d); len(dests) == 1 {
+			// One destination, no acknowledgement of the provider's own:
+			// the core service's answer is the provider's, as it always was.
+			d.setKey(dests[0])
+			h.deliver(d)
+			return
+		}
+		ack = defaultAck
 	}
-	d.body, d.ev = items[0].Body, items[0].Event
-	d.Key, d.Type = d.Provider+":"+d.ev.Key, d.ev.Type
-	h.deliver(d)
+	h.receiveItems(d, items, ack)
+}
+
+// route appends the destinations of d's event to out.
+func (h *handler) route(out []*routing.Destination, d *delivery) []*routing.Destination {
+	return d.routes.Config.AppendRoute(out, d.src, d.ev.Type, providers.NewBodyFields(d.body))
 }
 
 // parse derives a verified delivery's items and checks that every one is
 // usable before any is claimed, as a bad signature stores nothing either.
 // A provider without an acknowledgement relays the core service's answer
 // to its one event, so its request must carry exactly one.
-func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error) {
+func parse(p providers.Provider, source string, in providers.Delivery) ([]providers.Item, error) {
 	items, err := p.Parse(in)
 	if err != nil {
 		return nil, err
@@ -262,7 +317,7 @@ func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error
 		return nil, ErrBadEvent
 	}
 	for _, it := range items {
-		if err := checkEvent(it.Event); err != nil {
+		if err := checkEvent(source, it.Event); err != nil {
 			return nil, err
 		}
 	}
@@ -274,8 +329,8 @@ func parse(p providers.Provider, in providers.Delivery) ([]providers.Item, error
 // request's event, or one item of a batch (batch.go).
 func (h *handler) deliver(d *delivery) {
 	ev, body, r := d.ev, d.body, d.r
-	if h.Capture != nil {
-		h.Capture(d.Provider, ev.Key, body)
+	if h.Capture != nil && !d.captured {
+		h.Capture(d.Source, ev.Key, body)
 	}
 
 	if h.BaseContext.Err() != nil {
@@ -293,7 +348,7 @@ func (h *handler) deliver(d *delivery) {
 	// StoreRequests is set.
 	req := dedupe.NewRequest(r.Header.Get("Content-Type"), ev.Type, body, h.StoreRequests)
 	claim := h.step(d, "claim")
-	lease, rec, err := h.Store.Claim(d.storeCtx, d.Key, ev.Fingerprint, req)
+	lease, rec, err := h.Store.Claim(d.storeCtx, d.storedKey(), ev.Fingerprint, req)
 	claim.end(err)
 	switch {
 	case err != nil:
@@ -340,7 +395,7 @@ func (h *handler) forward(d *delivery) {
 			return
 		}
 	}
-	res := h.Forwarder.Forward(callCtx, dispatch.NewRequest(d.Key, d.ev.Type, d.r.Header.Get("Content-Type"), d.body))
+	res := d.fwd.Forward(callCtx, d.req)
 	d.Dispatch = &res
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch {
@@ -350,7 +405,7 @@ func (h *handler) forward(d *delivery) {
 		err := h.Store.Complete(d.storeCtx, d.lease, resp)
 		rec.end(err)
 		h.record(d, err)
-	case res.Outcome == dispatch.Rejected && h.FailedPolicy == PolicyReplay:
+	case res.Outcome == dispatch.Rejected && d.policy() == PolicyReplay:
 		d.Outcome = OutcomeCoreRejected
 		rec := h.step(d, "record")
 		err := h.Store.Fail(d.storeCtx, d.lease, resp)
@@ -379,20 +434,42 @@ func (h *handler) orShutdown(err error) error {
 	return err
 }
 
-// checkEvent refuses keys and types that would be cut by the store or
-// corrupt a forwarded header.
-func checkEvent(ev providers.Event) error {
-	if ev.Key == "" {
-		return ErrBadEvent
+// checkEvent refuses event keys the store cannot hold (dedupe.Key decides)
+// and types that would corrupt a forwarded header.
+func checkEvent(source string, ev providers.Event) error {
+	if err := (dedupe.Key{Source: source, Event: ev.Key}).Check(); err != nil {
+		return fmt.Errorf("%w: %w", ErrBadEvent, err)
 	}
-	for _, s := range []string{ev.Key, ev.Type} {
-		for i := 0; i < len(s); i++ {
-			if c := s[i]; c < 0x20 || c == 0x7f {
-				return ErrBadEvent
-			}
+	for i := 0; i < len(ev.Type); i++ {
+		if c := ev.Type[i]; c < 0x20 || c == 0x7f {
+			return ErrBadEvent
 		}
 	}
 	return nil
+}
+
+// setKey sets the key of d's event for dest, and the request that
+// forwards it there.
+func (d *delivery) setKey(dest *routing.Destination) {
+	d.dest, d.fwd, d.Destination = dest, d.routes.Forwarders[dest.Name], dest.Name
+	d.key = dedupe.Key{Source: d.Source, Event: d.ev.Key}
+	if dest.Name != dedupe.DefaultDestination {
+		d.key.Destination = dest.Name
+	}
+	d.req = dispatch.NewRequest(d.key, d.provider.Name(), d.ev.Type, d.r.Header.Get("Content-Type"), d.body)
+	d.Key, d.Type = d.req.IdempotencyKey, d.ev.Type
+}
+
+// policy is the failed policy of d's destination.
+func (d *delivery) policy() FailedPolicy { return FailedPolicy(d.dest.FailedPolicy) }
+
+// storedKey is the store key of d's record: the Idempotency-Key itself
+// for the default destination (no second string to build).
+func (d *delivery) storedKey() string {
+	if d.key.Destination == "" {
+		return d.Key
+	}
+	return d.key.String()
 }
 
 // record logs a failure to record the downstream's answer of a claimed

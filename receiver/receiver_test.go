@@ -304,6 +304,7 @@ func TestStatusTable(t *testing.T) {
 		require.Equal(t, "application/json; charset=utf-8", got.Header.Get("Content-Type"))
 		require.Equal(t, "stripe:evt_new", got.Header.Get("Idempotency-Key"))
 		require.Equal(t, "stripe", got.Header.Get("Webhook-Provider"))
+		require.Equal(t, "stripe", got.Header.Get("Webhook-Source"), "a source made from the environment is named after its provider")
 		require.Equal(t, "evt_new", got.Header.Get("Webhook-Event-Id"))
 		require.Equal(t, "payment_intent.succeeded", got.Header.Get("Webhook-Event-Type"))
 		require.Empty(t, got.Header.Get("Stripe-Signature"))

@@ -36,8 +36,8 @@ func (h *handler) startTrace(d *delivery) {
 	attrs := []attribute.KeyValue{attribute.String("http.route", "/webhooks/{provider}")}
 	// The path segment is anyone's text until it names a provider: an
 	// unknown one is left out, as a header value is.
-	if _, ok := h.Providers.Lookup(d.Provider); ok {
-		attrs = append(attrs, attribute.String("webhookd.provider", d.Provider))
+	if d.src != nil {
+		attrs = append(attrs, attribute.String("webhookd.provider", d.Provider), attribute.String("webhookd.source", d.Source))
 	}
 	opts := []trace.SpanStartOption{
 		trace.WithNewRoot(),
@@ -86,14 +86,9 @@ func (d *delivery) ctx() context.Context {
 	return d.r.Context()
 }
 
-// eventKey is the event key without the provider's prefix, as forwarded in
+// eventKey is the event key without the source's prefix, as forwarded in
 // Webhook-Event-Id.
-func (d *delivery) eventKey() string {
-	if len(d.Key) > len(d.Provider) {
-		return d.Key[len(d.Provider)+1:]
-	}
-	return ""
-}
+func (d *delivery) eventKey() string { return d.key.Event }
 
 // step is the span of one stage of a traced delivery; the zero step
 // (tracing off) does nothing.

@@ -18,6 +18,7 @@ package redrive
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -37,6 +38,10 @@ type Forwarder interface {
 // the answer it had.
 var ErrNotDelivered = errors.New("redrive: the core service did not answer; the record is unchanged")
 
+// ErrNoDestination means the record's destination is not in the
+// configuration in force (a reload removed it): nothing was forwarded.
+var ErrNoDestination = errors.New("redrive: the record's destination is not configured")
+
 // Redriver redrives records of Store through Forwarder.
 type Redriver struct {
 	Store     dedupe.Store
@@ -46,6 +51,14 @@ type Redriver struct {
 	// service's spans of the redriven event join it through the
 	// traceparent every attempt carries. Nil traces nothing.
 	Tracer trace.Tracer
+	// ProviderOf names the provider of a source, sent as Webhook-Provider;
+	// nil, or "" for a source, names the source itself (every source made
+	// from the environment is named after its provider).
+	ProviderOf func(source string) string
+	// ForwarderOf, if set, returns the forwarder of a record's destination
+	// (its key's): a destination it does not know is ErrNoDestination,
+	// never another's forwarder. Nil sends every record to Forwarder.
+	ForwarderOf func(destination string) (Forwarder, bool)
 }
 
 // Result is what became of one redrive.
@@ -76,12 +89,28 @@ func (rd *Redriver) Redrive(ctx context.Context, key string) (out Result, err er
 			attribute.String("webhookd.key", key)))
 		defer func() { endSpan(span, out, err) }()
 	}
+	k, err := dedupe.ParseKey(key)
+	if err != nil {
+		return Result{}, err
+	}
+	fwd := rd.Forwarder
+	if rd.ForwarderOf != nil {
+		f, ok := rd.ForwarderOf(k.DestinationName())
+		if !ok {
+			return Result{}, fmt.Errorf("%w: %q", ErrNoDestination, k.DestinationName())
+		}
+		fwd = f
+	}
 	lease, rec, err := rd.Store.Redrive(ctx, key)
 	if err != nil {
 		return Result{Record: rec}, err
 	}
+	var provider string
+	if rd.ProviderOf != nil {
+		provider = rd.ProviderOf(k.Source)
+	}
 	storeCtx := context.WithoutCancel(ctx)
-	res := rd.Forwarder.Forward(ctx, dispatch.NewRequest(key, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
+	res := fwd.Forward(ctx, dispatch.NewRequest(k, provider, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
 	out = Result{Dispatch: res}
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 )
 
@@ -17,7 +18,7 @@ import (
 // forward).
 func TestHeadersAreWhatDispatchSets(t *testing.T) {
 	h := http.Header{}
-	dispatch.NewRequest("stripe:evt_1", "charge.failed", "application/json", nil).SetHeaders(h)
+	dispatch.NewRequest(dedupe.Key{Source: "stripe", Event: "evt_1"}, "", "charge.failed", "application/json", nil).SetHeaders(h)
 	h.Del("User-Agent")
 	require.Equal(t, slices.Sorted(slices.Values(Headers)), slices.Sorted(maps.Keys(h)))
 }

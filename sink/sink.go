@@ -26,7 +26,7 @@ const MaxBodyBytes = 16 << 20
 
 // Headers are the headers webhookd sets on a forward, printed in this order
 // after the time.
-var Headers = []string{"Webhook-Provider", "Idempotency-Key", "Webhook-Event-Type", "Webhook-Event-Id", "Content-Type"}
+var Headers = []string{"Webhook-Source", "Webhook-Provider", "Idempotency-Key", "Webhook-Event-Type", "Webhook-Event-Id", "Content-Type"}
 
 // Handler prints each request it receives to out and answers status.
 type Handler struct {

@@ -27,23 +27,23 @@ func TestSink(t *testing.T) {
 	}{
 		{
 			name: "a forwarded event", status: 200, method: "POST", path: "/",
-			header: map[string]string{"Webhook-Provider": "stripe", "Idempotency-Key": "stripe:evt_1",
+			header: map[string]string{"Webhook-Source": "stripe", "Webhook-Provider": "stripe", "Idempotency-Key": "stripe:evt_1",
 				"Webhook-Event-Type": "payment_intent.succeeded", "Webhook-Event-Id": "evt_1", "Content-Type": "application/json"},
 			body:     `{"id":"evt_1"}`,
-			wantLine: "03:04:05.006 Webhook-Provider=stripe Idempotency-Key=stripe:evt_1 Webhook-Event-Type=payment_intent.succeeded Webhook-Event-Id=evt_1 Content-Type=application/json body=14B -> 200\n",
+			wantLine: "03:04:05.006 Webhook-Source=stripe Webhook-Provider=stripe Idempotency-Key=stripe:evt_1 Webhook-Event-Type=payment_intent.succeeded Webhook-Event-Id=evt_1 Content-Type=application/json body=14B -> 200\n",
 			wantBody: map[string]any{"received": true, "idempotency_key": "stripe:evt_1"},
 		},
 		{
 			name: "rehearsing a failing core", status: 503, method: "POST", path: "/core/webhooks",
 			header:   map[string]string{"Idempotency-Key": "midtrans:tx1:settlement", "Content-Type": "application/json; charset=utf-8"},
 			body:     `{}`,
-			wantLine: `03:04:05.006 POST /core/webhooks Webhook-Provider=- Idempotency-Key=midtrans:tx1:settlement Webhook-Event-Type=- Webhook-Event-Id=- Content-Type="application/json; charset=utf-8" body=2B -> 503` + "\n",
+			wantLine: `03:04:05.006 POST /core/webhooks Webhook-Source=- Webhook-Provider=- Idempotency-Key=midtrans:tx1:settlement Webhook-Event-Type=- Webhook-Event-Id=- Content-Type="application/json; charset=utf-8" body=2B -> 503` + "\n",
 			wantBody: map[string]any{"error": "webhookd sink answers 503 (--status)"},
 		},
 		{
 			name: "hostile header cannot forge a line", status: 201, method: "PUT", path: "/",
 			header:   map[string]string{"Webhook-Event-Type": "x\r\n03:04:05.006 fake"},
-			wantLine: `03:04:05.006 PUT / Webhook-Provider=- Idempotency-Key=- Webhook-Event-Type="x\r\n03:04:05.006 fake" Webhook-Event-Id=- Content-Type=- body=0B -> 201` + "\n",
+			wantLine: `03:04:05.006 PUT / Webhook-Source=- Webhook-Provider=- Idempotency-Key=- Webhook-Event-Type="x\r\n03:04:05.006 fake" Webhook-Event-Id=- Content-Type=- body=0B -> 201` + "\n",
 			wantBody: map[string]any{"received": true, "idempotency_key": ""},
 		},
 	}

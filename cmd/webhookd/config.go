@@ -50,6 +50,7 @@ type config struct {
 	ShutdownGrace     time.Duration `envconfig:"SHUTDOWN_GRACE" desc:"after SIGTERM, how long in-flight deliveries may keep forwarding before they are cut off, released and answered 503 (default: WEBHOOKD_DISPATCH_TIMEOUT)"`
 	PprofAddr         string        `envconfig:"PPROF_ADDR" desc:"if set, serve exposes Go's /debug/pprof/ on this loopback address (127.0.0.1:6060) for profiling; off by default"`
 	ProviderSpecs     string        `envconfig:"PROVIDER_SPECS" desc:"a provider spec file, or a directory of *.yaml specs: each adds a gateway described as data (docs/provider-specs.md); one that does not load, or whose example does not verify, stops serve"`
+	Config            string        `envconfig:"CONFIG" desc:"a YAML file of sources, destinations and routes (docs/routing.md); set, the providers' variables and WEBHOOKD_DOWNSTREAM_URL are read only where the file names them through ${...}; SIGHUP reloads it"`
 
 	// storeTimeoutSet is whether the operator chose StoreTimeout; unset, it
 	// is derived from the lease (defaultStoreTimeout).
@@ -264,6 +265,10 @@ func (c *config) leaseStoreCalls() time.Duration { return 2 * c.StoreTimeout }
 func (c *config) checkServe() error {
 	if c.AdminAddr != "" && c.AdminToken == "" && loopbackAddr(c.AdminAddr) != nil {
 		return fmt.Errorf("%s_ADMIN_TOKEN: required when %s_ADMIN_ADDR (%s) is not a loopback address: the admin listener shows every stored request and can delete and redrive events", envPrefix, envPrefix, c.AdminAddr)
+	}
+	if c.Config != "" {
+		// The file names the destinations; load checks them.
+		return nil
 	}
 	return c.checkDownstream()
 }

@@ -1,13 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"reflect"
 	"sort"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/webhookd/webhookd/providers"
 )
@@ -24,30 +21,16 @@ type envVar struct {
 
 // envVars lists the variables of the struct ptr points to, prefixed, named
 // as the envconfig package names them (TestEnvVarsAreEnvconfigs), which
-// renders them in help. loadVars reads them instead of envconfig.Process
-// because Process reads only the process environment and takes a variable
-// set to the empty string as a value, where webhookd reads a snapshot (no
-// os.Setenv in tests, no edits to the environment) and takes empty as unset.
+// renders them in help; providers.VariablesOf is the one definition of
+// them, which a WEBHOOKD_CONFIG file's settings go through too. loadVars
+// reads them instead of envconfig.Process because Process reads only the
+// process environment and takes a variable set to the empty string as a
+// value, where webhookd reads a snapshot (no os.Setenv in tests, no edits
+// to the environment) and takes empty as unset.
 func envVars(ptr any) []envVar {
-	if l, ok := ptr.(providers.VariableLister); ok {
-		var out []envVar
-		for _, v := range l.Variables() {
-			out = append(out, envVar{key: envName(v.Name), def: v.Default, desc: v.Help, example: v.Example, set: v.Set})
-		}
-		return out
-	}
-	v := reflect.ValueOf(ptr).Elem()
 	var out []envVar
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		name, ok := f.Tag.Lookup("envconfig")
-		if !ok {
-			continue
-		}
-		out = append(out, envVar{
-			key: envName(name), def: f.Tag.Get("default"), desc: f.Tag.Get("desc"),
-			example: f.Tag.Get("example"), field: v.Field(i),
-		})
+	for _, v := range providers.VariablesOf(ptr) {
+		out = append(out, envVar{key: envName(v.Name), def: v.Default, desc: v.Help, example: v.Example, field: v.Field, set: v.Set})
 	}
 	return out
 }
@@ -55,70 +38,24 @@ func envVars(ptr any) []envVar {
 // envName is the variable name the operator sets for a tagged name.
 func envName(name string) string { return envPrefix + "_" + name }
 
-// loadVars fills vars from lookup. A variable that is unset or set to the
-// empty string takes its default: compose files and manifests often pass
-// every variable, empty or not. Errors name the variable and never quote a
-// list's items (they are secrets).
+// loadVars fills vars from lookup (providers.LoadVariables): unset or
+// empty takes the default; errors name the variable.
 func loadVars(vars []envVar, lookup func(string) string) error {
-	for _, v := range vars {
-		s := lookup(v.key)
-		if s == "" {
-			s = v.def
-		}
-		if s == "" {
-			continue
-		}
-		set := v.set
-		if set == nil {
-			set = func(s string) error { return setField(v.field, s) }
-		}
-		if err := set(s); err != nil {
-			return fmt.Errorf("%s: %w", v.key, err)
+	pv := make([]providers.Variable, len(vars))
+	for i, v := range vars {
+		pv[i] = providers.Variable{Name: v.key, Default: v.def, Set: v.set}
+		if pv[i].Set == nil {
+			field := v.field
+			pv[i].Set = func(s string) error { return setField(field, s) }
 		}
 	}
-	return nil
+	return providers.LoadVariables(pv, lookup, func(v providers.Variable) string { return v.Name })
 }
 
-// errUnsupportedType is a settings field of a type loadVars cannot fill.
-var errUnsupportedType = errors.New("unsupported field type")
+// errUnsupportedType and setField are providers'.
+var errUnsupportedType = providers.ErrUnsupportedType
 
-var durationType = reflect.TypeFor[time.Duration]()
-
-func setField(f reflect.Value, s string) error {
-	bad := func() error { return fmt.Errorf("cannot parse %q as %s", s, f.Type()) }
-	switch {
-	case f.Type() == durationType:
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			return bad()
-		}
-		f.SetInt(int64(d))
-	case f.Kind() == reflect.String:
-		f.SetString(s)
-	case f.Kind() == reflect.Bool:
-		b, err := strconv.ParseBool(s)
-		if err != nil {
-			return bad()
-		}
-		f.SetBool(b)
-	case f.Kind() == reflect.Int || f.Kind() == reflect.Int64 || f.Kind() == reflect.Int32:
-		n, err := strconv.ParseInt(s, 0, f.Type().Bits())
-		if err != nil {
-			return bad()
-		}
-		f.SetInt(n)
-	case f.Kind() == reflect.Slice && f.Type().Elem().Kind() == reflect.String:
-		items, err := providers.SplitList(s)
-		if err != nil {
-			return err
-		}
-		f.Set(reflect.ValueOf(items))
-	default:
-		// A programming error in a settings struct, found by the tests.
-		return fmt.Errorf("%w %s", errUnsupportedType, f.Type())
-	}
-	return nil
-}
+func setField(f reflect.Value, s string) error { return providers.SetField(f, s) }
 
 // unknownVariables returns a warning for each WEBHOOKD_* name in environ
 // (KEY=VALUE strings) that no variable reads, naming the nearest known one:
@@ -142,36 +79,5 @@ func unknownVariables(environ []string, known []string) []string {
 	return out
 }
 
-// nearest returns the name in names at the smallest edit distance from s
-// (the first such, in the order given).
-func nearest(s string, names []string) string {
-	best, bestD := "", -1
-	for _, n := range names {
-		if d := editDistance(s, n); bestD < 0 || d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes
-// (variable names are ASCII).
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
+// nearest returns the name in names nearest to s (providers.Nearest).
+func nearest(s string, names []string) string { return providers.Nearest(s, names) }

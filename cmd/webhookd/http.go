@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/dispatch"
+	"github.com/webhookd/webhookd/routing"
 	"github.com/webhookd/webhookd/tracing"
 )
 
@@ -42,10 +43,18 @@ func answerAfterForward(cfg *config) time.Duration {
 // is forwarded as serve forwards. log may be nil (keys redrive logs
 // nothing).
 func newForwarder(cfg *config, log *slog.Logger, tr *tracing.Tracing) (*dispatch.Forwarder, error) {
+	return newDestinationForwarder(cfg, &routing.Destination{URL: cfg.DownstreamURL, Timeout: cfg.DispatchTimeout, Retries: cfg.DispatchRetries}, log, tr)
+}
+
+// newDestinationForwarder is the forwarder of one destination: its URL,
+// budget, retries and headers, with the process's signing secrets and
+// tracing.
+func newDestinationForwarder(cfg *config, d *routing.Destination, log *slog.Logger, tr *tracing.Tracing) (*dispatch.Forwarder, error) {
 	return dispatch.New(dispatch.Options{
-		URL:            cfg.DownstreamURL,
-		Timeout:        cfg.DispatchTimeout,
-		Retries:        cfg.DispatchRetries,
+		URL:            d.URL,
+		Timeout:        d.Timeout,
+		Retries:        d.Retries,
+		Headers:        d.Headers,
 		Logger:         log,
 		SigningSecrets: cfg.DownstreamSecrets,
 		Tracer:         tr.Tracer,

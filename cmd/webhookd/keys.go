@@ -191,6 +191,7 @@ func filterNote(provider, state string) string {
 
 func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys get", keysUsage, stderr)
+	fs.String("destination", "", "the record of this destination, when the event went to several")
 	asJSON := fs.Bool("json", false, "print the record as one JSON object")
 	key, s, code := openKeyArg(ctx, fs, args, stderr)
 	if s == nil {
@@ -202,7 +203,7 @@ func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return keyError(stderr, "get", key, err)
 	}
 	if *asJSON {
-		if err := json.NewEncoder(stdout).Encode(admin.NewRecordView(&rec, true)); err != nil {
+		if err := json.NewEncoder(stdout).Encode(admin.NewRecordView(&rec, "", true)); err != nil {
 			fmt.Fprintf(stderr, "webhookd keys get: %v\n", err)
 			return 1
 		}
@@ -214,6 +215,7 @@ func keysGet(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys delete", keysUsage, stderr)
+	fs.String("destination", "", "the record of this destination, when the event went to several")
 	force := fs.Bool("force", false, "delete even an IN_FLIGHT key whose lease has not passed")
 	key, s, code := openKeyArg(ctx, fs, args, stderr)
 	if s == nil {
@@ -250,7 +252,7 @@ func keysDelete(ctx context.Context, args []string, stdout, stderr io.Writer) in
 		}
 		return keyError(stderr, "delete", key, err)
 	}
-	fmt.Fprintf(stdout, "deleted %s (was %s): the next delivery of this event will be forwarded again\n", key, was)
+	fmt.Fprintf(stdout, "deleted %s (was %s): the next delivery of this event will be forwarded again\n", displayKey(key), was)
 	return 0
 }
 
@@ -272,16 +274,39 @@ func openKeyArg(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.
 		return "", nil, 2
 	}
 	s, code := openKeysStore(ctx, stderr)
-	return key, s, code
+	if s == nil {
+		return "", nil, code
+	}
+	dest := ""
+	if f := fs.Lookup("destination"); f != nil {
+		dest = f.Value.String()
+	}
+	stored, err := dedupe.ResolveKey(ctx, s, key, dest)
+	if err != nil {
+		s.Close()
+		fmt.Fprintf(stderr, "webhookd keys: %v\n", err)
+		return "", nil, 2
+	}
+	return stored, s, code
 }
 
 // checkKeyArg refuses a KEY argument that is not a store key, saying what
 // one is.
 func checkKeyArg(key string) error {
-	if _, _, ok := dedupe.SplitKey(key); !ok {
+	if _, err := dedupe.ParseKey(key); err != nil {
 		return fmt.Errorf("%q is not a key: KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123)", key)
 	}
 	return nil
+}
+
+// displayKey is a stored key as an operator reads it: the Idempotency-Key,
+// with the destination after it when it is not the default one.
+func displayKey(stored string) string {
+	k, err := dedupe.ParseKey(stored)
+	if err != nil || k.Destination == "" {
+		return printable(stored)
+	}
+	return printable(k.ID()) + " (destination " + k.Destination + ")"
 }
 
 // keyError reports a failed get or delete; an unknown key is exit 1 with a
@@ -289,12 +314,12 @@ func checkKeyArg(key string) error {
 func keyError(stderr io.Writer, cmd, key string, err error) int {
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
-		fmt.Fprintf(stderr, "webhookd keys %s: no record for %s (never delivered, released after a failed forward, or pruned after %s_RETENTION)\n", cmd, key, envPrefix)
+		fmt.Fprintf(stderr, "webhookd keys %s: no record for %s (never delivered, released after a failed forward, or pruned after %s_RETENTION)\n", cmd, displayKey(key), envPrefix)
 	case errors.Is(err, dedupe.ErrInvalidKey):
 		fmt.Fprintf(stderr, "webhookd keys %s: %v\n", cmd, err)
 		return 2
 	default:
-		fmt.Fprintf(stderr, "webhookd keys %s: %s: %v\n", cmd, key, err)
+		fmt.Fprintf(stderr, "webhookd keys %s: %s: %v\n", cmd, displayKey(key), err)
 	}
 	return 1
 }
@@ -317,7 +342,7 @@ func (p *recordPrinter) row(r *dedupe.Record) {
 		return
 	}
 	if p.asJSON {
-		p.err = p.enc.Encode(admin.NewRecordView(r, false))
+		p.err = p.enc.Encode(admin.NewRecordView(r, "", false))
 		return
 	}
 	if !p.header {
@@ -345,7 +370,10 @@ func (p *recordPrinter) flush() error {
 func writeRecord(w io.Writer, r *dedupe.Record) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	line := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
-	line("key", printable(r.Key))
+	k, _ := dedupe.ParseKey(r.Key)
+	line("key", printable(k.ID()))
+	line("source", k.Source)
+	line("destination", k.DestinationName())
 	line("state", r.State.String())
 	if r.State == dedupe.InFlight {
 		lease := "passed: the next delivery may take the key over"

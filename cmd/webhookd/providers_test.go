@@ -253,10 +253,6 @@ func TestNearestVariable(t *testing.T) {
 	warnings := unknownVariables([]string{"WEBHOOKD_LEASE_=secret"}, known)
 	require.Len(t, warnings, 1)
 	require.False(t, strings.Contains(warnings[0], "secret"))
-	require.Equal(t, 0, editDistance("abc", "abc"))
-	require.Equal(t, 3, editDistance("", "abc"))
-	require.Equal(t, 1, editDistance("kitten", "sitten"))
-	require.Equal(t, 3, editDistance("kitten", "sitting"))
 }
 
 // TestDocsCoverTheTable: docs/contract.md gives every provider's event

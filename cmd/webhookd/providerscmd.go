@@ -19,7 +19,8 @@ webhookd providers check PATH...
 
 Without arguments, lists every provider this binary serves (built in, and
 from WEBHOOKD_PROVIDER_SPECS) with its route, where it comes from, whether
-this configuration enables it, and its variables (with defaults).
+this configuration enables it, and its variables (with defaults); with
+WEBHOOKD_CONFIG, then the file's sources and destinations (as config check).
 
 check loads each provider spec file (or every *.yaml in a folder) and
 verifies its own example deliveries (docs/provider-specs.md); it prints one
@@ -68,6 +69,20 @@ func runProviders(_ context.Context, args []string, stdout, stderr io.Writer) in
 		fmt.Fprintf(tw, "%s\t/webhooks/%s\t%s\t%s\t%s\n", p.entry.Name, p.entry.Name, from, enabled, strings.Join(vars, " "))
 	}
 	if err := tw.Flush(); err != nil {
+		return 1
+	}
+	if cfg.Config == "" {
+		return 0
+	}
+	// With a file, the sources are what serve routes; ENABLED above says
+	// only what the variables alone would enable.
+	c, err := loadRouting(cfg, nil, cfg.Config, os.Environ())
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
+		return 2
+	}
+	fmt.Fprintf(stdout, "\nsources of %s:\n", cfg.Config)
+	if err := printRouting(stdout, c); err != nil {
 		return 1
 	}
 	return 0

@@ -27,6 +27,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	state := fs.String("state", "", "redrive every event in this state: failed")
 	provider := fs.String("provider", "", "with --state: only this provider's events")
 	since := fs.Duration("since", 0, "with --state: only events received within this long (24h); 0 means any")
+	dest := fs.String("destination", "", "with KEYs: the records of this destination, when an event went to several")
 	keys, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -43,6 +44,8 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return bad("give KEYs or --state, not both")
 	case *state != "" && !strings.EqualFold(*state, "failed"):
 		return bad("--state takes failed: only FAILED events are redriven")
+	case *state != "" && *dest != "":
+		return bad("--destination names the record of each KEY; with --state every FAILED record is redriven")
 	case *state == "" && (*provider != "" || *since != 0):
 		return bad("--provider and --since select events with --state failed")
 	case strings.Contains(*provider, ":"):
@@ -56,7 +59,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		}
 	}
 	cfg, err := loadConfig()
-	if err == nil {
+	if err == nil && cfg.Config == "" {
 		err = cfg.checkDownstream()
 	}
 	if err != nil {
@@ -70,12 +73,13 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return 2
 	}
 	defer stopTracing()
-	fwd, err := newForwarder(cfg, nil, tr)
+	// The destinations serve forwards to: the file's, or the variables'.
+	rt, err := newRouter(cfg, slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn})), tr)
 	if err != nil {
 		fmt.Fprintf(stderr, "webhookd: configuration: %v\n", err)
 		return 2
 	}
-	defer fwd.CloseIdleConnections()
+	defer rt.closeIdle()
 	s, code := openKeysStoreWith(ctx, cfg, stderr)
 	if s == nil {
 		return code
@@ -91,7 +95,8 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			return 0
 		}
 	}
-	rd := &redrive.Redriver{Store: s, Forwarder: fwd, Tracer: tr.Tracer}
+	rd := &redrive.Redriver{Store: s, Tracer: tr.Tracer, ProviderOf: rt.ProviderOf,
+		ForwarderOf: func(d string) (redrive.Forwarder, bool) { return rt.Forwarder(d) }}
 	code = 0
 	for _, key := range keys {
 		if ctx.Err() != nil {
@@ -99,9 +104,15 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			code = 1
 			continue
 		}
-		res, err := rd.Redrive(ctx, key)
+		stored, err := dedupe.ResolveKey(ctx, s, key, *dest)
+		var res redrive.Result
+		if err == nil {
+			res, err = rd.Redrive(ctx, stored)
+		} else {
+			stored = key
+		}
 		line, ok := redriveLine(res, err)
-		fmt.Fprintf(stdout, "%s\t%s\n", printable(key), line)
+		fmt.Fprintf(stdout, "%s\t%s\n", displayKey(stored), line)
 		if !ok {
 			code = 1
 		}

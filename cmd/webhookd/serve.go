@@ -13,10 +13,12 @@ import (
 	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
+	"github.com/webhookd/webhookd/routing"
 )
 
 const serveUsage = `webhookd serve
@@ -58,24 +60,50 @@ func runServe(ctx context.Context, args []string, stdout, stderr io.Writer) int 
 // serve runs the receiver until ctx is done. ready, if not nil, receives the
 // listening address once requests are accepted (tests use it).
 func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- string) error {
-	reg, err := buildRegistry(cfg)
-	if err != nil {
-		return err
-	}
 	tr, log, stopTracing, err := startTracing(ctx, log)
 	if err != nil {
 		return err
 	}
 	defer stopTracing()
-	if len(reg.Names()) == 0 {
-		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
-	}
-	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: reg.Names(), Logger: log})
+	rt, err := newRouter(cfg, log, tr)
 	if err != nil {
 		return err
 	}
+	defer rt.closeIdle()
+	// Every provider a reload could name is a bounded provider label.
+	var providerNames []string
+	for _, e := range rt.table {
+		providerNames = append(providerNames, e.Name)
+	}
+	met, err := metrics.New(prometheus.NewRegistry(), metrics.Options{Providers: providerNames, Sources: map[string]string{}, Logger: log})
+	if err != nil {
+		return err
+	}
+	sources := func(c *routing.Config) map[string]string {
+		m := map[string]string{}
+		for _, s := range c.Sources {
+			m[s.Name] = s.Entry.Name
+		}
+		return m
+	}
+	rc := rt.Routes().Config
+	if err := met.SetSources(sources(rc)); err != nil {
+		return err
+	}
+	rt.onLoad = func(c *routing.Config) {
+		if err := met.SetSources(sources(c)); err != nil {
+			log.Error("metrics: sources", "error", err.Error())
+		}
+	}
+	var sourceNames []string
+	for _, s := range rc.Sources {
+		sourceNames = append(sourceNames, s.Name)
+	}
+	if len(rc.Sources) == 0 {
+		log.Warn("no provider is configured: every /webhooks/ route answers 404; set " + secretVariables())
+	}
 	// The overview's figures are counted where the metrics are.
-	ov := overview.NewRecorder(reg.Names(), nil)
+	ov := overview.NewRecorder(sourceNames, nil)
 	onDelivery := func(d receiver.Delivery) {
 		met.ObserveDelivery(d)
 		ov.Observe(d)
@@ -99,10 +127,6 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		}
 	}
 
-	fwd, err := newForwarder(cfg, log, tr)
-	if err != nil {
-		return err
-	}
 	var captureHook func(provider, eventKey string, body []byte)
 	if cfg.CaptureDir != "" {
 		cw, err := capture.New(cfg.CaptureDir, log)
@@ -112,7 +136,6 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		captureHook = cw.Hook()
 		log.Info("capturing verified deliveries", "dir", cw.Dir())
 	}
-	defer fwd.CloseIdleConnections()
 	// base bounds every delivery's forward; it is cancelled when the
 	// shutdown grace period runs out.
 	base, cancelBase := context.WithCancel(context.Background())
@@ -120,9 +143,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	handler, err := receiver.New(receiver.Config{
 		Capture:      captureHook,
 		BaseContext:  base,
-		Providers:    reg,
+		Routing:      rt.Routes,
 		Store:        store,
-		Forwarder:    fwd,
 		Ready:        store.Ping,
 		Metrics:      met.Handler(),
 		MaxBodyBytes: cfg.MaxBodyBytes,
@@ -142,13 +164,15 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	var adminSrv *http.Server
 	if cfg.AdminAddr != "" {
 		if adminSrv, err = startAdmin(cfg, log, admin.Config{
-			Store:     store,
-			Redriver:  &redrive.Redriver{Store: store, Forwarder: fwd, Tracer: tr.Tracer},
-			Token:     cfg.AdminToken,
-			Metrics:   met.Handler(),
-			Providers: reg.Names(),
-			Logger:    log,
-			Overview:  ov,
+			Store: store,
+			Redriver: &redrive.Redriver{Store: store, Tracer: tr.Tracer, ProviderOf: rt.ProviderOf,
+				ForwarderOf: func(d string) (redrive.Forwarder, bool) { return rt.Forwarder(d) }},
+			ProviderOf: rt.ProviderOf,
+			Token:      cfg.AdminToken,
+			Metrics:    met.Handler(),
+			Providers:  sourceNames,
+			Logger:     log,
+			Overview:   ov,
 		}); err != nil {
 			return err
 		}
@@ -167,8 +191,15 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return fmt.Errorf("WEBHOOKD_ADDR: %w", err)
 	}
-	log.Info("webhookd listening", "addr", ln.Addr().String(), "providers", reg.Names(),
-		"store", cfg.Store, "data_dir", dataDirLog(cfg), "downstream", fwd.RedactedURL(), "signed", fwd.Signed())
+	var dests []string
+	for _, d := range rc.Destinations {
+		dests = append(dests, d.Name+"="+dispatch.RedactURL(d.URL))
+	}
+	log.Info("webhookd listening", "addr", ln.Addr().String(), "sources", sourceNames,
+		"store", cfg.Store, "data_dir", dataDirLog(cfg), "destinations", dests, "signed", len(cfg.DownstreamSecrets) > 0,
+		"config", cfg.Config)
+	stopHUP := onHangup(rt.reload)
+	defer stopHUP()
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}

@@ -263,6 +263,25 @@ func redriveCases() []kitCase {
 			got, _ = page(dedupe.RecentOptions{Provider: "strip"})
 			require.Empty(t, got, "a provider is a whole name, not a prefix")
 
+			// Destinations: the default one's keys name none.
+			clock.Advance(time.Second)
+			for _, k := range []dedupe.Key{{Source: "stripe-eu", Event: "f", Destination: "ledger"}, {Source: "stripe-eu", Event: "f", Destination: "billing"}} {
+				l, _, err := s.Claim(ctx, k.String(), fp, nil)
+				require.NoError(t, err)
+				require.NoError(t, s.Complete(ctx, l, ok))
+			}
+			got, _ = page(dedupe.RecentOptions{Destination: "ledger"})
+			require.Equal(t, []string{"stripe-eu:f\x1fledger"}, got)
+			got, _ = page(dedupe.RecentOptions{Destination: "ledge"})
+			require.Empty(t, got, "a destination is a whole name")
+			got, _ = page(dedupe.RecentOptions{Destination: dedupe.DefaultDestination, Limit: 2})
+			require.Equal(t, []string{"xendit:e", "stripe:d"}, got)
+			got, _ = page(dedupe.RecentOptions{Provider: "stripe-eu", Destination: "billing"})
+			require.Equal(t, []string{"stripe-eu:f\x1fbilling"}, got)
+			for _, k := range []string{"stripe-eu:f\x1fledger", "stripe-eu:f\x1fbilling"} {
+				require.NoError(t, s.ForceDelete(ctx, k))
+			}
+
 			// Finishing and redriving keep a record's place; deleting and
 			// pruning take it out.
 			_, _, err = s.Redrive(ctx, "xendit:b")

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -288,6 +289,31 @@ func transitionCases() []kitCase {
 				}
 			}
 			require.NoError(t, s.Complete(ctx, cur, ok), "the late settles left the new owner's lease alone")
+		}},
+		{"keys are accepted and refused alike", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			// dedupe.Key decides for every backend: what one stores, all
+			// store; what one refuses, all refuse.
+			long := strings.Repeat("e", dedupe.MaxKeyLen-len("stripe:"))
+			valid := []dedupe.Key{
+				{Source: "stripe-eu", Event: "evt_1"},
+				{Source: "stripe-eu", Event: "evt_1", Destination: "ledger"},
+				{Source: "2c2p", Event: "inv-é:00"},
+				{Source: "stripe", Event: long},
+			}
+			for _, k := range valid {
+				l, _, err := s.Claim(ctx, k.String(), fp, nil)
+				require.NoError(t, err, "%q", k.String())
+				require.NoError(t, s.Complete(ctx, l, ok))
+				got, err := s.Get(ctx, k.String())
+				require.NoError(t, err)
+				require.Equal(t, k.String(), got.Key)
+			}
+			for _, bad := range []string{"stripe:evt\xff", "stripe:evt\x001", "stripe:" + long + "x", "stripe:evt_1\x1fdefault", "Stripe:evt_1"} {
+				_, _, err := s.Claim(ctx, bad, fp, nil)
+				require.ErrorIs(t, err, dedupe.ErrInvalidKey, "%q", bad)
+				_, err = s.Get(ctx, bad)
+				require.ErrorIs(t, err, dedupe.ErrInvalidKey, "%q", bad)
+			}
 		}},
 	}
 }

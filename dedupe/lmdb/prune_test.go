@@ -54,10 +54,10 @@ func TestBackgroundPrunerDeletesEverythingExpired(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 	}
-	_, _, err := s.Claim(ctx, "abandoned", "fp", nil) // never finished
+	_, _, err := s.Claim(ctx, "stripe:abandoned", "fp", nil) // never finished
 	require.NoError(t, err)
 	c.Advance(90 * time.Minute) // retention 1h; lease 1m + abandon 1h
-	l, _, err := s.Claim(ctx, "young", "fp", nil)
+	l, _, err := s.Claim(ctx, "stripe:young", "fp", nil)
 	require.NoError(t, err)
 	require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 
@@ -65,7 +65,7 @@ func TestBackgroundPrunerDeletesEverythingExpired(t *testing.T) {
 		st, err := s.Stats(ctx)
 		return err == nil && st[dedupe.Completed] == 1 && st[dedupe.InFlight] == 0
 	}, 5*time.Second, 5*time.Millisecond)
-	_, err = s.Get(ctx, "young")
+	_, err = s.Get(ctx, "stripe:young")
 	require.NoError(t, err)
 	require.Equal(t, 1, s.indexLen(t))
 }

@@ -235,11 +235,11 @@ func TestGroupCommitIsolatesFailures(t *testing.T) {
 
 func TestKeysAndBodies(t *testing.T) {
 	s := openTest(t, t.TempDir(), newClock())
-	for _, key := range []string{"", string(bytes.Repeat([]byte("k"), dedupe.MaxKeyLen+1))} {
+	for _, key := range []string{"", "k:" + string(bytes.Repeat([]byte("k"), dedupe.MaxKeyLen-1))} {
 		_, _, err := s.Claim(ctx, key, "fp", nil)
 		require.ErrorIs(t, err, dedupe.ErrInvalidKey)
 	}
-	long := string(bytes.Repeat([]byte("k"), dedupe.MaxKeyLen))
+	long := "k:" + string(bytes.Repeat([]byte("k"), dedupe.MaxKeyLen-2))
 	l, _, err := s.Claim(ctx, long, "fp", nil)
 	require.NoError(t, err)
 	big := bytes.Repeat([]byte("b"), dedupe.MaxStoredBody+100)

@@ -23,7 +23,7 @@ import (
 // between the statement's snapshot and its write returns nothing, and is
 // claimed again in a later batch; a few rounds settle it.
 func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
 	ctx, cancel, err := s.op(ctx)

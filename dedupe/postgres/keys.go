@@ -23,7 +23,7 @@ func (s *Store) ForceDelete(ctx context.Context, key string) error {
 }
 
 func (s *Store) delete(ctx context.Context, key string, force bool) error {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return err
 	}
 	ctx, cancel, err := s.op(ctx)
@@ -62,7 +62,7 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 // one wins. When it changes nothing, the row is read to say why
 // (dedupe.CheckRedrive).
 func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.Record, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, dedupe.Record{}, err
 	}
 	ctx, cancel, err := s.op(ctx)

@@ -12,7 +12,7 @@ import (
 
 // Get returns the record of key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Record{}, err
 	}
 	ctx, cancel, err := s.op(ctx)
@@ -33,7 +33,7 @@ func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
 // indexed read of one column, which is how the tiered store checks that its
 // local copy is still the shared record.
 func (s *Store) UpdatedAt(ctx context.Context, key string) (time.Time, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return time.Time{}, err
 	}
 	ctx, cancel, err := s.op(ctx)
@@ -142,6 +142,16 @@ func (s *Store) Recent(ctx context.Context, o dedupe.RecentOptions) ([]dedupe.Re
 	if o.Provider != "" {
 		where += ` AND starts_with(key, @provider_prefix)`
 		args["provider_prefix"] = o.Provider + ":"
+	}
+	switch suffix := dedupe.DestinationSuffix(o.Destination); {
+	case o.Destination == "":
+	case suffix == "":
+		// The default destination's keys name none.
+		where += ` AND strpos(key, @dest_sep) = 0`
+		args["dest_sep"] = string(dedupe.DestinationSep)
+	default:
+		where += ` AND right(key, @dest_len) = @dest_suffix`
+		args["dest_len"], args["dest_suffix"] = len(suffix), suffix
 	}
 	rows, err := s.pool.Query(ctx, `SELECT `+listColumns+` FROM `+s.table+` WHERE `+where+`
 		ORDER BY created_at DESC, key DESC LIMIT @limit`, args)

@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
@@ -83,18 +81,6 @@ func isColumnName(c string) bool {
 // pgPingKey is Ping's key. Postgres text cannot hold pingKey's NUL byte;
 // a control character keeps it apart from every delivery's key all the same.
 const pgPingKey = "\x01ping"
-
-// CheckKey adds Postgres's limits on text to dedupe.CheckKey's: valid UTF-8
-// without NUL bytes.
-func CheckKey(key string) error {
-	if err := dedupe.CheckKey(key); err != nil {
-		return err
-	}
-	if !utf8.ValidString(key) || strings.IndexByte(key, 0) >= 0 {
-		return fmt.Errorf("%w: not UTF-8 text without NUL bytes", dedupe.ErrInvalidKey)
-	}
-	return nil
-}
 
 // pgText makes s storable as Postgres text.
 func pgText(s string) string {

@@ -59,7 +59,7 @@ func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 // there is copied locally for next time. req is kept with the claim in
 // Postgres.
 func (t *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
-	if err := postgres.CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
 	rec, err := t.local.Peek(ctx, key)

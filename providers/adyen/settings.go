@@ -24,6 +24,8 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "ADYEN_HMAC_KEYS",
 		SecretNoun: "HMAC key",
+		// SignedBody false: each item's HMAC covers eight of its fields only.
+		SignedType: true,
 	}
 }
 

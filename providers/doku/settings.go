@@ -24,6 +24,7 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "DOKU_SECRET_KEYS",
 		SecretNoun: "secret key",
+		SignedBody: true, SignedType: true,
 	}
 }
 

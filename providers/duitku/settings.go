@@ -24,6 +24,8 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "DUITKU_API_KEYS",
 		SecretNoun: "API key",
+		// SignedBody false: its signature covers merchantCode, amount and merchantOrderId only.
+		SignedType: true,
 	}
 }
 

@@ -23,6 +23,8 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "MIDTRANS_SERVER_KEY",
 		SecretNoun: "server key",
+		// SignedBody false: its signature covers order_id, status_code and gross_amount only.
+		SignedType: true,
 	}
 }
 

@@ -20,6 +20,7 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "PADDLE_SECRETS",
 		SecretNoun: "notification destination secret",
+		SignedBody: true, SignedType: true,
 	}
 }
 

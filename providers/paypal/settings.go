@@ -35,6 +35,7 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "PAYPAL_WEBHOOK_IDS",
 		SecretNoun: "webhook id",
+		SignedBody: true, SignedType: true,
 	}
 }
 

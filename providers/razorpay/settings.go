@@ -21,6 +21,7 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "RAZORPAY_SECRETS",
 		SecretNoun: "webhook secret",
+		SignedBody: true, SignedType: true,
 	}
 }
 

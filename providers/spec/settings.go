@@ -29,7 +29,51 @@ func (s *Spec) Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{spec: s, values: map[string]string{}} },
 		Secret:     s.variable(s.secret.variable),
 		SecretNoun: s.secret.noun,
+		SignedBody: s.signsBody(),
+		SignedType: s.signsType(),
 	}
+}
+
+// signsBody reports whether the signed text holds the whole body: a token
+// scheme signs nothing, and a manifest of a few values (Mercado Pago's)
+// not the body.
+func (s *Spec) signsBody() bool {
+	for _, p := range s.sig.signed.parts {
+		if p.kind == bodyRef {
+			return true
+		}
+	}
+	return false
+}
+
+// signsType reports whether every part of the event type is signed: the
+// body's members when the body is, the headers the signed text reads.
+func (s *Spec) signsType() bool {
+	if len(s.typ.parts) == 0 {
+		return false
+	}
+	signedHeader := map[string]bool{}
+	for _, p := range s.sig.signed.parts {
+		if p.kind == headerRef {
+			signedHeader[p.text] = true
+		}
+	}
+	for _, p := range s.typ.parts {
+		switch p.kind {
+		case literal:
+		case jsonRef, digestRef, bodyRef:
+			if !s.signsBody() {
+				return false
+			}
+		case headerRef:
+			if !signedHeader[p.text] {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
 
 // variable is a spec variable's name without the command's prefix.
@@ -54,7 +98,7 @@ func (st *Settings) Variables() []providers.Variable {
 		example += "," + example
 	}
 	vars := []providers.Variable{{
-		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example,
+		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example, List: true, Secret: true,
 		Set: func(v string) error {
 			list, err := providers.SplitList(v)
 			st.secrets = list

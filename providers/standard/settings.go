@@ -23,6 +23,7 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "STANDARD_SECRETS",
 		SecretNoun: "signing secret",
+		SignedBody: true, SignedType: true,
 	}
 }
 

@@ -20,6 +20,7 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "STRIPE_SECRETS",
 		SecretNoun: "signing secret",
+		SignedBody: true, SignedType: true,
 	}
 }
 

@@ -15,6 +15,8 @@ func Entry() providers.Entry {
 		Settings:   func() providers.Settings { return &Settings{} },
 		Secret:     "XENDIT_CALLBACK_TOKENS",
 		SecretNoun: "callback token",
+		// Neither SignedBody nor SignedType: a callback token authenticates
+		// the sender, not the body the type is read from.
 	}
 }
 

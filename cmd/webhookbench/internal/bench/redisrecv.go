@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/stripe"
@@ -86,7 +87,8 @@ func (h *redisReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := items[0]
-	idem := stripe.Name + ":" + ev.Key
+	k := dedupe.Key{Source: stripe.Name, Event: ev.Key}
+	idem := k.ID()
 	key := h.prefix + idem
 	ctx := context.WithoutCancel(r.Context())
 	claimed, err := h.rdb.SetNX(ctx, key, redisInFlight, h.lease).Result()
@@ -98,7 +100,7 @@ func (h *redisReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.replay(ctx, w, key)
 		return
 	}
-	res := h.fwd.Forward(ctx, dispatch.NewRequest(idem, ev.Type, r.Header.Get("Content-Type"), body))
+	res := h.fwd.Forward(ctx, dispatch.NewRequest(k, "", ev.Type, r.Header.Get("Content-Type"), body))
 	if res.Outcome == dispatch.Unavailable {
 		h.rdb.Del(ctx, key)
 		w.Header().Set("Retry-After", "1")
