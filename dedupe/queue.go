@@ -34,29 +34,21 @@ import (
 // (or in one attempt of its delivery, under a lease).
 const Queued State = 4
 
-// MaxDestinationLen is the longest destination name the queue takes.
-const MaxDestinationLen = 63
-
-// CheckDestination refuses, with ErrInvalidDestination, a name no backend
-// can keep in its due index: [a-z0-9][a-z0-9-]{0,62}, the names of
-// WEBHOOKD_CONFIG's destinations (so the index's separator never occurs in
-// one).
+// CheckDestination refuses, with ErrInvalidDestination, a name that is not
+// a destination's (ValidName), so that the due index's separator never
+// occurs in one.
 func CheckDestination(name string) error {
-	if name == "" || len(name) > MaxDestinationLen || name[0] == '-' {
+	if !ValidName(name) {
 		return fmt.Errorf("%w: %q", ErrInvalidDestination, name)
-	}
-	for i := 0; i < len(name); i++ {
-		if c := name[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("%w: %q", ErrInvalidDestination, name)
-		}
 	}
 	return nil
 }
 
 // Enqueue is one verified delivery to store for a queue destination.
 type Enqueue struct {
-	Key         string   // the store key, as for Claim
-	Destination string   // the queue destination (CheckDestination)
+	// Key is the store key, as for Claim; its destination (Key's
+	// DestinationName) is the queue the event joins.
+	Key         string
 	Fingerprint string   // as for Claim
 	Request     *Request // the verified request as it will be forwarded; its whole body is needed
 	// MaxAge is the destination's max_age: the record is kept at least
@@ -96,8 +88,8 @@ type Queue interface {
 	// gateway's retry of a queued, delivered or failed event) queues
 	// nothing and returns the record (without bodies): the caller
 	// acknowledges it again. ErrFingerprintMismatch (with the record),
-	// ErrInvalidKey, ErrInvalidDestination, ErrNoRequest (no whole body
-	// in e.Request), ErrUnavailable, ErrClosed.
+	// ErrInvalidKey, ErrNoRequest (no whole body in e.Request),
+	// ErrUnavailable, ErrClosed.
 	Enqueue(ctx context.Context, e Enqueue) (*Record, error)
 	// Take leases up to limit events of destination that are due at the
 	// store's clock, earliest due first, for one attempt each: no other
@@ -140,23 +132,22 @@ func QueuedExpiry(at time.Time, maxAge, lease, retention time.Duration) time.Tim
 	return at.Add(maxAge + lease + retention)
 }
 
-// CheckEnqueue refuses what no backend queues: a bad key or destination, a
-// request without its whole body (it could not be delivered later), a
-// negative max age. Every backend checks with it.
-func CheckEnqueue(e *Enqueue) error {
-	if err := CheckKey(e.Key); err != nil {
-		return err
-	}
-	if err := CheckDestination(e.Destination); err != nil {
-		return err
+// CheckEnqueue refuses what no backend queues: a bad key, a request
+// without its whole body (it could not be delivered later), a negative max
+// age. It returns the queue's destination, read from the key. Every
+// backend checks with it.
+func CheckEnqueue(e *Enqueue) (destination string, err error) {
+	k, err := ParseKey(e.Key)
+	if err != nil {
+		return "", err
 	}
 	if e.Request == nil || len(e.Request.Body) != e.Request.Size {
-		return ErrNoRequest
+		return "", ErrNoRequest
 	}
 	if e.MaxAge < 0 {
-		return fmt.Errorf("dedupe: negative max age %s", e.MaxAge)
+		return "", fmt.Errorf("dedupe: negative max age %s", e.MaxAge)
 	}
-	return nil
+	return k.DestinationName(), nil
 }
 
 // DecideEnqueue says what an existing record means for an Enqueue: the

@@ -110,6 +110,10 @@ type Options struct {
 	Clock   Clock         // the system clock if nil
 	Backoff Backoff       // DefaultBackoff if nil
 	Poll    time.Duration // DefaultPoll if zero
+	// Provider names the provider of a source, sent as Webhook-Provider
+	// (a source made from the environment is named after its provider:
+	// nil, or "", sends the source's name).
+	Provider func(source string) string
 	// OnAttempt, if set, is called after each attempt is settled, with its
 	// destination and outcome (metrics).
 	OnAttempt func(destination, outcome string)
@@ -352,7 +356,15 @@ func (w *worker) attempt(ctx context.Context, a dedupe.Attempt) {
 // forward sends the attempt and records its answer.
 func (w *worker) forward(ctx context.Context, a dedupe.Attempt, deadline time.Time) (string, error) {
 	rec := &a.Record
-	res := w.Forwarder.Forward(ctx, dispatch.NewRequest(rec.Key, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
+	key, err := dedupe.ParseKey(rec.Key)
+	if err != nil {
+		return OutcomeDamaged, w.opts.Store.FailAttempt(ctx, a.Lease, lastAnswer(rec), "the stored key does not parse: "+err.Error())
+	}
+	provider := ""
+	if w.opts.Provider != nil {
+		provider = w.opts.Provider(key.Source)
+	}
+	res := w.Forwarder.Forward(ctx, dispatch.NewRequest(key, provider, rec.Request.EventType, rec.Request.ContentType, rec.Request.Body))
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {
 	case dispatch.Delivered:

@@ -190,10 +190,15 @@ func (h *harness) run() {
 	})
 }
 
-func (h *harness) enqueue(key string) {
+// ledger is the store key of stripe's event for the destination ledger.
+func ledger(event string) dedupe.Key {
+	return dedupe.Key{Source: "stripe", Event: event, Destination: "ledger"}
+}
+
+func (h *harness) enqueue(event string) {
 	h.t.Helper()
-	rec, err := h.store.Enqueue(context.Background(), dedupe.Enqueue{Key: key, Destination: "ledger", Fingerprint: "fp", MaxAge: time.Hour,
-		Request: dedupe.NewRequest("application/json", "invoice.paid", []byte(`{"id":"`+key+`"}`), true)})
+	rec, err := h.store.Enqueue(context.Background(), dedupe.Enqueue{Key: ledger(event).String(), Fingerprint: "fp", MaxAge: time.Hour,
+		Request: dedupe.NewRequest("application/json", "invoice.paid", []byte(`{"id":"`+event+`"}`), true)})
 	require.NoError(h.t, err)
 	require.Nil(h.t, rec)
 	h.loop.Wake("ledger")
@@ -210,9 +215,9 @@ func (h *harness) outcome() string {
 	}
 }
 
-func (h *harness) record(key string) dedupe.Record {
+func (h *harness) record(event string) dedupe.Record {
 	h.t.Helper()
-	rec, err := h.store.Get(context.Background(), key)
+	rec, err := h.store.Get(context.Background(), ledger(event).String())
 	require.NoError(h.t, err)
 	return rec
 }
@@ -220,13 +225,13 @@ func (h *harness) record(key string) dedupe.Record {
 func TestDeliversWithTheSyncForwardsRequest(t *testing.T) {
 	h := start(t, nil, nil)
 	h.run()
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	req := h.core.next(t)
-	require.Equal(t, dispatch.NewRequest("stripe:evt_1", "invoice.paid", "application/json", []byte(`{"id":"stripe:evt_1"}`)), req,
+	require.Equal(t, dispatch.NewRequest(ledger("evt_1"), "stripe", "invoice.paid", "application/json", []byte(`{"id":"evt_1"}`)), req,
 		"the same Idempotency-Key, body and headers as a sync forward")
 	h.core.answers <- delivered
 	require.Equal(t, OutcomeDelivered, h.outcome())
-	rec := h.record("stripe:evt_1")
+	rec := h.record("evt_1")
 	require.Equal(t, dedupe.Completed, rec.State)
 	require.Equal(t, 200, rec.Response.Status)
 	require.Equal(t, []byte(`{"ok":true}`), rec.Response.Body)
@@ -235,11 +240,11 @@ func TestDeliversWithTheSyncForwardsRequest(t *testing.T) {
 func TestUnavailableIsRetriedAfterItsBackoff(t *testing.T) {
 	h := start(t, nil, nil)
 	h.run()
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	h.core.next(t)
 	h.core.answers <- serverError
 	require.Equal(t, OutcomeUnavailable, h.outcome())
-	rec := h.record("stripe:evt_1")
+	rec := h.record("evt_1")
 	require.Equal(t, dedupe.Queued, rec.State)
 	require.Equal(t, h.clock.Now().Add(time.Second), rec.NextAttempt, "the first retry's backoff")
 	h.core.none(t)
@@ -248,7 +253,7 @@ func TestUnavailableIsRetriedAfterItsBackoff(t *testing.T) {
 	h.core.next(t)
 	h.core.answers <- noAnswer
 	require.Equal(t, OutcomeUnavailable, h.outcome())
-	rec = h.record("stripe:evt_1")
+	rec = h.record("evt_1")
 	require.Equal(t, h.clock.Now().Add(2*time.Second), rec.NextAttempt, "the second retry's")
 	require.Equal(t, 503, rec.Response.Status, "no answer is kept as a 503")
 	require.Contains(t, string(rec.Response.Body), "connection refused")
@@ -257,7 +262,7 @@ func TestUnavailableIsRetriedAfterItsBackoff(t *testing.T) {
 	h.core.next(t)
 	h.core.answers <- rejected
 	require.Equal(t, OutcomeRejected, h.outcome())
-	rec = h.record("stripe:evt_1")
+	rec = h.record("evt_1")
 	require.Equal(t, dedupe.Failed, rec.State)
 	require.Equal(t, 422, rec.Response.Status)
 	require.Contains(t, rec.Reason, "rejected")
@@ -267,7 +272,7 @@ func TestUnavailableIsRetriedAfterItsBackoff(t *testing.T) {
 func TestNoAttemptStartsAfterMaxAge(t *testing.T) {
 	h := start(t, func(d *Destination) { d.MaxAge = 2 * time.Second }, nil)
 	h.run()
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	h.core.next(t)
 	h.core.answers <- serverError
 	require.Equal(t, OutcomeUnavailable, h.outcome())
@@ -275,7 +280,7 @@ func TestNoAttemptStartsAfterMaxAge(t *testing.T) {
 	h.core.next(t)
 	h.core.answers <- serverError // the next retry would start at 1 s + 2 s: past max_age
 	require.Equal(t, OutcomeExpired, h.outcome())
-	rec := h.record("stripe:evt_1")
+	rec := h.record("evt_1")
 	require.Equal(t, dedupe.Failed, rec.State)
 	require.Equal(t, 500, rec.Response.Status, "the last answer")
 	require.Contains(t, rec.Reason, "max_age 2s passed")
@@ -283,12 +288,12 @@ func TestNoAttemptStartsAfterMaxAge(t *testing.T) {
 
 func TestAnEventOlderThanMaxAgeIsNotSent(t *testing.T) {
 	h := start(t, func(d *Destination) { d.MaxAge = time.Second }, nil)
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	h.clock.Advance(2 * time.Second) // the node was down meanwhile
 	h.run()
 	require.Equal(t, OutcomeExpired, h.outcome())
 	h.core.none(t)
-	rec := h.record("stripe:evt_1")
+	rec := h.record("evt_1")
 	require.Equal(t, dedupe.Failed, rec.State)
 	require.Equal(t, 503, rec.Response.Status)
 }
@@ -307,10 +312,10 @@ func (d damaging) Take(ctx context.Context, destination string, limit int) ([]de
 func TestADamagedRequestIsFailedNeverSent(t *testing.T) {
 	h := start(t, nil, func(s Store) Store { return damaging{s} })
 	h.run()
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	require.Equal(t, OutcomeDamaged, h.outcome())
 	h.core.none(t)
-	rec := h.record("stripe:evt_1")
+	rec := h.record("evt_1")
 	require.Equal(t, dedupe.Failed, rec.State)
 	require.Contains(t, rec.Reason, "not whole")
 }
@@ -319,7 +324,7 @@ func TestConcurrencyBoundsTheOpenAttempts(t *testing.T) {
 	h := start(t, func(d *Destination) { d.Concurrency = 2 }, nil)
 	h.core.answers = make(chan dispatch.Result) // unbuffered: an answer goes to an attempt under way
 	for i := range 5 {
-		h.enqueue(fmt.Sprintf("stripe:evt_%d", i))
+		h.enqueue(fmt.Sprintf("evt_%d", i))
 	}
 	h.run()
 	h.core.next(t)
@@ -353,7 +358,7 @@ func TestConcurrencyBoundsTheOpenAttempts(t *testing.T) {
 func TestRateBoundsTheStartsPerSecond(t *testing.T) {
 	h := start(t, func(d *Destination) { d.Rate = 2 }, nil)
 	for i := range 5 {
-		h.enqueue(fmt.Sprintf("stripe:evt_%d", i))
+		h.enqueue(fmt.Sprintf("evt_%d", i))
 	}
 	h.run()
 	for second := range 3 {
@@ -373,7 +378,7 @@ func TestAPausedDestinationGetsNoAttempts(t *testing.T) {
 	h := start(t, nil, nil)
 	ctx := context.Background()
 	require.NoError(t, h.store.SetPaused(ctx, "ledger", true))
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	h.run()
 	h.clock.waitArmed(t)
 	h.core.none(t)
@@ -391,7 +396,7 @@ func TestAPausedDestinationGetsNoAttempts(t *testing.T) {
 // attempted again once the lease passes.
 func TestAnAttemptLostInACrashComesDueAgain(t *testing.T) {
 	h := start(t, nil, nil)
-	h.enqueue("stripe:evt_1")
+	h.enqueue("evt_1")
 	got, err := h.store.Take(context.Background(), "ledger", 1) // the process that died
 	require.NoError(t, err)
 	require.Len(t, got, 1)
@@ -400,7 +405,7 @@ func TestAnAttemptLostInACrashComesDueAgain(t *testing.T) {
 	h.core.none(t)
 	h.clock.Advance(time.Minute)
 	req := h.core.next(t)
-	require.Equal(t, "stripe:evt_1", req.IdempotencyKey)
+	require.Equal(t, "stripe:evt_1", req.IdempotencyKey, "the same for every destination")
 	h.core.answers <- delivered
 	require.Equal(t, OutcomeDelivered, h.outcome())
 }

@@ -26,11 +26,17 @@ func queueStore(t *testing.T, s dedupe.Store) QueueStore {
 	return q
 }
 
-// queued is the enqueue the queue cases share: key for destination
-// "ledger", with a whole request and a max_age of a day.
+// ledgerKey is the store key of stripe's event for the destination
+// "ledger".
+func ledgerKey(event string) string {
+	return dedupe.Key{Source: "stripe", Event: event, Destination: "ledger"}.String()
+}
+
+// queued is the enqueue the queue cases share: key (its destination's
+// queue), with a whole request and a max_age of a day.
 func queued(key string) dedupe.Enqueue {
 	return dedupe.Enqueue{
-		Key: key, Destination: "ledger", Fingerprint: "fp-a", MaxAge: 24 * time.Hour,
+		Key: key, Fingerprint: "fp-a", MaxAge: 24 * time.Hour,
 		Request: dedupe.NewRequest("application/json", "invoice.paid", []byte(`{"id":"`+key+`"}`), true),
 	}
 }
@@ -53,7 +59,8 @@ func requireDepth(t *testing.T, q QueueStore, destination string, depth int, old
 
 // queueCases are the kit's cases of store and forward (dedupe.Queue).
 func queueCases() []kitCase {
-	ctx, key, _, ok := fixture()
+	ctx, _, _, ok := fixture()
+	key := ledgerKey("evt_1")
 	unavailable := dedupe.Response{Status: 503, ContentType: "text/plain", Body: []byte("down")}
 	return []kitCase{
 		{"queue: enqueue, a retry queues nothing new, mismatch refused", func(t *testing.T, s dedupe.Store, clock *Clock) {
@@ -97,11 +104,11 @@ func queueCases() []kitCase {
 		{"queue: bad input is refused and stores nothing", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			q := queueStore(t, s)
 			for name, mutate := range map[string]func(e *dedupe.Enqueue){
-				"bad destination": func(e *dedupe.Enqueue) { e.Destination = "Ledger" },
-				"no destination":  func(e *dedupe.Enqueue) { e.Destination = "" },
-				"no request":      func(e *dedupe.Enqueue) { e.Request = nil },
-				"body not kept":   func(e *dedupe.Enqueue) { e.Request = dedupe.NewRequest("application/json", "", []byte("{}"), false) },
-				"empty key":       func(e *dedupe.Enqueue) { e.Key = "" },
+				"bad destination":   func(e *dedupe.Enqueue) { e.Key = "stripe:evt_1\x1fLedger" },
+				"empty destination": func(e *dedupe.Enqueue) { e.Key = "stripe:evt_1\x1f" },
+				"no request":        func(e *dedupe.Enqueue) { e.Request = nil },
+				"body not kept":     func(e *dedupe.Enqueue) { e.Request = dedupe.NewRequest("application/json", "", []byte("{}"), false) },
+				"empty key":         func(e *dedupe.Enqueue) { e.Key = "" },
 			} {
 				e := queued(key)
 				mutate(&e)
@@ -232,12 +239,11 @@ func queueCases() []kitCase {
 			q := queueStore(t, s)
 			first := clock.Now()
 			for i := range 3 {
-				_, err := q.Enqueue(ctx, queued(fmt.Sprintf("stripe:evt_%d", i)))
+				_, err := q.Enqueue(ctx, queued(ledgerKey(fmt.Sprintf("evt_%d", i))))
 				require.NoError(t, err)
 				clock.Advance(time.Second)
 			}
-			other := queued("stripe:evt_b")
-			other.Destination = "billing"
+			other := queued(dedupe.Key{Source: "stripe", Event: "evt_b", Destination: "billing"}.String())
 			_, err := q.Enqueue(ctx, other)
 			require.NoError(t, err)
 			requireDepth(t, q, "ledger", 3, first)
@@ -245,12 +251,12 @@ func queueCases() []kitCase {
 			got, err := q.Take(ctx, "ledger", 2)
 			require.NoError(t, err)
 			require.Len(t, got, 2)
-			require.Equal(t, "stripe:evt_0", got[0].Lease.Key)
-			require.Equal(t, "stripe:evt_1", got[1].Lease.Key)
+			require.Equal(t, ledgerKey("evt_0"), got[0].Lease.Key)
+			require.Equal(t, ledgerKey("evt_1"), got[1].Lease.Key)
 			requireDepth(t, q, "ledger", 1, first.Add(2*time.Second))
 			b := takeOne(t, q, "billing")
-			require.Equal(t, "stripe:evt_b", b.Lease.Key)
-			require.Equal(t, "stripe:evt_2", takeOne(t, q, "ledger").Lease.Key)
+			require.Equal(t, other.Key, b.Lease.Key)
+			require.Equal(t, ledgerKey("evt_2"), takeOne(t, q, "ledger").Lease.Key)
 		}},
 		{"queue: delete and prune keep the queue's counts", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			q := queueStore(t, s)
@@ -259,7 +265,7 @@ func queueCases() []kitCase {
 			e.MaxAge = time.Hour
 			_, err := q.Enqueue(ctx, e)
 			require.NoError(t, err)
-			_, err = q.Enqueue(ctx, queued("stripe:evt_2"))
+			_, err = q.Enqueue(ctx, queued(ledgerKey("evt_2")))
 			require.NoError(t, err)
 			clock.Advance(3 * time.Hour)
 			n, err := q.Prune(ctx, 100)
@@ -270,7 +276,7 @@ func queueCases() []kitCase {
 			require.NoError(t, err)
 			require.Equal(t, 1, n)
 			requireDepth(t, q, "ledger", 1, arrived)
-			require.NoError(t, q.Delete(ctx, "stripe:evt_2"))
+			require.NoError(t, q.Delete(ctx, ledgerKey("evt_2")))
 			requireDepth(t, q, "ledger", 0, time.Time{})
 			none, err := q.Take(ctx, "ledger", 10)
 			require.NoError(t, err)

@@ -100,7 +100,8 @@ func readDepth(txn *mdb.Txn, meta mdb.DBI, k []byte) (uint64, error) {
 // (dedupe.Queue.Enqueue). A gateway's retry is answered from a read
 // transaction, without queueing for the writer.
 func (s *Store) Enqueue(ctx context.Context, e dedupe.Enqueue) (*dedupe.Record, error) {
-	if err := dedupe.CheckEnqueue(&e); err != nil {
+	destination, err := dedupe.CheckEnqueue(&e)
+	if err != nil {
 		return nil, err
 	}
 	rec, err := s.read1(e.Key, noBodies)
@@ -129,7 +130,7 @@ func (s *Store) Enqueue(ctx context.Context, e dedupe.Enqueue) (*dedupe.Record, 
 			Key: e.Key, State: dedupe.Queued, CreatedAt: now, UpdatedAt: now,
 			ExpiresAt:   dedupe.QueuedExpiry(now, e.MaxAge, s.opts.Lease, s.opts.Retention),
 			Fingerprint: e.Fingerprint, Request: e.Request,
-			Destination: e.Destination, QueuedAt: now, NextAttempt: now,
+			Destination: destination, QueuedAt: now, NextAttempt: now,
 		})
 	})
 	if err != nil && !dedupe.IsLogical(err) {

@@ -64,7 +64,7 @@ func TestOpenStoreWrittenBeforeTheQueue(t *testing.T) {
 	stats, err := s.Stats(ctx)
 	require.NoError(t, err)
 	require.Equal(t, map[dedupe.State]int{dedupe.Completed: 1}, stats)
-	_, err = s.Enqueue(ctx, dedupe.Enqueue{Key: "stripe:new", Destination: "ledger", Fingerprint: "fp", MaxAge: time.Hour,
+	_, err = s.Enqueue(ctx, dedupe.Enqueue{Key: "stripe:new\x1fledger", Fingerprint: "fp", MaxAge: time.Hour,
 		Request: dedupe.NewRequest("application/json", "", []byte("{}"), true)})
 	require.NoError(t, err)
 	stats, err = s.Stats(ctx)
@@ -85,7 +85,7 @@ func TestTakeCostsTheDueEvents(t *testing.T) {
 	defer s.Close()
 	ctx := context.Background()
 	enqueue := func(key string) {
-		_, err := s.Enqueue(ctx, dedupe.Enqueue{Key: key, Destination: "ledger", Fingerprint: "fp", MaxAge: time.Hour,
+		_, err := s.Enqueue(ctx, dedupe.Enqueue{Key: key + "\x1fledger", Fingerprint: "fp", MaxAge: time.Hour,
 			Request: dedupe.NewRequest("application/json", "", []byte("{}"), true)})
 		require.NoError(t, err)
 	}
@@ -99,6 +99,6 @@ func TestTakeCostsTheDueEvents(t *testing.T) {
 	got, err := s.Take(ctx, "ledger", 100)
 	require.NoError(t, err)
 	require.Len(t, got, 1)
-	require.Equal(t, "stripe:due", got[0].Lease.Key)
+	require.Equal(t, "stripe:due\x1fledger", got[0].Lease.Key)
 	require.LessOrEqual(t, s.dueRead.Load()-before, uint64(2), "index entries read by the pass")
 }

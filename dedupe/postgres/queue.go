@@ -45,10 +45,8 @@ RETURNING key`
 // Enqueue stores e QUEUED, due now, unless its key has a row already
 // (dedupe.Queue.Enqueue).
 func (s *Store) Enqueue(ctx context.Context, e dedupe.Enqueue) (*dedupe.Record, error) {
-	if err := dedupe.CheckEnqueue(&e); err != nil {
-		return nil, err
-	}
-	if err := CheckKey(e.Key); err != nil {
+	destination, err := dedupe.CheckEnqueue(&e)
+	if err != nil {
 		return nil, err
 	}
 	ctx, cancel, err := s.op(ctx)
@@ -59,7 +57,7 @@ func (s *Store) Enqueue(ctx context.Context, e dedupe.Enqueue) (*dedupe.Record, 
 	e.Fingerprint = pgText(e.Fingerprint)
 	for range 5 {
 		o := newOp(ctx, opEnqueue, e.Key, 0)
-		o.fingerprint, o.req, o.destination, o.maxAge = e.Fingerprint, e.Request, e.Destination, e.MaxAge
+		o.fingerprint, o.req, o.destination, o.maxAge = e.Fingerprint, e.Request, destination, e.MaxAge
 		if err := s.send(ctx, o); err != nil {
 			return nil, s.wrap("enqueue", err)
 		}
@@ -245,7 +243,7 @@ func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Res
 // redrives on any nodes one wins; when it changes nothing, the row is read
 // to say why.
 func (s *Store) Requeue(ctx context.Context, key string, maxAge time.Duration) (dedupe.Record, error) {
-	if err := CheckKey(key); err != nil {
+	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Record{}, err
 	}
 	ctx, cancel, err := s.op(ctx)

@@ -17,7 +17,7 @@ var _ dedupe.Queue = (*Store)(nil)
 
 func enqueueTest(t *testing.T, s *Store, key string) {
 	t.Helper()
-	rec, err := s.Enqueue(context.Background(), dedupe.Enqueue{Key: key, Destination: "ledger", Fingerprint: "fp", MaxAge: time.Hour,
+	rec, err := s.Enqueue(context.Background(), dedupe.Enqueue{Key: key + "\x1fledger", Fingerprint: "fp", MaxAge: time.Hour,
 		Request: dedupe.NewRequest("application/json", "invoice.paid", []byte(`{"k":"`+key+`"}`), true)})
 	require.NoError(t, err)
 	require.Nil(t, rec)
