@@ -470,3 +470,27 @@ func TestNewRefusesBadDestinations(t *testing.T) {
 	_, err := New(Options{Store: s}, []Destination{{Name: "a", Forwarder: core}, {Name: "a", Forwarder: core}})
 	require.ErrorIs(t, err, ErrInvalid, "twice")
 }
+
+type countingPauses struct {
+	flags map[string]dedupe.Pause
+	reads int
+}
+
+func (c *countingPauses) Paused(context.Context) (map[string]dedupe.Pause, error) {
+	c.reads++
+	return c.flags, nil
+}
+
+func TestPausesAreReadOncePerInterval(t *testing.T) {
+	clock := newFakeClock()
+	store := &countingPauses{flags: map[string]dedupe.Pause{"billing": {Paused: true}}}
+	p := NewPauses(store, time.Second, clock.Now)
+	require.True(t, p.Paused("billing"))
+	require.False(t, p.Paused("ledger"))
+	require.Equal(t, 1, store.reads)
+	store.flags = map[string]dedupe.Pause{}
+	require.True(t, p.Paused("billing"), "within the interval")
+	clock.Advance(time.Second)
+	require.False(t, p.Paused("billing"), "read again: resumed")
+	require.Equal(t, 2, store.reads)
+}
