@@ -55,6 +55,12 @@ type Config struct {
 	// /api/summary: the Recorder the receiver's OnDelivery feeds. Nil
 	// makes an empty one, whose figures stay at zero.
 	Overview *overview.Recorder
+	// Queue and Destinations serve the destinations routes and the
+	// redrive by filter: the store's queues and pause flags, and the
+	// destinations of the configuration in force. Nil Destinations lists
+	// none.
+	Queue        Queue
+	Destinations func() []Destination
 }
 
 type handler struct {
@@ -106,6 +112,10 @@ func (h *handler) routes() http.Handler {
 		r.Delete("/api/records/{key}", h.apiDelete)
 		r.Post("/api/records/{key}/redrive", h.apiRedrive)
 		r.Get("/api/summary", h.apiSummary)
+		r.Get("/api/destinations", h.apiDestinations)
+		r.Post("/api/destinations/{name}/pause", h.apiPause(true))
+		r.Post("/api/destinations/{name}/resume", h.apiPause(false))
+		r.Post("/api/redrive", h.apiRedriveFilter)
 		if h.Metrics != nil {
 			r.Method(http.MethodGet, "/metrics", h.Metrics)
 		}

@@ -139,7 +139,7 @@ func errString(err error) string {
 // statuses (docs/contract.md, admin routes), in one place.
 func statusOf(err error) int {
 	switch {
-	case errors.Is(err, dedupe.ErrNotFound):
+	case errors.Is(err, dedupe.ErrNotFound), errors.Is(err, errNoDestination):
 		return http.StatusNotFound
 	case errors.Is(err, dedupe.ErrInFlight):
 		return http.StatusConflict
@@ -158,6 +158,9 @@ func statusOf(err error) int {
 func publicError(err error) string {
 	switch statusOf(err) {
 	case http.StatusNotFound:
+		if errors.Is(err, errNoDestination) {
+			return err.Error()
+		}
 		return "no record for this key (never delivered, released after a failed forward, deleted or pruned)"
 	case http.StatusServiceUnavailable:
 		if errors.Is(err, redrive.ErrNotDelivered) {

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"sync"
 
+	"github.com/webhookd/webhookd/admin"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/deliver"
 	"github.com/webhookd/webhookd/dispatch"
@@ -105,4 +106,13 @@ func (f currentForwarder) Forward(ctx context.Context, req dispatch.Request) dis
 		return dispatch.Result{Outcome: dispatch.Unavailable, Err: errDestinationGone}
 	}
 	return fwd.Forward(ctx, req)
+}
+
+// adminDestinations is c's destinations as the admin routes show them.
+func adminDestinations(c *routing.Config) []admin.Destination {
+	out := make([]admin.Destination, 0, len(c.Destinations))
+	for _, d := range c.Destinations {
+		out = append(out, admin.Destination{Name: d.Name, URL: dispatch.RedactURL(d.URL), Delivery: string(d.Delivery), MaxAge: d.MaxAge})
+	}
+	return out
 }

@@ -207,6 +207,10 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 			Providers:  sourceNames,
 			Logger:     log,
 			Overview:   ov,
+			Queue:      qs,
+			Destinations: func() []admin.Destination {
+				return adminDestinations(rt.Routes().Config)
+			},
 		}); err != nil {
 			return err
 		}
