@@ -112,7 +112,11 @@ func (f currentForwarder) Forward(ctx context.Context, req dispatch.Request) dis
 func adminDestinations(c *routing.Config) []admin.Destination {
 	out := make([]admin.Destination, 0, len(c.Destinations))
 	for _, d := range c.Destinations {
-		out = append(out, admin.Destination{Name: d.Name, URL: dispatch.RedactURL(d.URL), Delivery: string(d.Delivery), MaxAge: d.MaxAge})
+		delivery := d.Delivery
+		if delivery == "" {
+			delivery = routing.Sync
+		}
+		out = append(out, admin.Destination{Name: d.Name, URL: dispatch.RedactURL(d.URL), Delivery: string(delivery), MaxAge: d.MaxAge})
 	}
 	return out
 }

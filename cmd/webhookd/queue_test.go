@@ -60,7 +60,8 @@ destinations:
 routes:
   - {source: stripe-eu, to: [ledger]}
 `, core.URL))
-	s := startServe(t, map[string]string{"WEBHOOKD_CONFIG": file, "WEBHOOKD_DATA_DIR": filepath.Join(dir, "data"), "EU_SECRET": euTestSecret})
+	env := map[string]string{"WEBHOOKD_CONFIG": file, "WEBHOOKD_DATA_DIR": filepath.Join(dir, "data"), "EU_SECRET": euTestSecret}
+	s := startServe(t, env)
 	post := func(id string) *http.Response {
 		body := []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"invoice.paid","data":{"object":{}}}`, id))
 		req, err := http.NewRequest(http.MethodPost, s.url+"/webhooks/stripe-eu", bytes.NewReader(body))
@@ -89,6 +90,20 @@ routes:
 	resp := post("evt_0")
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Equal(t, "true", resp.Header.Get("Idempotent-Replayed"))
+
+	// The CLI, beside the running serve, on the same store.
+	out, errOut, code := execWebhookd(t, env, "destinations", "pause", "ledger")
+	require.Equal(t, 0, code, "%s%s", out, errOut)
+	out, errOut, code = execWebhookd(t, env, "destinations", "list")
+	require.Equal(t, 0, code, "%s%s", out, errOut)
+	require.Regexp(t, `ledger\s+queue\s+since \S+\s+0\s+-`, out)
+	_, _, code = execWebhookd(t, env, "destinations", "pause", "nowhere")
+	require.Equal(t, 2, code)
+	_, _, code = execWebhookd(t, env, "destinations", "resume", "ledger")
+	require.Equal(t, 0, code)
+	out, _, _ = execWebhookd(t, env, "destinations", "list")
+	require.Regexp(t, `ledger\s+queue\s+no\s+0\s+-`, out)
+
 	core.mu.Lock()
 	defer core.mu.Unlock()
 	for i := range n {
