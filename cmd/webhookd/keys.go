@@ -23,13 +23,14 @@ const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPL
        webhookd keys get [--json] KEY
        webhookd keys delete [--force] KEY
        webhookd keys redrive KEY...
-       webhookd keys redrive --state failed [--provider NAME] [--since DURATION]
+       webhookd keys redrive --state failed [--provider NAME] [--destination NAME] [--type GLOB] [--since DURATION]
 
 KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123).
 The store is the one at WEBHOOKD_DATA_DIR; serve may be running on it.
 redrive forwards each event's stored request to WEBHOOKD_DOWNSTREAM_URL again
 (same Idempotency-Key and headers), records the new answer, prints one line
-per event, and exits 0 only when every redrive was delivered.`
+per event, and exits 0 only when every redrive was delivered; a FAILED event of
+a queue destination is requeued instead, for serve's delivery loop.`
 
 // keysPage is how many records one read transaction of `keys list` holds:
 // the listing streams, so a large store is neither held in memory nor

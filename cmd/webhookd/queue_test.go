@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -21,14 +22,16 @@ import (
 // what it is sent by Idempotency-Key.
 type queueCore struct {
 	*httptest.Server
-	up  atomic.Bool
-	mu  sync.Mutex
-	got map[string]int
-	hit chan string // every request that reached it while up
+	up       atomic.Bool
+	reject   atomic.Bool // answer 422 while up
+	rejected chan string
+	mu       sync.Mutex
+	got      map[string]int
+	hit      chan string // every request that reached it while up
 }
 
 func newQueueCore(t *testing.T) *queueCore {
-	c := &queueCore{got: map[string]int{}, hit: make(chan string, 100)}
+	c := &queueCore{got: map[string]int{}, hit: make(chan string, 100), rejected: make(chan string, 100)}
 	c.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
 		if !c.up.Load() {
@@ -36,6 +39,11 @@ func newQueueCore(t *testing.T) *queueCore {
 			return
 		}
 		key := r.Header.Get("Idempotency-Key")
+		if c.reject.Load() {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			c.rejected <- key
+			return
+		}
 		c.mu.Lock()
 		c.got[key]++
 		c.mu.Unlock()
@@ -103,6 +111,25 @@ routes:
 	require.Equal(t, 0, code)
 	out, _, _ = execWebhookd(t, env, "destinations", "list")
 	require.Regexp(t, `ledger\s+queue\s+no\s+0\s+-`, out)
+
+	// A permanent rejection is FAILED; keys redrive requeues it.
+	core.reject.Store(true)
+	require.Equal(t, http.StatusOK, post("evt_r").StatusCode)
+	require.Equal(t, "stripe-eu:evt_r", <-core.rejected)
+	core.reject.Store(false)
+	var redriven string
+	for try := 0; !strings.Contains(redriven, "requeued"); try++ { // the FAILED record lands just after the answer
+		require.Less(t, try, 100, "never requeued: %s", errOut)
+		redriven, errOut, code = execWebhookd(t, env, "keys", "redrive", "--state", "failed", "--destination", "ledger", "--type", "invoice.*")
+		require.Contains(t, []int{0, 1}, code, errOut)
+	}
+	require.Contains(t, redriven, "stripe-eu:evt_r")
+	select {
+	case key := <-core.hit:
+		require.Equal(t, "stripe-eu:evt_r", key)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the requeued event was not delivered; log:\n%s", s.logs())
+	}
 
 	core.mu.Lock()
 	defer core.mu.Unlock()
