@@ -19,6 +19,7 @@ package overview
 import (
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/webhookd/webhookd/receiver"
@@ -45,7 +46,9 @@ type Recorder struct {
 	outcomes []receiver.Outcome
 	index    map[receiver.Outcome]int
 	width    int // counters per minute: outcomes, then latency buckets and +Inf
-	known    map[string]bool
+	// known are the configured names; SetProviders replaces them on a
+	// reload.
+	known atomic.Pointer[map[string]bool]
 
 	mu    sync.RWMutex
 	rings map[string]*ring
@@ -71,23 +74,32 @@ func NewRecorder(providers []string, now func() time.Time) *Recorder {
 		now:      now,
 		outcomes: receiver.Outcomes(),
 		index:    map[receiver.Outcome]int{},
-		known:    map[string]bool{},
 		rings:    map[string]*ring{},
 	}
 	for i, o := range rec.outcomes {
 		rec.index[o] = i
 	}
 	rec.width = len(rec.outcomes) + len(LatencyBuckets) + 1
-	for _, p := range providers {
-		rec.known[p] = true
-	}
+	rec.SetProviders(providers)
 	return rec
+}
+
+// SetProviders replaces the configured names (a configuration's sources,
+// after a reload): deliveries of the names it adds are counted from now
+// on, and the figures of the names it drops stay until they age out.
+func (r *Recorder) SetProviders(names []string) {
+	known := make(map[string]bool, len(names))
+	for _, p := range names {
+		known[p] = true
+	}
+	r.known.Store(&known)
 }
 
 // Providers returns the configured providers' names, sorted.
 func (r *Recorder) Providers() []string {
-	names := make([]string, 0, len(r.known))
-	for p := range r.known {
+	known := *r.known.Load()
+	names := make([]string, 0, len(known))
+	for p := range known {
 		names = append(names, p)
 	}
 	slices.Sort(names)
@@ -104,7 +116,7 @@ func (r *Recorder) Observe(d receiver.Delivery) {
 	if provider == "" {
 		provider = d.Provider
 	}
-	if !r.known[provider] {
+	if !(*r.known.Load())[provider] {
 		provider = UnknownProvider
 	}
 	oi, ok := r.index[d.Outcome]

@@ -128,7 +128,7 @@ func (r *Recorder) Summary(w Window) Summary {
 	}
 	names := r.Providers()
 	r.mu.RLock()
-	if r.rings[UnknownProvider] != nil && !r.known[UnknownProvider] {
+	if r.rings[UnknownProvider] != nil && !(*r.known.Load())[UnknownProvider] {
 		names = append(names, UnknownProvider)
 	}
 	rings := make([]*ring, len(names))

@@ -46,31 +46,39 @@ routes:
 
 // TestRoutingEndToEnd routes each event where e2eFile says, on each store.
 func TestRoutingEndToEnd(t *testing.T) {
-	stores := map[string]func(t *testing.T) receiver.Store{
-		"lmdb": func(t *testing.T) receiver.Store {
-			s, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, NoSync: true})
-			require.NoError(t, err)
-			t.Cleanup(func() { s.Close() })
-			return s
-		},
-		"postgres": func(t *testing.T) receiver.Store {
+	openLocal := func(t *testing.T) *lmdb.Store {
+		s, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, NoSync: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Close() })
+		return s
+	}
+	// Each is the store of every node: the second round of deliveries goes
+	// to the last node.
+	stores := map[string]func(t *testing.T) []receiver.Store{
+		"lmdb": func(t *testing.T) []receiver.Store { return []receiver.Store{openLocal(t)} },
+		"postgres": func(t *testing.T) []receiver.Store {
 			dsn, schema := pgSchema(t)
-			return openPG(t, dsn, schema)
+			return []receiver.Store{openPG(t, dsn, schema)}
 		},
-		"tiered": func(t *testing.T) receiver.Store {
+		"tiered": func(t *testing.T) []receiver.Store {
 			dsn, schema := pgSchema(t)
-			local, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, NoSync: true})
-			require.NoError(t, err)
-			t.Cleanup(func() { local.Close() })
-			return tiered.New(local, openPG(t, dsn, schema))
+			return []receiver.Store{tiered.New(openLocal(t), openPG(t, dsn, schema))}
+		},
+		"two nodes on postgres": func(t *testing.T) []receiver.Store {
+			dsn, schema := pgSchema(t)
+			return []receiver.Store{openPG(t, dsn, schema), openPG(t, dsn, schema)}
+		},
+		"two tiered nodes": func(t *testing.T) []receiver.Store {
+			dsn, schema := pgSchema(t)
+			return []receiver.Store{tiered.New(openLocal(t), openPG(t, dsn, schema)), tiered.New(openLocal(t), openPG(t, dsn, schema))}
 		},
 	}
-	for _, name := range []string{"lmdb", "postgres", "tiered"} {
+	for _, name := range []string{"lmdb", "postgres", "tiered", "two nodes on postgres", "two tiered nodes"} {
 		t.Run(name, func(t *testing.T) { routingEndToEnd(t, stores[name](t)) })
 	}
 }
 
-func routingEndToEnd(t *testing.T, store receiver.Store) {
+func routingEndToEnd(t *testing.T, stores []receiver.Store) {
 	down := map[string]*downstream{"billing": newDownstream(t), "ledger": newDownstream(t), "fulfilment": newDownstream(t)}
 	settlement := fixture(t, "midtrans", "bank_transfer_settlement.json")
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -83,17 +91,21 @@ func routingEndToEnd(t *testing.T, store receiver.Store) {
 		"STATUS_API": api.URL, "BILLING_URL": down["billing"].URL, "LEDGER_URL": down["ledger"].URL, "FULFILMENT_URL": down["fulfilment"].URL})
 	rt, err := receiver.NewRoutes(c, forwarders(t, c))
 	require.NoError(t, err)
-	handler, err := receiver.New(receiver.Config{Routing: func() *receiver.Routes { return rt }, Store: store, MaxBodyBytes: 1 << 16})
-	require.NoError(t, err)
-	srv := httptest.NewServer(handler)
-	t.Cleanup(srv.Close)
-	h := &routed{t: t, srv: srv}
+	var nodes []*routed
+	for _, store := range stores {
+		handler, err := receiver.New(receiver.Config{Routing: func() *receiver.Routes { return rt }, Store: store, MaxBodyBytes: 1 << 16})
+		require.NoError(t, err)
+		srv := httptest.NewServer(handler)
+		t.Cleanup(srv.Close)
+		nodes = append(nodes, &routed{t: t, srv: srv})
+	}
+	h := nodes[0]
 	midtransPost := func(source, key string) reply {
 		a, err := midtrans.New(key)
 		require.NoError(t, err)
 		signed, err := a.Sign(settlement)
 		require.NoError(t, err)
-		req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/"+source, bytes.NewReader(signed.Body))
+		req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/"+source, bytes.NewReader(signed.Body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -109,6 +121,7 @@ func routingEndToEnd(t *testing.T, store receiver.Store) {
 		replayed := ""
 		if round == 1 {
 			replayed = "true"
+			h = nodes[len(nodes)-1]
 		}
 		for _, tc := range []struct {
 			name   string

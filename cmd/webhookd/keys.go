@@ -20,12 +20,14 @@ import (
 )
 
 const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPLETED|FAILED] [--limit N] [--json]
-       webhookd keys get [--json] KEY
-       webhookd keys delete [--force] KEY
-       webhookd keys redrive KEY...
+       webhookd keys get [--json] [--destination NAME] KEY
+       webhookd keys delete [--force] [--destination NAME] KEY
+       webhookd keys redrive [--destination NAME] KEY...
        webhookd keys redrive --state failed [--provider NAME] [--destination NAME] [--type GLOB] [--since DURATION]
 
-KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123).
+KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123); with
+WEBHOOKD_CONFIG, source:event-key, and --destination names the record of
+one destination when the event went to several (docs/routing.md).
 The store is the one at WEBHOOKD_DATA_DIR; serve may be running on it.
 redrive forwards each event's stored request to WEBHOOKD_DOWNSTREAM_URL again
 (same Idempotency-Key and headers), records the new answer, prints one line
@@ -356,7 +358,7 @@ func (p *recordPrinter) row(r *dedupe.Record) {
 	} else {
 		status = strconv.Itoa(r.Response.Status)
 	}
-	fmt.Fprintf(p.tw, "%s\t%s\t%d\t%s\t%s\t%s\n", printable(r.Key), r.State, r.Attempts, status, stamp(r.UpdatedAt), until)
+	fmt.Fprintf(p.tw, "%s\t%s\t%d\t%s\t%s\t%s\n", displayKey(r.Key), r.State, r.Attempts, status, stamp(r.UpdatedAt), until)
 }
 
 // flush ends a page. Columns are aligned within a page.

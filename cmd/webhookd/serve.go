@@ -91,11 +91,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err := met.SetSources(sources(rc)); err != nil {
 		return err
 	}
-	rt.onLoad = func(c *routing.Config) {
-		if err := met.SetSources(sources(c)); err != nil {
-			log.Error("metrics: sources", "error", err.Error())
-		}
-	}
+
 	var sourceNames []string
 	for _, s := range rc.Sources {
 		sourceNames = append(sourceNames, s.Name)
@@ -105,6 +101,16 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	// The overview's figures are counted where the metrics are.
 	ov := overview.NewRecorder(sourceNames, nil)
+	rt.onLoad = func(c *routing.Config) {
+		if err := met.SetSources(sources(c)); err != nil {
+			log.Error("metrics: sources", "error", err.Error())
+		}
+		var names []string
+		for _, s := range c.Sources {
+			names = append(names, s.Name)
+		}
+		ov.SetProviders(names)
+	}
 	onDelivery := func(d receiver.Delivery) {
 		met.ObserveDelivery(d)
 		ov.Observe(d)
