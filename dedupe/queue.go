@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Store and forward (CONTRACT.md, "Store and forward (`delivery: queue`)").
+// Store and forward (docs/contract.md, "Store and forward").
 //
 // A queue destination's event is stored QUEUED, with its verified request,
 // by the write that acknowledges the gateway (Enqueue), and delivered by

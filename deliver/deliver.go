@@ -46,7 +46,7 @@ const (
 	DefaultConcurrency = 16
 	// DefaultPoll is the longest a worker waits without looking at the
 	// store: what bounds how late it sees a pause or resume made on
-	// another node (CONTRACT.md: within 2 seconds) and an event another
+	// another node (docs/contract.md: within 2 seconds) and an event another
 	// node enqueued.
 	DefaultPoll = time.Second
 	// MaxBackoff is the longest wait between two attempts of an event.

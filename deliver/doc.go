@@ -1,5 +1,5 @@
-// Package deliver is the delivery loop of store and forward (CONTRACT.md,
-// "Store and forward (`delivery: queue`)"; docs/delivery.md): for each
+// Package deliver is the delivery loop of store and forward
+// (docs/contract.md, "Store and forward"; docs/delivery.md): for each
 // queue destination, a worker takes the events that are due from the
 // store (dedupe.Queue.Take, under a lease), forwards each with dispatch,
 // and settles the attempt: COMPLETED on a 2xx, FAILED on a permanent 4xx or

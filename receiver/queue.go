@@ -11,7 +11,7 @@ import (
 )
 
 // Queue is what the receiver needs of the store for a queue destination
-// (CONTRACT.md, "Store and forward (`delivery: queue`)"): the enqueue that
+// (docs/contract.md, "Store and forward"): the enqueue that
 // takes the event off the gateway's hands (dedupe.Queue.Enqueue). The
 // delivery loop (package deliver) does the rest.
 type Queue interface {

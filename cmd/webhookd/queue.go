@@ -96,7 +96,7 @@ type currentForwarder struct {
 }
 
 // errDestinationGone is the answer of an attempt to a destination a reload
-// removed: the event stays queued (CONTRACT.md: until a destination of
+// removed: the event stays queued (docs/contract.md: until a destination of
 // that name returns).
 var errDestinationGone = errors.New("the destination is not in the configuration in force")
 
