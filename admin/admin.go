@@ -61,6 +61,9 @@ type Config struct {
 	// none.
 	Queue        Queue
 	Destinations func() []Destination
+	// Attempts, if set, counts a destination's delivery attempts on this
+	// node by outcome, for the destinations page.
+	Attempts func(destination string) map[string]int
 }
 
 type handler struct {
@@ -106,6 +109,9 @@ func (h *handler) routes() http.Handler {
 		r.Post("/records/{key}/redrive", h.consoleRedrive)
 		r.Post("/records/{key}/delete", h.consoleDelete)
 		r.Post("/signout", h.signOut)
+		r.Get("/destinations", h.consoleDestinations)
+		r.Post("/destinations/{name}/pause", h.consolePause(true))
+		r.Post("/destinations/{name}/resume", h.consolePause(false))
 
 		r.Get("/api/records", h.apiList)
 		r.Get("/api/records/{key}", h.apiGet)

@@ -26,7 +26,7 @@ import (
 var web embed.FS
 
 type pages struct {
-	list, record, confirm, signin, overview *template.Template
+	list, record, confirm, signin, overview, destinations *template.Template
 }
 
 func loadPages() (*pages, error) {
@@ -49,6 +49,7 @@ func loadPages() (*pages, error) {
 	var p pages
 	for name, dst := range map[string]**template.Template{
 		"list.html": &p.list, "record.html": &p.record, "confirm.html": &p.confirm, "signin.html": &p.signin, "overview.html": &p.overview,
+		"destinations.html": &p.destinations,
 	} {
 		if *dst, err = page(name); err != nil {
 			return nil, fmt.Errorf("admin: template %s: %w", name, err)
@@ -101,6 +102,8 @@ func stateClass(s dedupe.State) string {
 		return "failed"
 	case dedupe.InFlight:
 		return "inflight"
+	case dedupe.Queued:
+		return "queued"
 	}
 	return "unknown"
 }

@@ -136,3 +136,35 @@ func TestRedriveByFilterRequeues(t *testing.T) {
 		require.Equal(t, http.StatusBadRequest, f.call(t, "POST", "/api/redrive", bad, nil), bad)
 	}
 }
+
+func TestConsoleDestinationsPage(t *testing.T) {
+	f := newQueueFixture(t)
+	f.enqueue(t, "evt_1")
+	page := func() string {
+		resp, err := http.Get(f.srv.URL + "/destinations")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return string(b)
+	}
+	html := page()
+	require.Contains(t, html, `id="destination-ledger"`)
+	require.Regexp(t, `data-figure="queued">1<`, html)
+	require.Contains(t, html, `action="/destinations/ledger/pause"`)
+
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := client.PostForm(f.srv.URL+"/destinations/ledger/pause", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/destinations?done=paused", resp.Header.Get("Location"))
+	html = page()
+	require.Contains(t, html, "<strong>paused</strong>")
+	require.Contains(t, html, `action="/destinations/ledger/resume"`)
+	resp, err = client.PostForm(f.srv.URL+"/destinations/nowhere/pause", nil)
+	require.NoError(t, err)
+	resp.Body.Close()
+	require.Equal(t, "/destinations?done=notfound", resp.Header.Get("Location"))
+}

@@ -120,3 +120,33 @@ func adminDestinations(c *routing.Config) []admin.Destination {
 	}
 	return out
 }
+
+// attemptCounts tallies this node's delivery attempts by destination and
+// outcome for the console's destinations page (the metrics count them
+// too, for Prometheus).
+type attemptCounts struct {
+	mu sync.Mutex
+	n  map[string]map[string]int
+}
+
+func (a *attemptCounts) observe(destination, outcome string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.n == nil {
+		a.n = map[string]map[string]int{}
+	}
+	if a.n[destination] == nil {
+		a.n[destination] = map[string]int{}
+	}
+	a.n[destination][outcome]++
+}
+
+func (a *attemptCounts) of(destination string) map[string]int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	out := make(map[string]int, len(a.n[destination]))
+	for o, n := range a.n[destination] {
+		out[o] = n
+	}
+	return out
+}

@@ -150,7 +150,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if err != nil {
 		return err
 	}
-	loops := &queueLoops{store: qs, rt: rt, log: log, onAttempt: onAttempt}
+	tally := &attemptCounts{}
+	loops := &queueLoops{store: qs, rt: rt, log: log, onAttempt: func(d, o string) { onAttempt(d, o); tally.observe(d, o) }}
 	if err := loops.start(rc); err != nil {
 		return err
 	}
@@ -214,6 +215,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 			Logger:     log,
 			Overview:   ov,
 			Queue:      qs,
+			Attempts:   tally.of,
 			Destinations: func() []admin.Destination {
 				return adminDestinations(rt.Routes().Config)
 			},
