@@ -260,11 +260,14 @@ func (w *worker) pass(ctx context.Context, open *int, done chan<- struct{}, wg *
 		return poll // an attempt ending wakes the worker
 	}
 	if w.window != nil {
-		if n = min(n, w.window.available(now)); n == 0 {
+		if n = min(n, w.window.reserve(now, n)); n == 0 {
 			return w.window.free(now)
 		}
 	}
 	attempts, err := w.opts.Store.Take(ctx, w.Name, n)
+	if w.window != nil {
+		w.window.unreserve(n - len(attempts))
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			w.opts.Logger.Warn("deliver: cannot take queued events; they wait", "destination", w.Name, "error", err.Error())
@@ -272,9 +275,6 @@ func (w *worker) pass(ctx context.Context, open *int, done chan<- struct{}, wg *
 		return poll
 	}
 	for _, a := range attempts {
-		if w.window != nil {
-			w.window.record(now)
-		}
 		*open++
 		wg.Add(1)
 		go func() {
@@ -327,6 +327,11 @@ func (w *worker) isPaused(ctx context.Context, now time.Time) bool {
 
 // attempt forwards a's event once and settles the attempt.
 func (w *worker) attempt(ctx context.Context, a dedupe.Attempt) {
+	if w.window != nil {
+		// The start counts from now, when the request goes, not from the
+		// pass that reserved it: that is the time the core sees.
+		w.window.start(w.opts.Clock.Now())
+	}
 	rec := &a.Record
 	deadline := rec.QueuedAt.Add(w.MaxAge)
 	var outcome string
@@ -415,9 +420,13 @@ func unavailable(err error) dedupe.Response {
 // window; this never exceeds the rate in any window, and reads the loop's
 // clock.
 type window struct {
+	mu     sync.Mutex
 	starts []time.Time
 	next   int
 	span   time.Duration
+	// reserved counts the starts a pass has allowed whose attempts have
+	// not started yet (start records them).
+	reserved int
 }
 
 func newWindow(rate float64) *window {
@@ -425,7 +434,32 @@ func newWindow(rate float64) *window {
 	return &window{starts: make([]time.Time, n), span: max(time.Second, time.Duration(float64(n)/rate*float64(time.Second)))}
 }
 
-// available counts the starts allowed at now.
+// reserve allows up to n starts at now and returns how many; each is
+// recorded by start, or given back by unreserve.
+func (w *window) reserve(now time.Time, n int) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n = max(0, min(n, w.available(now)-w.reserved))
+	w.reserved += n
+	return n
+}
+
+// unreserve gives back n reserved starts that will not happen.
+func (w *window) unreserve(n int) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reserved = max(0, w.reserved-n)
+}
+
+// start records a reserved start at now.
+func (w *window) start(now time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.reserved = max(0, w.reserved-1)
+	w.record(now)
+}
+
+// available counts the starts allowed at now, reserved ones included.
 func (w *window) available(now time.Time) int {
 	c := 0
 	for i := range w.starts {
@@ -440,6 +474,8 @@ func (w *window) available(now time.Time) int {
 
 // free is when a start is allowed again.
 func (w *window) free(now time.Time) time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return maxTime(w.starts[w.next].Add(w.span), now.Add(time.Millisecond))
 }
 
