@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/redrive"
@@ -123,7 +125,22 @@ func (h *handler) redrive(r *http.Request) (redrive.Result, error) {
 	if err != nil {
 		return redrive.Result{}, err
 	}
-	res, err := h.Redriver.Redrive(context.WithoutCancel(r.Context()), key)
+	ctx := context.WithoutCancel(r.Context())
+	if rec, gerr := h.Store.Get(ctx, key); gerr == nil && rec.Destination != "" && h.Queue != nil {
+		// A queue destination's record goes back to its queue: the
+		// delivery loop, not this request, forwards it.
+		var maxAge time.Duration
+		if d, ok := h.destination(rec.Destination); ok {
+			maxAge = d.MaxAge
+		}
+		rec, err := h.Queue.Requeue(ctx, key, maxAge)
+		h.Logger.Info("redrive: requeued", "key", key, "error", errString(err))
+		if errors.Is(err, dedupe.ErrNotQueueable) {
+			err = fmt.Errorf("%w: %v", dedupe.ErrInFlight, err) // queued or delivering already: 409
+		}
+		return redrive.Result{Record: rec}, err
+	}
+	res, err := h.Redriver.Redrive(ctx, key)
 	h.Logger.Info("redrive", "key", key, "status", res.Dispatch.Status, "delivered", res.Delivered(), "error", errString(err))
 	return res, err
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -167,4 +168,19 @@ func TestConsoleDestinationsPage(t *testing.T) {
 	require.NoError(t, err)
 	resp.Body.Close()
 	require.Equal(t, "/destinations?done=notfound", resp.Header.Get("Location"))
+}
+
+// A queue destination's record redriven by key goes back to its queue,
+// not through a forward from the request.
+func TestRedriveOfAQueuedRecordRequeues(t *testing.T) {
+	f := newQueueFixture(t)
+	ctx := context.Background()
+	key := f.enqueue(t, "evt_1")
+	a, err := f.store.Take(ctx, "ledger", 1)
+	require.NoError(t, err)
+	require.NoError(t, f.store.FailAttempt(ctx, a[0].Lease, dedupe.Response{Status: 503}, "max_age passed"))
+	var rec struct{ State string }
+	require.Equal(t, http.StatusOK, f.call(t, "POST", "/api/records/"+url.PathEscape(key)+"/redrive", "", &rec))
+	require.Equal(t, "QUEUED", rec.State)
+	require.Equal(t, http.StatusConflict, f.call(t, "POST", "/api/records/"+url.PathEscape(key)+"/redrive", "", nil), "queued already")
 }
