@@ -331,16 +331,16 @@ func TestLabelsStayBounded(t *testing.T) {
 // own, not "unknown" (provider names are not identifiers).
 func TestProviderNameMayStartWithADigit(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := metrics.New(reg, metrics.Options{Providers: []string{"2c2p"}})
+	m, err := metrics.New(reg, metrics.Options{Providers: []string{"2c2p"}, Sources: map[string]string{"2c2p": "2c2p"}})
 	require.NoError(t, err)
-	m.ObserveDelivery(receiver.Delivery{Provider: "2c2p", Outcome: "forwarded"})
+	m.ObserveDelivery(receiver.Delivery{Provider: "2c2p", Source: "2c2p", Outcome: "forwarded"})
 	gathered, err := reg.Gather()
 	require.NoError(t, err)
 	families := map[string]*dto.MetricFamily{}
 	for _, mf := range gathered {
 		families[mf.GetName()] = mf
 	}
-	v, ok := value(families, "webhookd_deliveries_total", map[string]string{"provider": "2c2p", "outcome": "forwarded"})
+	v, ok := value(families, "webhookd_deliveries_total", map[string]string{"source": "2c2p", "provider": "2c2p", "outcome": "forwarded"})
 	require.True(t, ok)
 	require.Equal(t, 1.0, v)
 }
