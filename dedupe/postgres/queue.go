@@ -192,50 +192,98 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 	return out, nil
 }
 
-// settleAttempt runs q, an UPDATE guarded by the attempt's token, as a
-// settle is written (settle.go): even after ctx ends, within OpTimeout of
-// its own. No row changed means the lease was lost.
-func (s *Store) settleAttempt(ctx context.Context, what, q string, args pgx.NamedArgs) error {
-	if s.closed.Load() {
-		return dedupe.ErrClosed
+// settleAttemptSQL ends a batch of attempts in one statement: each row
+// guarded by its attempt's token, back to QUEUED due at next (retry) or
+// FAILED with its reason (fail); an attempt that lost its lease returns no
+// row.
+const settleAttemptSQL = `WITH input AS (
+	SELECT * FROM unnest(@keys::text[], @tokens::bigint[], @fail::boolean[], @nexts::timestamptz[], @statuses::integer[],
+		@content_types::text[], @bodies::bytea[], @reasons::text[])
+		AS i (key, token, fail, next, status, content_type, body, reason)
+),
+clock AS MATERIALIZED (
+	SELECT COALESCE(@now::timestamptz, clock_timestamp()) AS now
+)
+UPDATE %[1]s r SET token = 0, lease_until = NULL, attempts = r.attempts + 1,
+	state = CASE WHEN i.fail THEN @failed ELSE r.state END,
+	retries = CASE WHEN i.fail THEN r.retries ELSE r.retries + 1 END,
+	next_attempt = CASE WHEN i.fail THEN r.next_attempt ELSE i.next END,
+	expires_at = CASE WHEN i.fail THEN c.now + @retention_us::bigint * interval '1 microsecond' ELSE r.expires_at END,
+	reason = CASE WHEN i.fail THEN i.reason ELSE r.reason END,
+	updated_at = c.now, status = i.status, content_type = i.content_type, body = i.body
+FROM input i, clock c
+WHERE r.key = i.key AND r.token = i.token AND r.token <> 0 AND r.state = @queued
+RETURNING r.key`
+
+// Retry puts l's event back to QUEUED, due at next: an op of the writers'
+// batches (writer.go), written even after ctx ends, as a settle is.
+func (s *Store) Retry(ctx context.Context, l dedupe.Lease, next time.Time, resp dedupe.Response) error {
+	return s.settleAttempt(ctx, l, false, next, resp, "")
+}
+
+// FailAttempt records l's event FAILED with resp and reason, as Retry
+// does.
+func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Response, reason string) error {
+	return s.settleAttempt(ctx, l, true, time.Time{}, resp, reason)
+}
+
+func (s *Store) settleAttempt(ctx context.Context, l dedupe.Lease, fail bool, next time.Time, resp dedupe.Response, reason string) error {
+	if len(resp.Body) > dedupe.MaxStoredBody {
+		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
-	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.OpTimeout)
-	defer cancel()
-	tag, err := s.pool.Exec(wctx, q, args)
-	if err != nil {
-		return s.wrap(what, err)
+	o := newOp(context.WithoutCancel(ctx), opAttempt, l.Key, l.Token)
+	o.fail, o.next, o.resp, o.reason = fail, next, resp, dedupe.CutReason(reason)
+	if err := s.settle(ctx, o); err != nil {
+		return err
 	}
-	if tag.RowsAffected() == 0 {
+	if !o.found {
 		return dedupe.ErrLeaseLost
 	}
 	return nil
 }
 
-// Retry puts l's event back to QUEUED, due at next.
-func (s *Store) Retry(ctx context.Context, l dedupe.Lease, next time.Time, resp dedupe.Response) error {
-	if len(resp.Body) > dedupe.MaxStoredBody {
-		resp.Body = resp.Body[:dedupe.MaxStoredBody]
+// queueAttempts adds the statement settling attempts to b.
+func (s *Store) queueAttempts(b *pgx.Batch, attempts []*op) {
+	if len(attempts) == 0 {
+		return
 	}
-	return s.settleAttempt(ctx, "retry", `UPDATE `+s.table+` SET token = 0, lease_until = NULL, attempts = attempts + 1,
-		retries = retries + 1, next_attempt = @next, updated_at = `+sqlNow+`, status = @status, content_type = @content_type, body = @body
-		WHERE key = @key AND token = @token AND token <> 0 AND state = @queued`,
-		pgx.NamedArgs{"key": l.Key, "token": int64(l.Token), "next": next.UTC(), "now": s.clock(), "queued": int16(dedupe.Queued),
-			"status": int32(resp.Status), "content_type": pgText(resp.ContentType), "body": resp.Body})
-}
-
-// FailAttempt records l's event FAILED with resp and reason.
-func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Response, reason string) error {
-	if len(resp.Body) > dedupe.MaxStoredBody {
-		resp.Body = resp.Body[:dedupe.MaxStoredBody]
+	n := len(attempts)
+	var (
+		keys     = make([]string, n)
+		tokens   = make([]int64, n)
+		fails    = make([]bool, n)
+		nexts    = make([]*time.Time, n)
+		statuses = make([]int32, n)
+		cts      = make([]string, n)
+		bodies   = make([][]byte, n)
+		reasons  = make([]string, n)
+		byKey    = make(map[string]*op, n)
+	)
+	for i, o := range attempts {
+		keys[i], tokens[i], fails[i] = o.key, int64(o.token), o.fail
+		if !o.fail {
+			next := o.next.UTC()
+			nexts[i] = &next
+		}
+		statuses[i], cts[i], bodies[i], reasons[i] = int32(o.resp.Status), pgText(o.resp.ContentType), o.resp.Body, pgText(o.reason)
+		byKey[o.key] = o
 	}
-	return s.settleAttempt(ctx, "fail attempt", `UPDATE `+s.table+` SET state = @failed, token = 0, lease_until = NULL,
-		attempts = attempts + 1, updated_at = c.now, expires_at = c.now + @retention_us::bigint * interval '1 microsecond',
-		status = @status, content_type = @content_type, body = @body, reason = @reason
-		FROM (SELECT `+sqlNow+` AS now) c
-		WHERE key = @key AND token = @token AND token <> 0 AND state = @queued`,
-		pgx.NamedArgs{"key": l.Key, "token": int64(l.Token), "now": s.clock(), "queued": int16(dedupe.Queued), "failed": int16(dedupe.Failed),
-			"retention_us": s.opts.Retention.Microseconds(), "status": int32(resp.Status), "content_type": pgText(resp.ContentType),
-			"body": resp.Body, "reason": pgText(dedupe.CutReason(reason))})
+	b.Queue(s.settleAttemptSQL, pgx.NamedArgs{
+		"keys": keys, "tokens": tokens, "fail": fails, "nexts": nexts, "statuses": statuses, "content_types": cts,
+		"bodies": bodies, "reasons": reasons, "now": s.clock(), "retention_us": s.opts.Retention.Microseconds(),
+		"queued": int16(dedupe.Queued), "failed": int16(dedupe.Failed),
+	}).Query(func(rows pgx.Rows) error {
+		for rows.Next() {
+			var key string
+			if err := rows.Scan(&key); err != nil {
+				return err
+			}
+			if o := byKey[key]; o != nil {
+				o.found = true
+			}
+		}
+		return rows.Err()
+	})
 }
 
 // Requeue puts a FAILED queued event back to QUEUED, due now: one UPDATE

@@ -119,3 +119,45 @@ func TestPostgresQueueMigratesAnOlderSchema(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, map[dedupe.State]int{dedupe.Completed: 1, dedupe.Queued: 1}, stats)
 }
+
+// The attempts' settles ride in the writers' batches: 64 retries at once
+// take far fewer commits than 64.
+func TestPostgresAttemptSettlesAreBatched(t *testing.T) {
+	dsn := testPostgresDSN(t)
+	s := openTestPG(t, dsn, testSchema(t, dsn), dedupe.Options{})
+	const n = 64
+	for i := range n {
+		enqueueTest(t, s, fmt.Sprintf("stripe:evt_%d", i))
+	}
+	got, err := s.Take(ctx, "ledger", n)
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	before, wrote := s.commits.Load(), s.writes.Load()
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, a := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if i%2 == 0 {
+				assertNoError(t, s.Retry(ctx, a.Lease, time.Now().Add(time.Hour), dedupe.Response{Status: 503}))
+			} else {
+				assertNoError(t, s.FailAttempt(ctx, a.Lease, dedupe.Response{Status: 503}, "max_age passed"))
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	commits := s.commits.Load() - before
+	require.Equal(t, uint64(n), s.writes.Load()-wrote, "every settle is a writer's op")
+	require.Less(t, commits, uint64(n/2), "commits for %d settles", n)
+	require.ErrorIs(t, s.Retry(ctx, got[0].Lease, time.Now(), dedupe.Response{}), dedupe.ErrLeaseLost)
+	stats, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, map[dedupe.State]int{dedupe.Queued: n / 2, dedupe.Failed: n / 2}, stats)
+	st, err := s.QueueStats(ctx, "ledger")
+	require.NoError(t, err)
+	require.Equal(t, n/2, st.Depth)
+	t.Logf("%d settles in %d commits", n, commits)
+}

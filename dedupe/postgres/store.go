@@ -114,6 +114,7 @@ type Store struct {
 	// The statements of a writer's batch, for this table.
 	claimSQL, finishSQL, releaseSQL string
 	enqueueSQL, takeSQL             string
+	settleAttemptSQL                string
 
 	ops      chan *op
 	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
@@ -182,6 +183,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s.releaseSQL = fmt.Sprintf(releaseSQL, s.table)
 	s.enqueueSQL = fmt.Sprintf(enqueueSQL, s.table)
 	s.takeSQL = fmt.Sprintf(takeSQL, s.table, prefixColumns("r.", recordColumns))
+	s.settleAttemptSQL = fmt.Sprintf(settleAttemptSQL, s.table)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -2,10 +2,11 @@ package postgres
 
 // Group commit.
 //
-// Every claim, enqueue (queue.go), finish (complete, fail) and release is an op handed to one
+// Every claim, enqueue and attempt's settle (queue.go), finish (complete,
+// fail) and release is an op handed to one
 // of Options.Writers writer goroutines. A writer blocks until an op
 // arrives, then takes every op already waiting (up to Options.MaxBatch)
-// and sends them to Postgres as one pipeline of at most four multi-row
+// and sends them to Postgres as one pipeline of at most five multi-row
 // statements over arrays (claim.go, settle.go), ending in one Sync: one
 // round trip, one implicit transaction, one commit and one WAL flush for
 // the whole batch. Only when the pipeline's Sync has answered, that is
@@ -61,6 +62,7 @@ const (
 	opFinish
 	opRelease
 	opEnqueue
+	opAttempt // Retry, FailAttempt (queue.go)
 )
 
 // boundToCaller reports whether an op is made only for a caller still
@@ -89,6 +91,9 @@ type op struct {
 	req         *dedupe.Request // claim, enqueue
 	destination string          // enqueue
 	maxAge      time.Duration   // enqueue
+	fail        bool            // attempt: FailAttempt, else Retry
+	next        time.Time       // attempt: Retry's due time
+	reason      string          // attempt: FailAttempt's
 	state       dedupe.State    // finish
 	resp        dedupe.Response // finish
 
@@ -325,6 +330,8 @@ func (k opKind) String() string {
 		return "finish"
 	case opEnqueue:
 		return "enqueue"
+	case opAttempt:
+		return "settle attempt"
 	}
 	return "release"
 }
@@ -337,7 +344,7 @@ func (s *Store) runBatch(live []*op) error {
 	defer cancel()
 	d := &batchDeadline{timer: time.AfterFunc(s.opts.OpTimeout, cancel), timeout: s.opts.OpTimeout}
 	defer d.timer.Stop()
-	var claims, finishes, releases, enqueues []*op
+	var claims, finishes, releases, enqueues, attempts []*op
 	for _, o := range live {
 		o.deadline.Store(d)
 		switch o.kind {
@@ -345,6 +352,8 @@ func (s *Store) runBatch(live []*op) error {
 			claims = append(claims, o)
 		case opEnqueue:
 			enqueues = append(enqueues, o)
+		case opAttempt:
+			attempts = append(attempts, o)
 		case opFinish:
 			finishes = append(finishes, o)
 		default:
@@ -366,6 +375,7 @@ func (s *Store) runBatch(live []*op) error {
 		s.queueReleases(b, releases)
 	}
 	s.queueEnqueues(b, enqueues)
+	s.queueAttempts(b, attempts)
 	s.commits.Add(1)
 	s.writes.Add(uint64(len(live)))
 	return s.pool.SendBatch(ctx, b).Close()
