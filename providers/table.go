@@ -74,6 +74,15 @@ type Env struct {
 	Retention time.Duration
 }
 
+// TypeConfirmer is implemented by a provider's Settings when its event
+// type is trusted only as its settings say: a type its signature does not
+// cover, confirmed with the gateway's status API when that check is on.
+// Routing (a WEBHOOKD_CONFIG route's types) reads Entry.SignedType only
+// while TypesConfirmed is true.
+type TypeConfirmer interface {
+	TypesConfirmed() bool
+}
+
 // Warner is implemented by a provider's Settings when a configuration that
 // passes Check may still leave a known gap open: an event status that the
 // provider's signature does not cover, with the confirmation that closes

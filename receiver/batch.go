@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"sync"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
@@ -79,18 +80,47 @@ func (h *handler) receiveItems(d *delivery, items []providers.Item, ack *provide
 		if h.Capture != nil {
 			h.Capture(item.Source, it.Key, it.Body)
 		}
+		records := make([]*delivery, len(dests))
 		for i, dest := range dests {
 			if i > 0 {
 				item = h.item(d, p, it, budget)
 			}
 			item.captured = true
 			item.setKey(dest)
-			h.deliverItem(item)
-			done = append(done, item)
+			records[i] = item
 		}
+		h.deliverAll(records)
+		done = append(done, records...)
 	}
 	d.Items = len(done)
 	h.answerItems(d, done, ack)
+}
+
+// deliverAll delivers one item's records, one per destination, at once:
+// the gateway waits for the slowest destination, not for their sum. A
+// panic in one is raised again on the request's goroutine once all are
+// done, where the recoverer answers it, as it would a single delivery's.
+func (h *handler) deliverAll(records []*delivery) {
+	if len(records) == 1 {
+		h.deliverItem(records[0])
+		return
+	}
+	var wg sync.WaitGroup
+	panics := make([]any, len(records))
+	for i, rec := range records {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { panics[i] = recover() }()
+			h.deliverItem(rec)
+		}()
+	}
+	wg.Wait()
+	for _, p := range panics {
+		if p != nil {
+			panic(p)
+		}
+	}
 }
 
 // item is the delivery of one item of d to one destination (setKey names

@@ -121,6 +121,8 @@ type Config struct {
 	Metrics http.Handler
 	// MaxBodyBytes bounds a delivery's body (413 beyond it).
 	MaxBodyBytes int64
+	// FailedPolicy is the destination's policy when Routing is nil (each
+	// routing.Destination has its own otherwise).
 	FailedPolicy FailedPolicy
 	// StoreTimeout bounds each store call of a delivery (claim, complete,
 	// fail, release) and the /readyz probe: a call that runs out answers
@@ -144,13 +146,15 @@ type Config struct {
 	OnDelivery func(Delivery)
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
-	// Capture, if set, is called with every verified delivery's provider,
-	// event key (without the provider prefix) and raw body, right after the
-	// event is derived and before the key is claimed: duplicates are
-	// captured too, unverified bodies never. It runs on the request's
-	// goroutine, must not modify body, and cannot fail the delivery
-	// (capture.Writer.Hook logs its own failures).
-	Capture func(provider, eventKey string, body []byte)
+	// Capture, if set, is called with every verified event's source (its
+	// provider's name without WEBHOOKD_CONFIG), event key (without the
+	// source's prefix) and raw body, once per event whatever its
+	// destinations, right after the event is routed and before any key is
+	// claimed: duplicates are captured too, unverified bodies and unrouted
+	// events never. It runs on the request's goroutine, must not modify
+	// body, and cannot fail the delivery (capture.Writer.Hook logs its own
+	// failures).
+	Capture func(source, eventKey string, body []byte)
 	// Tracer, if set, traces each delivery (trace.go); nil traces
 	// nothing, at no cost.
 	Tracer trace.Tracer

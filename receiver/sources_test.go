@@ -194,8 +194,8 @@ func TestFanOut(t *testing.T) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	last := h.delivered[len(h.delivered)-3:]
-	require.Equal(t, "billing", last[0].Destination)
-	require.Equal(t, "ledger", last[1].Destination)
+	require.ElementsMatch(t, []string{"billing", "ledger"}, []string{last[0].Destination, last[1].Destination},
+		"a line per destination (forwarded at once, in either order)")
 	require.Equal(t, "stripe-eu", last[2].Source)
 	require.Equal(t, receiver.OutcomeBatch, last[2].Outcome, "the request's own line")
 }
@@ -257,4 +257,50 @@ func TestReloadLeavesDeliveriesInFlight(t *testing.T) {
 	r = h.post("stripe-us", usSecret, invoice("evt_after", "usd"))
 	require.Equal(t, http.StatusCreated, r.status)
 	require.EqualValues(t, 1, ledger.calls.Load(), "a delivery that starts after the reload takes the new routes")
+}
+
+// TestFanOutForwardsAtOnce: an event's destinations are forwarded at
+// once, so the gateway waits for the slowest, not for their sum: each core
+// stand-in here answers only once the other has the event too.
+func TestFanOutForwardsAtOnce(t *testing.T) {
+	h := newRouted(t, routesFile)
+	var both sync.WaitGroup
+	both.Add(2)
+	for _, d := range h.down {
+		d.setHandler(func(w http.ResponseWriter, r *http.Request) {
+			both.Done()
+			both.Wait()
+			w.WriteHeader(http.StatusOK)
+		})
+	}
+	r := h.post("stripe-eu", euSecret, invoice("evt_at_once", "eur"))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.Equal(t, []string{"stripe-eu:evt_at_once\x1fbilling COMPLETED", "stripe-eu:evt_at_once\x1fledger COMPLETED"}, h.keys())
+}
+
+// TestMovingToAFileKeepsTheKeys: a source named after its provider, to a
+// destination named default, has the keys of the environment's
+// configuration: what was finished before the move is replayed after it.
+func TestMovingToAFileKeepsTheKeys(t *testing.T) {
+	h := newHarness(t)
+	body := event("evt_moved", 1)
+	require.Equal(t, http.StatusCreated, h.deliver(body).status)
+	require.Equal(t, dedupe.Completed, h.state("stripe:evt_moved"))
+
+	file := `sources: [{name: stripe, provider: stripe, settings: {secrets: "${SECRET}"}}]
+destinations: [{name: default, url: "${URL}"}]
+routes: [{to: [default]}]
+`
+	c := loadRoutes(t, file, map[string]string{"SECRET": secret, "URL": h.down.URL})
+	rt, err := receiver.NewRoutes(c, forwarders(t, c))
+	require.NoError(t, err)
+	handler, err := receiver.New(receiver.Config{Routing: func() *receiver.Routes { return rt }, Store: h.store, MaxBodyBytes: 4096})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	moved := &routed{t: t, srv: srv}
+	r := moved.post("stripe", secret, body)
+	require.Equal(t, http.StatusCreated, r.status)
+	require.Equal(t, "true", r.header.Get("Idempotent-Replayed"), "replayed from the record of before")
+	require.EqualValues(t, 1, h.down.calls.Load())
 }

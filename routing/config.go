@@ -44,7 +44,6 @@ type Source struct {
 	// Variables are the environment variables its settings read through
 	// ${...} (names only).
 	Variables []string
-	line      int
 	// where names a tagged variable as the file's setting, with its line,
 	// for the provider's errors (providers.Env.Var).
 	where func(tagged string) string
@@ -86,7 +85,6 @@ type Destination struct {
 	Concurrency int
 	// Variables are the environment variables its values read.
 	Variables []string
-	line      int
 }
 
 // Route sends the events of a source (or of every source, "*") that
@@ -99,8 +97,7 @@ type Route struct {
 	// Where are equalities on fields of the signed body, all required.
 	Where []Condition
 	// To names the destinations, each once.
-	To   []string
-	line int
+	To []string
 }
 
 // Condition is one equality of a route's where: the text of the body's

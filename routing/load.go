@@ -284,7 +284,7 @@ func (d *decoder) destinations(n *yaml.Node) ([]*Destination, error) {
 			return nil, err
 		}
 		dst := &Destination{Delivery: Sync, Timeout: d.o.Defaults.Timeout, Retries: d.o.Defaults.Retries,
-			FailedPolicy: d.o.Defaults.FailedPolicy, Headers: http.Header{}, MaxAge: 72 * time.Hour, Concurrency: 16, line: item.Line}
+			FailedPolicy: d.o.Defaults.FailedPolicy, Headers: http.Header{}, MaxAge: 72 * time.Hour, Concurrency: 16}
 		var nameNode *yaml.Node
 		if dst.Name, nameNode, err = d.name(m, item, key); err != nil {
 			return nil, err
@@ -556,7 +556,7 @@ func (d *decoder) sources(n *yaml.Node, missing bool, root *yaml.Node) ([]*Sourc
 		case isProvider && other.Name != e.Name:
 			return nil, d.errAt(nameNode, join(key, "name"), "%q is provider %s's route; a source may take only its own provider's name", name, other.Name)
 		}
-		src := &Source{Name: name, Entry: e, line: item.Line}
+		src := &Source{Name: name, Entry: e}
 		if err := d.settings(src, m["settings"], item, join(key, "settings")); err != nil {
 			return nil, err
 		}
@@ -678,7 +678,7 @@ func (d *decoder) routes(n *yaml.Node, c *Config, root *yaml.Node) ([]Route, err
 		if err != nil {
 			return nil, err
 		}
-		r := Route{Source: AnySource, line: item.Line}
+		r := Route{Source: AnySource}
 		if sn, ok := m["source"]; ok {
 			if r.Source, _, err = d.scalar(sn, join(key, "source"), nil); err != nil {
 				return nil, err
@@ -777,12 +777,21 @@ func (d *decoder) reach(c *Config, r *Route, m map[string]*yaml.Node, key string
 			return d.errAt(m["where"], join(key, "where"), "source %s's provider %s does not sign the whole body: a where could route on unsigned data (docs/routing.md)",
 				src.Name, src.Entry.Name)
 		}
-		if len(r.Types) > 0 && !src.Entry.SignedType {
+		if len(r.Types) > 0 && !typeSigned(src) {
 			return d.errAt(m["types"], join(key, "types"), "source %s's provider %s does not sign the event type: types could route on unsigned data (docs/routing.md)",
 				src.Name, src.Entry.Name)
 		}
 	}
 	return nil
+}
+
+// typeSigned reports whether src's event type may be routed on: signed,
+// or confirmed as its settings say (providers.TypeConfirmer).
+func typeSigned(src *Source) bool {
+	if c, ok := src.Settings.(providers.TypeConfirmer); ok && !c.TypesConfirmed() {
+		return false
+	}
+	return src.Entry.SignedType
 }
 
 // build checks and builds every source's adapter, with the longest
@@ -791,8 +800,8 @@ func (d *decoder) build(c *Config) error {
 	for _, src := range c.Sources {
 		env := d.o.Env
 		env.Var = src.where
-		for _, dst := range c.reachable(src) {
-			env.DispatchTimeout = max(env.DispatchTimeout, dst.Timeout)
+		for _, name := range c.DestinationsOf(src) {
+			env.DispatchTimeout = max(env.DispatchTimeout, c.destinations[name].Timeout)
 		}
 		if err := src.Settings.Check(env); err != nil {
 			return err
@@ -812,20 +821,6 @@ func (d *decoder) build(c *Config) error {
 		}
 	}
 	return nil
-}
-
-// reachable lists the destinations of the routes that can reach src.
-func (c *Config) reachable(src *Source) []*Destination {
-	var out []*Destination
-	for _, r := range c.Routes {
-		if r.Source != AnySource && r.Source != src.Name {
-			continue
-		}
-		for _, name := range r.To {
-			out = append(out, c.destinations[name])
-		}
-	}
-	return out
 }
 
 // ignored warns of each provider variable, and WEBHOOKD_DOWNSTREAM_URL,

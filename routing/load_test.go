@@ -208,6 +208,8 @@ func TestParseRefuses(t *testing.T) {
 		{"types on an unsigned event type", repl("  - name: midtrans-a\n    provider: midtrans\n    settings: {server_key: \"${MIDTRANS_A_KEY}\", verify_status: true}\n",
 			"  - name: shop\n    provider: shopify\n    settings: {secrets: \"${MIDTRANS_A_KEY}\"}\n") + "  - source: shop\n    types: [\"orders/*\"]\n    to: [billing]\n",
 			"routes.yaml:31: routes[2].types: source shop's provider shopify does not sign the event type"},
+		{"types on an event type whose confirmation is off", strings.Replace(good, "verify_status: true", "verify_status: false", 1) + "  - source: midtrans-a\n    types: [settlement]\n    to: [billing]\n",
+			"routes.yaml:31: routes[2].types: source midtrans-a's provider midtrans does not sign the event type"},
 		{"a glob that is not one", repl(`"invoice.*"`, `"invoice.[*"`), "routes.yaml:25: routes[0].types[0]: \"invoice.[*\" is not a glob"},
 		{"max_age not longer than the lease", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    max_age: 1m\n"), "routes.yaml:24: destinations[1].max_age: 1m0s is not longer than the lease (1m0s)"},
 		{"rate of zero", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    rate: 0\n"), "routes.yaml:24: destinations[1].rate: \"0\" is not a positive number"},

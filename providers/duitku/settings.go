@@ -25,9 +25,15 @@ func Entry() providers.Entry {
 		Secret:     "DUITKU_API_KEYS",
 		SecretNoun: "API key",
 		// SignedBody false: its signature covers merchantCode, amount and merchantOrderId only.
+		// SignedType: confirmed with the status API (TypesConfirmed).
 		SignedType: true,
 	}
 }
+
+// TypesConfirmed reports whether the event type (resultCode, which the
+// signature does not cover) is confirmed with the status API, so that a
+// route may match it (providers.TypeConfirmer).
+func (s *Settings) TypesConfirmed() bool { return s.VerifyStatus }
 
 // Check refuses a merchant code without API keys or the reverse (Verify
 // needs both), and a merchant code with surrounding white space. No API

@@ -24,9 +24,15 @@ func Entry() providers.Entry {
 		Secret:     "MIDTRANS_SERVER_KEY",
 		SecretNoun: "server key",
 		// SignedBody false: its signature covers order_id, status_code and gross_amount only.
+		// SignedType: confirmed with the status API (TypesConfirmed).
 		SignedType: true,
 	}
 }
+
+// TypesConfirmed reports whether the event type (transaction_status, which the
+// signature does not cover) is confirmed with the status API, so that a
+// route may match it (providers.TypeConfirmer).
+func (s *Settings) TypesConfirmed() bool { return s.VerifyStatus }
 
 // Check validates the settings. The server key is never quoted.
 func (s *Settings) Check(env providers.Env) error {
