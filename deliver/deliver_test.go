@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -472,25 +473,53 @@ func TestNewRefusesBadDestinations(t *testing.T) {
 }
 
 type countingPauses struct {
+	mu    sync.Mutex
 	flags map[string]dedupe.Pause
 	reads int
+	read  chan struct{} // a read after the first
 }
 
 func (c *countingPauses) Paused(context.Context) (map[string]dedupe.Pause, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.reads++
+	if c.reads > 1 {
+		c.read <- struct{}{}
+	}
 	return c.flags, nil
+}
+
+func (c *countingPauses) set(flags map[string]dedupe.Pause) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.flags = flags
 }
 
 func TestPausesAreReadOncePerInterval(t *testing.T) {
 	clock := newFakeClock()
-	store := &countingPauses{flags: map[string]dedupe.Pause{"billing": {Paused: true}}}
+	store := &countingPauses{flags: map[string]dedupe.Pause{"billing": {Paused: true}}, read: make(chan struct{}, 1)}
 	p := NewPauses(store, time.Second, clock.Now)
-	require.True(t, p.Paused("billing"))
+	require.True(t, p.Paused("billing"), "the first answer waits for the store")
 	require.False(t, p.Paused("ledger"))
-	require.Equal(t, 1, store.reads)
-	store.flags = map[string]dedupe.Pause{}
+	store.set(map[string]dedupe.Pause{})
 	require.True(t, p.Paused("billing"), "within the interval")
+	select {
+	case <-store.read:
+		t.Fatal("read again within the interval")
+	default:
+	}
 	clock.Advance(time.Second)
+	require.True(t, p.Paused("billing"), "answered from the flags in hand while they are read again")
+	<-store.read
+	for p.refreshingNow() {
+		runtime.Gosched()
+	}
 	require.False(t, p.Paused("billing"), "read again: resumed")
-	require.Equal(t, 2, store.reads)
+}
+
+// refreshingNow reports whether a background read is under way.
+func (p *Pauses) refreshingNow() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.refreshing
 }
