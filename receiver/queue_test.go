@@ -3,6 +3,7 @@ package receiver_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -164,4 +165,33 @@ func TestPausedQueueDestinationStillQueues(t *testing.T) {
 	st, err := h.store.QueueStats(context.Background(), "ledger")
 	require.NoError(t, err)
 	require.Equal(t, 1, st.Depth)
+}
+
+// failingQueue is a store that cannot write (a full disk, Postgres down).
+type failingQueue struct{}
+
+func (failingQueue) Enqueue(context.Context, dedupe.Enqueue) (*dedupe.Record, error) {
+	return nil, fmt.Errorf("%w: no space left on device", dedupe.ErrUnavailable)
+}
+
+// Nothing is acknowledged that is not durable: a queue destination whose
+// store cannot write answers 503 with Retry-After, and the gateway keeps
+// the event.
+func TestQueueDestinationOnAnUnwritableStoreAnswers503(t *testing.T) {
+	c := loadRoutes(t, queueFile, map[string]string{"EU_SECRET": euSecret, "LEDGER_URL": "http://127.0.0.1:1", "BILLING_URL": "http://127.0.0.1:1"})
+	rt, err := receiver.NewRoutes(c, forwarders(t, c))
+	require.NoError(t, err)
+	store, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { store.Close() })
+	handler, err := receiver.New(receiver.Config{Routing: func() *receiver.Routes { return rt }, Store: store, Queue: failingQueue{}, MaxBodyBytes: 1 << 16})
+	require.NoError(t, err)
+	srv := httptest.NewServer(handler)
+	t.Cleanup(srv.Close)
+	h := &queued{t: t, srv: srv}
+	r := h.post(invoice("evt_full", "eur"))
+	require.Equal(t, http.StatusServiceUnavailable, r.status)
+	require.NotEmpty(t, r.header.Get("Retry-After"))
+	require.Contains(t, r.body, "store unavailable")
+	require.NotContains(t, r.body, "no space", "storage detail goes to the log only")
 }
