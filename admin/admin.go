@@ -58,6 +58,15 @@ type Config struct {
 	// Requests is the store's request log (GET /api/requests and the
 	// console's /requests); nil answers them 404.
 	Requests RequestLister
+	// Queue and Destinations serve the destinations routes and the
+	// redrive by filter: the store's queues and pause flags, and the
+	// destinations of the configuration in force. Nil Destinations lists
+	// none.
+	Queue        Queue
+	Destinations func() []Destination
+	// Attempts, if set, counts a destination's delivery attempts on this
+	// node by outcome, for the destinations page.
+	Attempts func(destination string) map[string]int
 }
 
 type handler struct {
@@ -104,6 +113,9 @@ func (h *handler) routes() http.Handler {
 		r.Post("/records/{key}/redrive", h.consoleRedrive)
 		r.Post("/records/{key}/delete", h.consoleDelete)
 		r.Post("/signout", h.signOut)
+		r.Get("/destinations", h.consoleDestinations)
+		r.Post("/destinations/{name}/pause", h.consolePause(true))
+		r.Post("/destinations/{name}/resume", h.consolePause(false))
 
 		r.Get("/api/records", h.apiList)
 		r.Get("/api/records/{key}", h.apiGet)
@@ -111,6 +123,10 @@ func (h *handler) routes() http.Handler {
 		r.Post("/api/records/{key}/redrive", h.apiRedrive)
 		r.Get("/api/summary", h.apiSummary)
 		r.Get("/api/requests", h.apiRequests)
+		r.Get("/api/destinations", h.apiDestinations)
+		r.Post("/api/destinations/{name}/pause", h.apiPause(true))
+		r.Post("/api/destinations/{name}/resume", h.apiPause(false))
+		r.Post("/api/redrive", h.apiRedriveFilter)
 		if h.Metrics != nil {
 			r.Method(http.MethodGet, "/metrics", h.Metrics)
 		}

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/redrive"
@@ -123,7 +125,22 @@ func (h *handler) redrive(r *http.Request) (redrive.Result, error) {
 	if err != nil {
 		return redrive.Result{}, err
 	}
-	res, err := h.Redriver.Redrive(context.WithoutCancel(r.Context()), key)
+	ctx := context.WithoutCancel(r.Context())
+	if rec, gerr := h.Store.Get(ctx, key); gerr == nil && rec.Destination != "" && h.Queue != nil {
+		// A queue destination's record goes back to its queue: the
+		// delivery loop, not this request, forwards it.
+		var maxAge time.Duration
+		if d, ok := h.destination(rec.Destination); ok {
+			maxAge = d.MaxAge
+		}
+		rec, err := h.Queue.Requeue(ctx, key, maxAge)
+		h.Logger.Info("redrive: requeued", "key", key, "error", errString(err))
+		if errors.Is(err, dedupe.ErrNotQueueable) {
+			err = fmt.Errorf("%w: %v", dedupe.ErrInFlight, err) // queued or delivering already: 409
+		}
+		return redrive.Result{Record: rec}, err
+	}
+	res, err := h.Redriver.Redrive(ctx, key)
 	h.Logger.Info("redrive", "key", key, "status", res.Dispatch.Status, "delivered", res.Delivered(), "error", errString(err))
 	return res, err
 }
@@ -139,7 +156,7 @@ func errString(err error) string {
 // statuses (docs/contract.md, admin routes), in one place.
 func statusOf(err error) int {
 	switch {
-	case errors.Is(err, dedupe.ErrNotFound):
+	case errors.Is(err, dedupe.ErrNotFound), errors.Is(err, errNoDestination):
 		return http.StatusNotFound
 	case errors.Is(err, dedupe.ErrInFlight):
 		return http.StatusConflict
@@ -158,6 +175,9 @@ func statusOf(err error) int {
 func publicError(err error) string {
 	switch statusOf(err) {
 	case http.StatusNotFound:
+		if errors.Is(err, errNoDestination) {
+			return err.Error()
+		}
 		return "no record for this key (never delivered, released after a failed forward, deleted or pruned)"
 	case http.StatusServiceUnavailable:
 		if errors.Is(err, redrive.ErrNotDelivered) {

@@ -26,7 +26,7 @@ import (
 var web embed.FS
 
 type pages struct {
-	list, record, confirm, signin, overview, requests *template.Template
+	list, record, confirm, signin, overview, requests, destinations *template.Template
 }
 
 func loadPages() (*pages, error) {
@@ -49,7 +49,8 @@ func loadPages() (*pages, error) {
 	var p pages
 	for name, dst := range map[string]**template.Template{
 		"list.html": &p.list, "record.html": &p.record, "confirm.html": &p.confirm, "signin.html": &p.signin, "overview.html": &p.overview,
-		"requests.html": &p.requests,
+		"requests.html":     &p.requests,
+		"destinations.html": &p.destinations,
 	} {
 		if *dst, err = page(name); err != nil {
 			return nil, fmt.Errorf("admin: template %s: %w", name, err)
@@ -102,6 +103,8 @@ func stateClass(s dedupe.State) string {
 		return "failed"
 	case dedupe.InFlight:
 		return "inflight"
+	case dedupe.Queued:
+		return "queued"
 	}
 	return "unknown"
 }
@@ -157,6 +160,7 @@ var flashes = map[string]struct {
 }{
 	"deleted":     {"Deleted. The provider's next delivery of this event will be forwarded again.", false},
 	"delivered":   {"Redriven: the core service accepted it.", false},
+	"requeued":    {"Requeued: the delivery loop attempts it again, max_age counted from now.", false},
 	"rejected":    {"Redriven: the core service rejected it again; the new answer is recorded.", true},
 	"unavailable": {"Not redriven: the core service did not answer. The record is as it was.", true},
 	"inflight":    {"Not redriven: a delivery of this event is being forwarded right now. Try again when its lease has passed.", true},
@@ -337,9 +341,11 @@ func (h *handler) consoleConfirm(w http.ResponseWriter, r *http.Request) {
 // returns to the record's page with what became of it (post, redirect,
 // get: a reload does not redrive again).
 func (h *handler) consoleRedrive(w http.ResponseWriter, r *http.Request) {
-	_, err := h.redrive(r)
+	out, err := h.redrive(r)
 	res := "delivered"
 	switch {
+	case err == nil && out.Record.State == dedupe.Queued:
+		res = "requeued"
 	case err == nil:
 		rec, gerr := h.Store.Get(r.Context(), keyParam(r))
 		if gerr == nil && rec.State == dedupe.Failed {

@@ -27,6 +27,10 @@
 //	    ──Complete or Fail──▶ the redrive's answer
 //	    ──Release, or the lease passing──▶ the record as it was
 //
+// A queue destination's event (store and forward) has a state machine of
+// its own, QUEUED, an attempt's lease, and COMPLETED or FAILED: queue.go
+// (the Queue interface, which every backend implements beside Store).
+//
 // A lease carries an owner token. Complete, Fail and Release succeed only for
 // the token that currently owns the key, so an attempt whose lease was taken
 // over cannot overwrite the new owner's record (ErrLeaseLost). A redrive

@@ -39,6 +39,12 @@ var (
 	// ErrInvalidCursor means a listing's cursor was not one that Recent
 	// returned.
 	ErrInvalidCursor = errors.New("dedupe: invalid cursor")
+	// ErrInvalidDestination means a destination name is empty, longer
+	// than MaxDestinationLen or holds anything but [a-z0-9-].
+	ErrInvalidDestination = errors.New("dedupe: invalid destination name")
+	// ErrNotQueueable means Requeue found a record that is not a FAILED
+	// event of a queue destination.
+	ErrNotQueueable = errors.New("dedupe: not a failed event of a queue destination")
 )
 
 // IsLogical reports whether err is one of the contract's outcomes (an
@@ -46,7 +52,7 @@ var (
 // tell what they must wrap as ErrUnavailable from what they pass on.
 func IsLogical(err error) bool {
 	for _, e := range []error{ErrInFlight, ErrFingerprintMismatch, ErrLeaseLost, ErrNotFound, ErrInvalidKey, ErrCorrupt,
-		ErrNoRequest, ErrInvalidCursor} {
+		ErrNoRequest, ErrInvalidCursor, ErrInvalidDestination, ErrNotQueueable} {
 		if errors.Is(err, e) {
 			return true
 		}

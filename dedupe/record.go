@@ -24,18 +24,20 @@ func (s State) String() string {
 		return "COMPLETED"
 	case Failed:
 		return "FAILED"
+	case Queued:
+		return "QUEUED"
 	}
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
 
 // ParseState parses a state name as printed by String (case-sensitive).
 func ParseState(s string) (State, error) {
-	for _, st := range []State{InFlight, Completed, Failed} {
+	for _, st := range []State{InFlight, Completed, Failed, Queued} {
 		if st.String() == s {
 			return st, nil
 		}
 	}
-	return 0, fmt.Errorf("dedupe: unknown state %q (want IN_FLIGHT, COMPLETED or FAILED)", s)
+	return 0, fmt.Errorf("dedupe: unknown state %q (want IN_FLIGHT, COMPLETED, FAILED or QUEUED)", s)
 }
 
 // MaxStoredBody caps the downstream answer body kept with a COMPLETED or
@@ -73,6 +75,22 @@ type Record struct {
 	// claim kept none (a record written before requests were kept, or by
 	// a claim without one).
 	Request *Request
+
+	// Destination is the queue destination of a queued event (Enqueue);
+	// "" for a record of a sync forward. The fields below are a queued
+	// event's only.
+	Destination string
+	// QueuedAt is the event's arrival, or its last redrive (Requeue): no
+	// attempt starts later than the destination's max_age after it.
+	QueuedAt time.Time
+	// NextAttempt is when a QUEUED event is due: its next attempt, or the
+	// end of the lease of the attempt under way.
+	NextAttempt time.Time
+	// Retries counts the attempts since QueuedAt that ended unavailable
+	// (Retry): the backoff of the next one.
+	Retries uint32
+	// Reason says why a queued event is FAILED (FailAttempt).
+	Reason string
 }
 
 // Leased reports whether a lease (a claim's or a redrive's) holds r at now.

@@ -200,6 +200,10 @@ func CheckRedrive(rec *Record, now time.Time) error {
 	switch {
 	case rec.Leased(now):
 		return fmt.Errorf("%w: lease runs until %s", ErrInFlight, rec.LeaseUntil.Format(time.RFC3339))
+	case rec.State == Queued:
+		// Its delivery is under way already (Queue); a FAILED one is
+		// redriven by Requeue.
+		return fmt.Errorf("%w: queued for delivery", ErrInFlight)
 	case rec.State != InFlight && rec.State != Failed && rec.State != Completed:
 		return fmt.Errorf("%w: key %q has state %v", ErrCorrupt, rec.Key, rec.State)
 	case !rec.Request.Stored():
@@ -224,6 +228,11 @@ func Decide(rec *Record, fingerprint string, now time.Time) (*Record, error) {
 			return rec, ErrInFlight
 		}
 		return nil, nil
+	case Queued:
+		// A queue destination's event meeting a sync claim (the
+		// destination's delivery changed by a reload): its queued
+		// delivery is under way, and no second one may start beside it.
+		return rec, ErrInFlight
 	}
 	return rec, fmt.Errorf("%w: key %q has state %v", ErrCorrupt, rec.Key, rec.State)
 }

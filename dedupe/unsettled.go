@@ -44,8 +44,8 @@ func RetryDelay(attempt int) time.Duration {
 	return min(d, most)
 }
 
-// Attempt is how one write of an answer ended, for Unsettled.Retry.
-type Attempt struct {
+// WriteAttempt is how one write of an answer ended, for Unsettled.Retry.
+type WriteAttempt struct {
 	Key string
 	// Tries is how many times the answer was written before this attempt.
 	Tries int
@@ -66,7 +66,7 @@ type Attempt struct {
 // now, it holds the key (from the first failure on), schedules resend
 // after RetryDelay and reports true. Otherwise it drops the key held by
 // earlier attempts, logging how the retries ended, and reports false.
-func (u *Unsettled) Retry(a Attempt, now time.Time, logger *slog.Logger, resend func()) bool {
+func (u *Unsettled) Retry(a WriteAttempt, now time.Time, logger *slog.Logger, resend func()) bool {
 	held := a.Tries > 0
 	if a.Err == nil || !a.Retryable || !now.Before(a.Until) {
 		if !held {

@@ -28,17 +28,17 @@ func TestUnsettledRetry(t *testing.T) {
 	down := errors.New("store down")
 	for _, tc := range []struct {
 		name  string
-		a     Attempt
+		a     WriteAttempt
 		retry bool
 	}{
-		{"first failure", Attempt{Tries: 0, Until: now.Add(time.Second), Err: down, Retryable: true}, true},
-		{"failing again", Attempt{Tries: 3, Until: now.Add(time.Second), Err: down, Retryable: true}, true},
-		{"landed", Attempt{Tries: 0, Until: now.Add(time.Second), Landed: true}, false},
-		{"landed on a retry", Attempt{Tries: 2, Until: now.Add(time.Second), Landed: true}, false},
-		{"lease gone", Attempt{Tries: 2, Until: now.Add(time.Second)}, false},
-		{"refused", Attempt{Tries: 0, Until: now.Add(time.Second), Err: down}, false},
-		{"lease passed", Attempt{Tries: 2, Until: now, Err: down, Retryable: true}, false},
-		{"no lease", Attempt{Tries: 0, Err: down, Retryable: true}, false},
+		{"first failure", WriteAttempt{Tries: 0, Until: now.Add(time.Second), Err: down, Retryable: true}, true},
+		{"failing again", WriteAttempt{Tries: 3, Until: now.Add(time.Second), Err: down, Retryable: true}, true},
+		{"landed", WriteAttempt{Tries: 0, Until: now.Add(time.Second), Landed: true}, false},
+		{"landed on a retry", WriteAttempt{Tries: 2, Until: now.Add(time.Second), Landed: true}, false},
+		{"lease gone", WriteAttempt{Tries: 2, Until: now.Add(time.Second)}, false},
+		{"refused", WriteAttempt{Tries: 0, Until: now.Add(time.Second), Err: down}, false},
+		{"lease passed", WriteAttempt{Tries: 2, Until: now, Err: down, Retryable: true}, false},
+		{"no lease", WriteAttempt{Tries: 0, Err: down, Retryable: true}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var u Unsettled
@@ -70,7 +70,7 @@ func TestUnsettledFlush(t *testing.T) {
 	require.Equal(t, 1, ran)
 	require.Less(t, time.Since(start), time.Minute)
 	require.False(t, u.After(0, func() { ran++ }))
-	a := Attempt{Key: "k", Until: time.Now().Add(time.Hour), Err: errors.New("down"), Retryable: true}
+	a := WriteAttempt{Key: "k", Until: time.Now().Add(time.Hour), Err: errors.New("down"), Retryable: true}
 	require.False(t, u.Retry(a, time.Now(), slog.New(slog.NewTextHandler(io.Discard, nil)), func() { ran++ }))
 	require.False(t, u.Holds("k"))
 	require.Equal(t, 1, ran)

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 	"unicode"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -37,6 +38,9 @@ func exposedNames(t *testing.T) []string {
 	require.NoError(t, m.WatchStore(fixedStats{dedupe.Failed: 1}))
 	require.NoError(t, m.WatchReady(func(context.Context) error { return nil }))
 	require.NoError(t, m.WatchMap(fixedMap{Used: 1, Size: 2, Max: 4}))
+	require.NoError(t, m.WatchQueues(fixedQueue{}, []metrics.Destination{{Name: "ledger", Queue: true, MaxAge: time.Hour}}))
+	_, err = m.WatchAttempts([]string{"ledger"})
+	require.NoError(t, err)
 	families, err := reg.Gather()
 	require.NoError(t, err)
 	var names []string
@@ -80,7 +84,9 @@ func TestDeployUsesOnlyExposedNames(t *testing.T) {
 
 	// Each figure the alerts are about is there.
 	for _, n := range []string{"webhookd_dependency_failures_total", "webhookd_store_up", "webhookd_store_map_used_bytes",
-		"webhookd_store_map_max_bytes", "webhookd_store_records", "webhookd_deliveries_total"} {
+		"webhookd_store_map_max_bytes", "webhookd_store_records", "webhookd_deliveries_total",
+		"webhookd_queue_depth", "webhookd_queue_oldest_seconds", "webhookd_queue_max_age_seconds", "webhookd_destination_paused",
+		"webhookd_delivery_attempts_total"} {
 		require.Contains(t, exposed, n)
 	}
 }

@@ -366,10 +366,10 @@ type recordsCollector struct {
 }
 
 var recordsDesc = prometheus.NewDesc("webhookd_store_records",
-	"Records in the dedupe store, by state (in_flight, completed, failed), counted at scrape time.",
+	"Records in the dedupe store, by state (in_flight, completed, failed, queued), counted at scrape time.",
 	[]string{"state"}, nil)
 
-var recordStates = []dedupe.State{dedupe.InFlight, dedupe.Completed, dedupe.Failed}
+var recordStates = []dedupe.State{dedupe.InFlight, dedupe.Completed, dedupe.Failed, dedupe.Queued}
 
 func (c *recordsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- recordsDesc }
 

@@ -165,7 +165,7 @@ func (h *handler) outOfTime(d *delivery, err error) error {
 // provider need not send it again.
 func (h *handler) finished(item *delivery) bool {
 	switch item.Outcome {
-	case OutcomeForwarded, OutcomeReplayed, OutcomeUnrouted:
+	case OutcomeForwarded, OutcomeReplayed, OutcomeUnrouted, OutcomeQueued:
 		return true
 	case OutcomeCoreRejected:
 		// Recorded as FAILED, unless the policy released the key.

@@ -95,7 +95,7 @@ func TestStalledUploadsGet503(t *testing.T) {
 	require.Eventually(t, func() bool {
 		busy = h.deliver(body)
 		return busy.status == http.StatusServiceUnavailable
-	}, 5*time.Second, 5*time.Millisecond)
+	}, 30*time.Second, 5*time.Millisecond)
 	require.NotEmpty(t, busy.header.Get("Retry-After"))
 	require.Contains(t, busy.body, receiver.ErrBusy.Error())
 
@@ -105,7 +105,7 @@ func TestStalledUploadsGet503(t *testing.T) {
 	require.Eventually(t, func() bool {
 		r := h.deliver(event("evt_after_stall", 1))
 		return r.status == http.StatusCreated
-	}, 5*time.Second, 5*time.Millisecond)
+	}, 30*time.Second, 5*time.Millisecond)
 }
 
 // TestLargestBodyLimit: WEBHOOKD_MAX_BODY_BYTES's largest value,

@@ -87,6 +87,9 @@ const (
 	// provider's, whose Ack is not nil), answered from its items'
 	// outcomes; each item is counted with its own outcome besides.
 	OutcomeBatch Outcome = "batch"
+	// OutcomeQueued: stored QUEUED for a queue destination, which webhookd
+	// delivers itself (package deliver); the gateway is acknowledged.
+	OutcomeQueued Outcome = "queued"
 )
 
 // Outcomes lists every value Delivery.Outcome takes, so that metrics can
@@ -95,7 +98,7 @@ func Outcomes() []Outcome {
 	return []Outcome{
 		OutcomeForwarded, OutcomeReplayed, OutcomeConflict, OutcomeMismatch, OutcomeUnauthorized,
 		OutcomeBadRequest, OutcomeTooLarge, OutcomeUnavailable, OutcomeCoreRejected, OutcomeNotFound,
-		OutcomeError, OutcomeBatch, OutcomeUnrouted,
+		OutcomeError, OutcomeBatch, OutcomeUnrouted, OutcomeQueued,
 	}
 }
 
@@ -184,7 +187,7 @@ var statusTable = []statusRow{
 	{[]error{ErrBadEvent, dedupe.ErrInvalidKey}, http.StatusBadRequest, OutcomeBadRequest, nil, providers.ReasonNoEventKey},
 	{[]error{dedupe.ErrFingerprintMismatch}, http.StatusUnprocessableEntity, OutcomeMismatch, nil, ReasonPayloadMismatch},
 	{[]error{dedupe.ErrInFlight}, http.StatusConflict, OutcomeConflict, nil, ""},
-	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, ErrBusy, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil, ""},
+	{[]error{ErrDownstreamUnavailable, ErrShuttingDown, ErrBatchTimeout, ErrBusy, ErrPaused, providers.ErrUnavailable}, http.StatusServiceUnavailable, OutcomeUnavailable, nil, ""},
 	// Store errors carry storage detail (errno text, paths, hosts).
 	{[]error{ErrStoreUnavailable, dedupe.ErrUnavailable, dedupe.ErrClosed}, http.StatusServiceUnavailable, OutcomeUnavailable, ErrStoreUnavailable, ""},
 }

@@ -175,6 +175,14 @@ type Config struct {
 	// Tracer, if set, traces each delivery (trace.go); nil traces
 	// nothing, at no cost.
 	Tracer trace.Tracer
+	// Queue stores the events of queue destinations (dedupe.Queue); Wake,
+	// if set, tells the delivery loop one was queued for a destination.
+	Queue Queue
+	Wake  func(destination string)
+	// Paused, if set, says whether a destination is paused (its flag in
+	// the store): a paused sync destination's events are answered 503
+	// without a forward, so that the gateway keeps them.
+	Paused func(destination string) bool
 	// StoreRequests keeps each claimed request's body with its record
 	// (WEBHOOKD_STORE_REQUESTS), so that it can be redriven and shown in
 	// the console; without it a record keeps the request's headers and
@@ -330,9 +338,10 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 	if ack == nil {
 		d.body, d.ev = items[0].Body, items[0].Event
 		var buf [4]*routing.Destination
-		if dests := h.route(buf[:0], d); len(dests) == 1 {
-			// One destination, no acknowledgement of the provider's own:
-			// the core service's answer is the provider's, as it always was.
+		if dests := h.route(buf[:0], d); len(dests) == 1 && dests[0].Delivery != routing.Queue {
+			// One sync destination, no acknowledgement of the provider's
+			// own: the core service's answer is the provider's, as it
+			// always was. A queue destination's is the acknowledgement.
 			d.setKey(dests[0])
 			h.deliver(d)
 			return
@@ -399,6 +408,14 @@ func (h *handler) deliver(d *delivery) {
 	// passes. They run on a context the request's end does not cancel;
 	// each is bounded by StoreTimeout instead (boundedStore).
 	d.storeCtx = context.WithoutCancel(r.Context())
+	if d.queued() {
+		h.enqueue(d)
+		return
+	}
+	if h.Paused != nil && h.Paused(d.dest.Name) {
+		h.fail(d, ErrPaused, nil)
+		return
+	}
 	// The request is kept with the claim, in the same write, for redrive
 	// and the console: its headers and size always, its body when
 	// StoreRequests is set.

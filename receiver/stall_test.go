@@ -43,9 +43,9 @@ func stallNode(t *testing.T, store receiver.Store, storeTimeout time.Duration, d
 	return srv
 }
 
-// deliver posts a signed body and returns the status and whether it was a
+// postStripe posts a signed body and returns the status and whether it was a
 // replay.
-func deliver(t *testing.T, srv *httptest.Server, body []byte) (int, bool) {
+func postStripe(t *testing.T, srv *httptest.Server, body []byte) (int, bool) {
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
@@ -126,7 +126,7 @@ func stalledForwardsOnce(t *testing.T, backend string, storeTimeout, lease, stal
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			statuses[i], _ = deliver(t, srv, bodies[i])
+			statuses[i], _ = postStripe(t, srv, bodies[i])
 		}()
 	}
 	for range events {
@@ -147,7 +147,7 @@ func stalledForwardsOnce(t *testing.T, backend string, storeTimeout, lease, stal
 	<-time.After(time.Until(claimed.Add(lease + 500*time.Millisecond)))
 	replayed := 0
 	for i, body := range bodies {
-		st, replay := deliver(t, srv, body)
+		st, replay := postStripe(t, srv, body)
 		require.Equal(t, http.StatusOK, st, "event %d", i)
 		if replay {
 			replayed++
@@ -180,7 +180,7 @@ func TestStalledPostgresAnswers503InTime(t *testing.T) {
 	t.Cleanup(func() { store.Close() })
 	down := newDownstream(t)
 	srv := stallNode(t, store, storeTimeout, down.URL)
-	st, _ := deliver(t, srv, event("evt_before_stall", 1))
+	st, _ := postStripe(t, srv, event("evt_before_stall", 1))
 	require.Equal(t, http.StatusCreated, st)
 
 	pg.Pause()
@@ -223,7 +223,7 @@ func TestStalledPostgresAnswers503InTime(t *testing.T) {
 	for i := range deliveries {
 		body := event(fmt.Sprintf("evt_in_stall_%d", i), i)
 		require.Eventually(t, func() bool {
-			st, _ := deliver(t, srv, body)
+			st, _ := postStripe(t, srv, body)
 			return st == http.StatusCreated
 		}, 10*time.Second, 100*time.Millisecond, "delivery %d", i)
 	}
@@ -286,7 +286,7 @@ func TestStalledPostgresUnderLoad(t *testing.T) {
 	// waiting a little after each 409 or 503.
 	until2xx := func(body []byte) int {
 		for n := 1; ; n++ {
-			st, _ := deliver(t, srv, body)
+			st, _ := postStripe(t, srv, body)
 			if st/100 == 2 {
 				return n
 			}
@@ -320,7 +320,7 @@ func TestStalledPostgresUnderLoad(t *testing.T) {
 	<-time.After(time.Until(last.Add(lease + 500*time.Millisecond)))
 	for i := range events {
 		for range 2 {
-			st, _ := deliver(t, srv, event(fmt.Sprintf("evt_load_%d", i), i))
+			st, _ := postStripe(t, srv, event(fmt.Sprintf("evt_load_%d", i), i))
 			require.Equal(t, http.StatusOK, st)
 		}
 	}

@@ -26,9 +26,13 @@ import (
 // MaxFileBytes bounds a WEBHOOKD_CONFIG file.
 const MaxFileBytes = 1 << 20
 
-// ErrQueueNotSupported refuses delivery: queue until store and forward is
-// built (docs/contract.md, "Store and forward").
-var ErrQueueNotSupported = errors.New("delivery: queue is not yet supported by this webhookd; use sync")
+// The defaults of a queue destination (docs/contract.md, "Store and
+// forward"): how long webhookd keeps trying, and how many attempts it
+// keeps open at once.
+const (
+	DefaultMaxAge      = 72 * time.Hour
+	DefaultConcurrency = 16
+)
 
 // Options are what Load needs besides the file.
 type Options struct {
@@ -390,7 +394,9 @@ func (d *decoder) destination(dst *Destination, m map[string]*yaml.Node, item *y
 		}
 	}
 	if dst.Delivery == Queue {
-		return d.errAt(m["delivery"], join(key, "delivery"), "%v", ErrQueueNotSupported)
+		if err := d.queueDefaults(dst, m, key); err != nil {
+			return err
+		}
 	}
 	if d.o.CheckTimeout != nil {
 		at := item
@@ -400,6 +406,29 @@ func (d *decoder) destination(dst *Destination, m map[string]*yaml.Node, item *y
 		if err := d.o.CheckTimeout(dst.Timeout); err != nil {
 			return d.errAt(at, join(key, "timeout"), "%v", err)
 		}
+	}
+	return nil
+}
+
+// queueDefaults fills a queue destination's unset bounds and refuses a
+// max_age no longer than the lease: an attempt holds the lease, so such a
+// queue could expire an event during its first attempt.
+func (d *decoder) queueDefaults(dst *Destination, m map[string]*yaml.Node, key string) error {
+	if dst.MaxAge == 0 {
+		dst.MaxAge = DefaultMaxAge
+	}
+	if dst.Concurrency == 0 {
+		dst.Concurrency = DefaultConcurrency
+	}
+	// One attempt is one request: the loop's backoff spaces the retries
+	// (package deliver).
+	dst.Retries = 0
+	if lease := d.o.Env.Lease; lease > 0 && dst.MaxAge <= lease {
+		at, k := m["delivery"], join(key, "delivery")
+		if n, ok := m["max_age"]; ok {
+			at, k = n, join(key, "max_age")
+		}
+		return d.errAt(at, k, "%s is not longer than the lease (%s) that an attempt holds", dst.MaxAge, lease)
 	}
 	return nil
 }

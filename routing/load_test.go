@@ -211,7 +211,8 @@ func TestParseRefuses(t *testing.T) {
 		{"types on an event type whose confirmation is off", strings.Replace(good, "verify_status: true", "verify_status: false", 1) + "  - source: midtrans-a\n    types: [settlement]\n    to: [billing]\n",
 			"routes.yaml:31: routes[2].types: source midtrans-a's provider midtrans does not sign the event type"},
 		{"a glob that is not one", repl(`"invoice.*"`, `"invoice.[*"`), "routes.yaml:25: routes[0].types[0]: \"invoice.[*\" is not a glob"},
-		{"delivery queue, not yet", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    max_age: 1h\n"), "routes.yaml:23: destinations[1].delivery: delivery: queue is not yet supported"},
+		{"max_age not longer than the lease", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    max_age: 1m\n"), "routes.yaml:24: destinations[1].max_age: 1m0s is not longer than the lease (1m0s)"},
+		{"rate of zero", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    rate: 0\n"), "routes.yaml:24: destinations[1].rate: \"0\" is not a positive number"},
 		{"unknown delivery", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: later\n"), "routes.yaml:23: destinations[1].delivery: \"later\" is not sync or queue"},
 		{"queue setting on sync", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    rate: 5\n"), "routes.yaml:23: destinations[1].rate: only for delivery: queue"},
 		{"retries on queue", repl("    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n    delivery: queue\n    retries: 3\n"), "routes.yaml:24: destinations[1].retries: only for delivery: sync"},
@@ -324,4 +325,31 @@ func TestSettingsAreTheVariables(t *testing.T) {
 	require.NoError(t, err)
 	us, _ := c.Source("stripe-us")
 	require.Equal(t, 5*time.Minute, us.Settings.(*stripe.Settings).Tolerance, "the variable's default")
+}
+
+func TestParseQueueDestination(t *testing.T) {
+	for _, tc := range []struct {
+		name, settings string
+		want           routing.Destination
+	}{
+		{"defaults", "    delivery: queue\n",
+			routing.Destination{MaxAge: routing.DefaultMaxAge, Concurrency: routing.DefaultConcurrency}},
+		{"bounds", "    delivery: queue\n    max_age: 24h\n    rate: 50\n    concurrency: 8\n    timeout: 3s\n",
+			routing.Destination{MaxAge: 24 * time.Hour, Rate: 50, Concurrency: 8, Timeout: 3 * time.Second}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			file := strings.Replace(good, "    url: http://ledger.internal/events\n", "    url: http://ledger.internal/events\n"+tc.settings, 1)
+			c, err := parse(t, file, 0o600, testEnv)
+			require.NoError(t, err)
+			ledger, _ := c.Destination("ledger")
+			require.Equal(t, routing.Queue, ledger.Delivery)
+			require.Equal(t, tc.want.MaxAge, ledger.MaxAge)
+			require.Equal(t, tc.want.Rate, ledger.Rate)
+			require.Equal(t, tc.want.Concurrency, ledger.Concurrency)
+			require.Zero(t, ledger.Retries, "one attempt is one request")
+			if tc.want.Timeout != 0 {
+				require.Equal(t, tc.want.Timeout, ledger.Timeout, "one attempt's budget")
+			}
+		})
+	}
 }

@@ -23,7 +23,7 @@ const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPL
        webhookd keys get [--json] [--destination NAME] KEY
        webhookd keys delete [--force] [--destination NAME] KEY
        webhookd keys redrive [--destination NAME] KEY...
-       webhookd keys redrive --state failed [--provider NAME] [--since DURATION]
+       webhookd keys redrive --state failed [--provider NAME] [--destination NAME] [--type GLOB] [--since DURATION]
 
 KEY is provider:event-key, the Idempotency-Key value (stripe:evt_123); with
 WEBHOOKD_CONFIG, source:event-key, and --destination names the record of
@@ -31,7 +31,8 @@ one destination when the event went to several (docs/routing.md).
 The store is the one at WEBHOOKD_DATA_DIR; serve may be running on it.
 redrive forwards each event's stored request to WEBHOOKD_DOWNSTREAM_URL again
 (same Idempotency-Key and headers), records the new answer, prints one line
-per event, and exits 0 only when every redrive was delivered.`
+per event, and exits 0 only when every redrive was delivered; a FAILED event of
+a queue destination is requeued instead, for serve's delivery loop.`
 
 // keysPage is how many records one read transaction of `keys list` holds:
 // the listing streams, so a large store is neither held in memory nor

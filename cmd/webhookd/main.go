@@ -72,6 +72,7 @@ func commands() []command {
 		{"healthcheck", "GET the running server's /healthz, exit 0 if it answers 200 (Docker HEALTHCHECK) [--url URL] [--timeout D]", runHealthcheck},
 		{"backup", "write a compacted, consistent copy of the store to a new directory: backup DEST", runBackup},
 		{"providers", "list every provider with its route and variables; providers check PATH... verifies provider spec files (docs/provider-specs.md)", runProviders},
+		{"destinations", "destinations list | pause NAME | resume NAME: each destination's delivery, pause and queue, or pause and resume one, also while serve runs (docs/delivery.md)", runDestinations},
 		{"config", "config check [FILE]: load a WEBHOOKD_CONFIG file as serve would and print its sources, destinations and variables (docs/routing.md)", runConfig},
 		{"check", "verify the store read-only (records, index, file size); exit 1 on damage", runCheck},
 		{"help", "print this help", func(_ context.Context, _ []string, stdout, _ io.Writer) int { return usage(stdout) }},

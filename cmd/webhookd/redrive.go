@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path"
 	"slices"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	state := fs.String("state", "", "redrive every event in this state: failed")
 	provider := fs.String("provider", "", "with --state: only this provider's events")
 	since := fs.Duration("since", 0, "with --state: only events received within this long (24h); 0 means any")
-	dest := fs.String("destination", "", "with KEYs: the records of this destination, when an event went to several")
+	dest := fs.String("destination", "", "with KEYs: the records of this destination, when an event went to several; with --state: only this destination's events")
+	typ := fs.String("type", "", "with --state: only events whose type matches this glob (invoice.*)")
 	keys, err := parseArgs(fs, args)
 	if err != nil {
 		return flagExit(err)
@@ -44,14 +46,15 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 		return bad("give KEYs or --state, not both")
 	case *state != "" && !strings.EqualFold(*state, "failed"):
 		return bad("--state takes failed: only FAILED events are redriven")
-	case *state != "" && *dest != "":
-		return bad("--destination names the record of each KEY; with --state every FAILED record is redriven")
-	case *state == "" && (*provider != "" || *since != 0):
-		return bad("--provider and --since select events with --state failed")
+	case *state == "" && (*provider != "" || *since != 0 || *typ != ""):
+		return bad("--provider, --type and --since select events with --state failed")
 	case strings.Contains(*provider, ":"):
 		return bad("--provider takes a provider name (stripe), not a key")
 	case *since < 0:
 		return bad("--since must not be negative")
+	}
+	if _, err := path.Match(*typ, ""); err != nil {
+		return bad("--type: %v", err)
 	}
 	for _, k := range keys {
 		if err := checkKeyArg(k); err != nil {
@@ -86,7 +89,7 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 	}
 	defer s.Close()
 	if *state != "" {
-		if keys, err = failedKeys(ctx, s, *provider, *since); err != nil {
+		if keys, err = failedKeys(ctx, s, failedFilter{*provider, *dest, *typ, *since}); err != nil {
 			fmt.Fprintf(stderr, "webhookd keys redrive: %v\n", err)
 			return 1
 		}
@@ -104,14 +107,25 @@ func keysRedrive(ctx context.Context, args []string, stdout, stderr io.Writer) i
 			code = 1
 			continue
 		}
-		stored, err := dedupe.ResolveKey(ctx, s, key, *dest)
-		var res redrive.Result
-		if err == nil {
-			res, err = rd.Redrive(ctx, stored)
-		} else {
+		resolveDest := *dest
+		if *state != "" {
+			resolveDest = "" // the listing's stored keys
+		}
+		stored, err := dedupe.ResolveKey(ctx, s, key, resolveDest)
+		if err != nil {
 			stored = key
 		}
-		line, ok := redriveLine(res, err)
+		var line string
+		var ok bool
+		if maxAge, queued := queuedRecord(ctx, s, rt, stored); err == nil && queued {
+			line, ok = requeueLine(s.(queueStore).Requeue(ctx, stored, maxAge))
+		} else {
+			var res redrive.Result
+			if err == nil {
+				res, err = rd.Redrive(ctx, stored)
+			}
+			line, ok = redriveLine(res, err)
+		}
 		fmt.Fprintf(stdout, "%s\t%s\n", displayKey(stored), line)
 		if !ok {
 			code = 1
@@ -144,16 +158,53 @@ func redriveLine(res redrive.Result, err error) (string, bool) {
 	return "not redriven: " + err.Error(), false
 }
 
+// failedFilter selects the FAILED events of keys redrive --state failed.
+type failedFilter struct {
+	provider, destination, typ string
+	since                      time.Duration
+}
+
+// queuedRecord reports whether stored is a queue destination's record (it
+// is requeued, not forwarded), with its destination's max_age in the
+// configuration in force.
+func queuedRecord(ctx context.Context, s dedupe.Store, rt *router, stored string) (time.Duration, bool) {
+	if _, ok := s.(queueStore); !ok {
+		return 0, false
+	}
+	rec, err := s.Get(ctx, stored)
+	if err != nil || rec.Destination == "" {
+		return 0, false
+	}
+	if d, ok := rt.Routes().Config.Destination(rec.Destination); ok {
+		return d.MaxAge, true
+	}
+	return 0, true
+}
+
+// requeueLine says what became of one requeue; a requeued event is
+// delivered by serve's loop.
+func requeueLine(_ dedupe.Record, err error) (string, bool) {
+	switch {
+	case err == nil:
+		return "requeued: serve's delivery loop attempts it", true
+	case errors.Is(err, dedupe.ErrInFlight):
+		return "not requeued: an attempt holds it", false
+	case errors.Is(err, dedupe.ErrNotQueueable):
+		return "not requeued: not FAILED", false
+	}
+	return "not requeued: " + err.Error(), false
+}
+
 // failedKeys lists the FAILED events to redrive, oldest first, so that the
 // core service receives them in the order they first arrived. The listing
 // is newest first, so it stops at the first event older than since.
-func failedKeys(ctx context.Context, s dedupe.Store, provider string, since time.Duration) ([]string, error) {
+func failedKeys(ctx context.Context, s dedupe.Store, f failedFilter) ([]string, error) {
 	var cutoff time.Time
-	if since > 0 {
-		cutoff = time.Now().Add(-since)
+	if f.since > 0 {
+		cutoff = time.Now().Add(-f.since)
 	}
 	var keys []string
-	o := dedupe.RecentOptions{Provider: provider, State: dedupe.Failed, Limit: dedupe.MaxRecentLimit}
+	o := dedupe.RecentOptions{Provider: f.provider, Destination: f.destination, State: dedupe.Failed, Limit: dedupe.MaxRecentLimit}
 	for {
 		recs, next, err := s.Recent(ctx, o)
 		if err != nil {
@@ -163,6 +214,15 @@ func failedKeys(ctx context.Context, s dedupe.Store, provider string, since time
 			if !cutoff.IsZero() && r.CreatedAt.Before(cutoff) {
 				slices.Reverse(keys)
 				return keys, nil
+			}
+			if f.typ != "" {
+				typ := ""
+				if r.Request != nil {
+					typ = r.Request.EventType
+				}
+				if ok, _ := path.Match(f.typ, typ); !ok {
+					continue
+				}
 			}
 			keys = append(keys, r.Key)
 		}

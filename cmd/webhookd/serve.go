@@ -14,6 +14,7 @@ import (
 	"github.com/webhookd/webhookd/capture"
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
+	"github.com/webhookd/webhookd/deliver"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/overview"
@@ -153,6 +154,37 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 			return err
 		}
 	}
+	qs, ok := store.(queueStore)
+	if !ok {
+		return fmt.Errorf("%s=%s: the store has no queue", envName("STORE"), cfg.Store)
+	}
+	var watched []metrics.Destination
+	var names []string
+	for _, d := range rc.Destinations {
+		watched = append(watched, metrics.Destination{Name: d.Name, Queue: d.Delivery == routing.Queue, MaxAge: d.MaxAge})
+		names = append(names, d.Name)
+	}
+	if err := met.WatchQueues(qs, watched); err != nil {
+		return err
+	}
+	onAttempt, err := met.WatchAttempts(names)
+	if err != nil {
+		return err
+	}
+	tally := &attemptCounts{}
+	loops := &queueLoops{store: qs, rt: rt, log: log, onAttempt: func(d, o string) { onAttempt(d, o); tally.observe(d, o) }}
+	if err := loops.start(rc); err != nil {
+		return err
+	}
+	defer loops.stop()
+	onLoad := rt.onLoad
+	rt.onLoad = func(c *routing.Config) {
+		onLoad(c)
+		if err := loops.start(c); err != nil {
+			log.Error("the delivery loop of the reloaded configuration did not start", "error", err.Error())
+		}
+	}
+	pauses := deliver.NewPauses(qs, deliver.DefaultPoll, nil)
 
 	var captureHook func(provider, eventKey string, body []byte)
 	if cfg.CaptureDir != "" {
@@ -172,6 +204,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		BaseContext:         base,
 		Routing:             rt.Routes,
 		Store:               store,
+		Queue:               qs,
+		Wake:                loops.wake,
+		Paused:              pauses.Paused,
 		Ready:               store.Ping,
 		Metrics:             met.Handler(),
 		MaxBodyBytes:        cfg.MaxBodyBytes,
@@ -202,6 +237,11 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 			Logger:     log,
 			Overview:   ov,
 			Requests:   requests,
+			Queue:      qs,
+			Attempts:   tally.of,
+			Destinations: func() []admin.Destination {
+				return adminDestinations(rt.Routes().Config)
+			},
 		}); err != nil {
 			return err
 		}

@@ -38,6 +38,7 @@ func fixture() (ctx context.Context, key, fp string, ok dedupe.Response) {
 func Run(t *testing.T, open func(t *testing.T, opts dedupe.Options) dedupe.Store) {
 	t.Helper()
 	cases := append(append(transitionCases(), redriveCases()...), requestLogCases()...)
+	cases = append(cases, queueCases()...)
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			clock := NewClock()

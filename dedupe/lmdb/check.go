@@ -164,7 +164,7 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 		case dedupe.CheckKey(key) != nil:
 			r.add(DamageKey, fmt.Sprintf("%q", key))
 			return
-		case rec.State < dedupe.InFlight || rec.State > dedupe.Failed:
+		case !validState(rec.State):
 			r.add(DamageState, fmt.Sprintf("%q (%v)", key, rec.State))
 			return
 		}
@@ -298,7 +298,7 @@ func (r *CheckReport) checkCounts(txn *mdb.Txn) {
 	if walked != r.Records {
 		return
 	}
-	for st := dedupe.InFlight; st <= dedupe.Failed; st++ {
+	for st := dedupe.InFlight; st <= dedupe.Queued; st++ {
 		if n := c[st-dedupe.InFlight]; n != uint64(r.ByState[st]) {
 			r.add(DamageCounts, fmt.Sprintf("%v: %d counted, %d walked", st, n, r.ByState[st]))
 		}

@@ -11,19 +11,21 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-// countsKey holds the number of records in each state, in dbiMeta: three
-// 8-byte big-endian counts, IN_FLIGHT, COMPLETED, FAILED. Every write that
+// countsKey holds the number of records in each state, in dbiMeta: four
+// 8-byte big-endian counts, IN_FLIGHT, COMPLETED, FAILED, QUEUED (an entry
+// of three, written before the queue, does not decode and is recounted at
+// Open). Every write that
 // adds, removes or changes the state of a record updates it in the same
 // transaction (put, unindex, recount), so Stats reads three integers
 // instead of walking every record.
 var countsKey = []byte("counts")
 
 // stateCounts is the decoded counts entry, indexed by State-InFlight.
-type stateCounts [dedupe.Failed - dedupe.InFlight + 1]uint64
+type stateCounts [dedupe.Queued - dedupe.InFlight + 1]uint64
 
 func isCorrupt(err error) bool { return errors.Is(err, dedupe.ErrCorrupt) }
 
-func validState(st dedupe.State) bool { return st >= dedupe.InFlight && st <= dedupe.Failed }
+func validState(st dedupe.State) bool { return st >= dedupe.InFlight && st <= dedupe.Queued }
 
 func (c *stateCounts) encode() []byte { return c.appendTo(make([]byte, 0, 8*len(c))) }
 

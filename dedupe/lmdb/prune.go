@@ -108,6 +108,9 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 			if err := s.uncreate(txn, &rec); err != nil {
 				return err
 			}
+			if err := s.unqueue(txn, &rec); err != nil {
+				return err
+			}
 			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
 			}

@@ -8,12 +8,14 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-// recordVersion is the layout encodeRecord writes; decodeRecord reads it
-// and recordVersion1, the layout before stored requests (a store written
-// by an older webhookd opens as it is). An older webhookd cannot read
-// version 2 records: it answers them as corrupt.
+// recordVersion is the layout encodeRecord writes; decodeRecord reads it,
+// recordVersion2 (before the queue's fields) and recordVersion1 (before
+// stored requests), so a store written by an older webhookd opens as it
+// is. An older webhookd cannot read a newer record: it answers it as
+// corrupt.
 const (
-	recordVersion  = 2
+	recordVersion  = 3
+	recordVersion2 = 2
 	recordVersion1 = 1
 )
 
@@ -22,8 +24,23 @@ const (
 // expires (unix nanoseconds), attempts, status, then length-prefixed
 // fingerprint, content type and body (v1 ends here), then the request: a
 // byte saying whether there is one, and if so its uvarint size and
-// length-prefixed content type, event type and body.
+// length-prefixed content type, event type and body (v2 ends here), then
+// the queue's fields (v3): length-prefixed destination, QueuedAt and
+// NextAttempt (unix nanoseconds), retries, length-prefixed reason.
 func encodeRecord(dst []byte, r *dedupe.Record) []byte {
+	dst = encodeV2(dst, r)
+	dst = binary.AppendUvarint(dst, uint64(len(r.Destination)))
+	dst = append(dst, r.Destination...)
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixNano(r.QueuedAt)))
+	dst = binary.BigEndian.AppendUint64(dst, uint64(unixNano(r.NextAttempt)))
+	dst = binary.BigEndian.AppendUint32(dst, r.Retries)
+	dst = binary.AppendUvarint(dst, uint64(len(r.Reason)))
+	return append(dst, r.Reason...)
+}
+
+// encodeV2 appends every field up to the stored request (the v2 layout,
+// with the current version byte).
+func encodeV2(dst []byte, r *dedupe.Record) []byte {
 	dst = append(dst, recordVersion, byte(r.State))
 	dst = binary.BigEndian.AppendUint64(dst, r.Token)
 	for _, t := range []time.Time{r.LeaseUntil, r.CreatedAt, r.UpdatedAt, r.ExpiresAt} {
@@ -81,7 +98,7 @@ const (
 // keeps, so the result outlives the LMDB transaction that produced buf.
 func decodeRecord(key string, buf []byte, want bodies) (dedupe.Record, error) {
 	const fixed = 2 + 8 + 4*8 + 4 + 2
-	if len(buf) < fixed || buf[0] != recordVersion && buf[0] != recordVersion1 {
+	if len(buf) < fixed || buf[0] < recordVersion1 || buf[0] > recordVersion {
 		return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
 	}
 	r := dedupe.Record{Key: key, State: dedupe.State(buf[1])}
@@ -102,9 +119,14 @@ func decodeRecord(key string, buf []byte, want bodies) (dedupe.Record, error) {
 	if !ok {
 		return dedupe.Record{}, fmt.Errorf("%w: key %q", dedupe.ErrCorrupt, key)
 	}
-	if buf[0] == recordVersion {
+	if buf[0] >= recordVersion2 {
 		if p, ok = decodeRequest(p, &r, want&requestBody != 0); !ok {
 			return dedupe.Record{}, fmt.Errorf("%w: key %q: request", dedupe.ErrCorrupt, key)
+		}
+	}
+	if buf[0] >= recordVersion {
+		if p, ok = decodeQueue(p, &r); !ok {
+			return dedupe.Record{}, fmt.Errorf("%w: key %q: queue fields", dedupe.ErrCorrupt, key)
 		}
 	}
 	if len(p) != 0 {
@@ -145,6 +167,24 @@ func decodeRequest(p []byte, r *dedupe.Record, withBody bool) ([]byte, bool) {
 	case len(f[2]) > 0 || size == 0:
 		r.Request.Body = append([]byte{}, f[2]...)
 	}
+	return p, true
+}
+
+// decodeQueue reads the queue's fields of a v3 record into r.
+func decodeQueue(p []byte, r *dedupe.Record) ([]byte, bool) {
+	var f [1][]byte
+	p, ok := lengthPrefixed(p, f[:])
+	if !ok || len(p) < 8+8+4 {
+		return nil, false
+	}
+	r.Destination = string(f[0])
+	r.QueuedAt = fromUnixNano(int64(binary.BigEndian.Uint64(p)))
+	r.NextAttempt = fromUnixNano(int64(binary.BigEndian.Uint64(p[8:])))
+	r.Retries = binary.BigEndian.Uint32(p[16:])
+	if p, ok = lengthPrefixed(p[20:], f[:]); !ok {
+		return nil, false
+	}
+	r.Reason = string(f[0])
 	return p, true
 }
 

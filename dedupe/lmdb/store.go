@@ -30,6 +30,8 @@ type Store struct {
 	// keys.
 	requests   mdb.DBI
 	requestSeq atomic.Uint32
+	due        mdb.DBI // the queue's due index (keys.go)
+	waiting    mdb.DBI // the queue's waiting events by arrival (keys.go)
 
 	// readers bounds this process's open read transactions, so that a
 	// burst of deliveries waits for a reader slot instead of failing with
@@ -55,6 +57,10 @@ type Store struct {
 	// baseline BenchmarkClaimComplete measures the writer against. Only
 	// benchmarks set it (export_test.go).
 	nestEveryOp atomic.Bool
+
+	// dueRead counts the due index entries Take has read: what a delivery
+	// pass costs (TestTakeCostsTheDueEvents).
+	dueRead atomic.Uint64
 
 	commits atomic.Uint64 // transactions the writer ran
 	writes  atomic.Uint64 // ops they held
@@ -182,6 +188,12 @@ func (s *Store) open(dir string) error {
 		}
 		if s.requests, err = txn.OpenDBI(dbiRequests, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiRequests, err)
+		}
+		if s.due, err = txn.OpenDBI(dbiDue, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiDue, err)
+		}
+		if s.waiting, err = txn.OpenDBI(dbiWaiting, mdb.Create); err != nil {
+			return fmt.Errorf("dedupe: open %s: %w", dbiWaiting, err)
 		}
 		if err := s.openCreated(txn); err != nil {
 			return err

@@ -12,7 +12,8 @@ import (
 // put, unindex and del run inside writer ops only, so they may share the
 // writer's scratch buffers; LMDB copies keys and values as it writes them.
 // put counts rec in its state; unindex uncounts it, since every caller
-// unindexes a record to replace or delete it.
+// unindexes a record to replace or delete it. Both move a QUEUED record's
+// queue entries with it (queue.go).
 func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 	if err := s.count(txn, rec.State, 1); err != nil {
 		return err
@@ -27,7 +28,10 @@ func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 		return err
 	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)
-	return s.putKV(txn, s.expiry, s.wkey, nil)
+	if err := s.putKV(txn, s.expiry, s.wkey, nil); err != nil {
+		return err
+	}
+	return s.enqueueIndex(txn, rec)
 }
 
 func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
@@ -35,6 +39,9 @@ func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
 		return err
 	}
 	if err := s.uncreate(txn, rec); err != nil {
+		return err
+	}
+	if err := s.unqueue(txn, rec); err != nil {
 		return err
 	}
 	s.wkey = expiryKey(s.wkey[:0], rec.ExpiresAt, rec.Key)

@@ -197,7 +197,7 @@ func (s *Store) retryAnswer(o *op) {
 	// The copy is made now: o goes back to the pool once answered.
 	again := &op{ctx: o.ctx, fn: o.fn, done: make(chan error, 1), key: o.key, until: o.until, tries: o.tries + 1}
 	retryable := errors.Is(o.err, dedupe.ErrUnavailable) && !errors.Is(o.err, dedupe.ErrClosed)
-	a := dedupe.Attempt{Key: o.key, Tries: o.tries, Until: o.until, Landed: o.err == nil, Err: o.err, Retryable: retryable}
+	a := dedupe.WriteAttempt{Key: o.key, Tries: o.tries, Until: o.until, Landed: o.err == nil, Err: o.err, Retryable: retryable}
 	if errors.Is(o.err, dedupe.ErrLeaseLost) {
 		a.Err = nil // an answer to the retry: the lease is gone
 	}

@@ -112,7 +112,7 @@ SELECT %[4]s, false, c.now FROM found f, clock c WHERE NOT EXISTS (SELECT FROM t
 // claimedColumns are recordColumns as a claim returns them for the row it
 // wrote: without the bodies, which the claimer has or does not need. The
 // rows it found are returned as a replay reads them (replayColumns).
-const claimedColumns = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, false`
+const claimedColumns = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, false` + queueColumns
 
 // claimStatement is claimSQL for table t.
 func claimStatement(t string) string {

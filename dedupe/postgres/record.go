@@ -17,12 +17,15 @@ import (
 // nothing. Their last column says whether a request body left out is
 // stored whole (dedupe.Request.Unread); octet_length reads a TOASTed
 // body's length from its header, not the body.
+//
+// Each ends with queueColumns, a queued event's own (queue.go).
 const (
 	recordHead    = `key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint, status, content_type, `
 	reqUnread     = `COALESCE(octet_length(req_body) = req_size, false)`
-	recordColumns = recordHead + `body, req_content_type, req_event_type, req_body, req_size, false`
-	replayColumns = recordHead + `body, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
-	listColumns   = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread
+	queueColumns  = `, destination, queued_at, next_attempt, retries, reason`
+	recordColumns = recordHead + `body, req_content_type, req_event_type, req_body, req_size, false` + queueColumns
+	replayColumns = recordHead + `body, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread + queueColumns
+	listColumns   = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, ` + reqUnread + queueColumns
 )
 
 // prefixColumns is columns, a list of recordColumns' kind, with each bare
@@ -99,9 +102,15 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		reqBody    []byte
 		reqSize    *int32
 		reqUnread  bool
+		dest       *string
+		queuedAt   *time.Time
+		next       *time.Time
+		retries    int32
+		reason     *string
 	)
 	err := row.Scan(append([]any{&r.Key, &state, &token, &leaseUntil, &attempts, &r.CreatedAt, &r.UpdatedAt, &r.ExpiresAt,
-		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize, &reqUnread}, extra...)...)
+		&r.Fingerprint, &status, &r.Response.ContentType, &r.Response.Body, &reqCT, &reqType, &reqBody, &reqSize, &reqUnread,
+		&dest, &queuedAt, &next, &retries, &reason}, extra...)...)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return dedupe.Record{}, dedupe.ErrNotFound
 	}
@@ -113,6 +122,19 @@ func scanRecord(row pgx.Row, extra ...any) (dedupe.Record, error) {
 		r.LeaseUntil = leaseUntil.UTC()
 	}
 	r.CreatedAt, r.UpdatedAt, r.ExpiresAt = r.CreatedAt.UTC(), r.UpdatedAt.UTC(), r.ExpiresAt.UTC()
+	r.Retries = uint32(retries)
+	if dest != nil {
+		r.Destination = *dest
+	}
+	if queuedAt != nil {
+		r.QueuedAt = queuedAt.UTC()
+	}
+	if next != nil {
+		r.NextAttempt = next.UTC()
+	}
+	if reason != nil {
+		r.Reason = *reason
+	}
 	if len(r.Response.Body) == 0 {
 		r.Response.Body = nil
 	}

@@ -63,7 +63,7 @@ func (s *Store) retryFinish(o *op) {
 		again.status.Store(opAbandoned) // nobody waits for a retry
 		s.resend(again)
 	}
-	a := dedupe.Attempt{Key: o.key, Tries: o.tries, Until: o.until, Landed: o.found, Err: o.err, Retryable: retryable(o.err)}
+	a := dedupe.WriteAttempt{Key: o.key, Tries: o.tries, Until: o.until, Landed: o.found, Err: o.err, Retryable: retryable(o.err)}
 	if s.unsettled.Retry(a, s.Now(), s.opts.Logger, resend) && o.tries == 0 {
 		o.err = dedupe.Retrying(o.err)
 	}

@@ -30,20 +30,21 @@ func (s *Store) migrate(ctx context.Context) error {
 		idx = pgx.Identifier{s.opts.Schema, Table + "_expires_at"}
 		recent = pgx.Identifier{s.opts.Schema, recentIndex}
 	}
-	var haveTable, haveIndex, haveCounts, haveRecent bool
+	var haveTable, haveIndex, haveCounts, haveRecent, haveQueue bool
 	// The count triggers must all be there, and statement-level
 	// (pg_trigger.tgtype's bit 0 marks a row trigger).
 	err := s.pool.QueryRow(ctx, `SELECT to_regclass(@table) IS NOT NULL, to_regclass(@expires_index) IS NOT NULL,
 		to_regclass(@counts) IS NOT NULL AND (SELECT count(*) FROM pg_trigger
 			WHERE tgrelid = to_regclass(@table) AND tgname = ANY(@triggers) AND tgtype & 1 = 0) = @trigger_count,
-		to_regclass(@recent_index) IS NOT NULL`,
+		to_regclass(@recent_index) IS NOT NULL,
+		to_regclass(@due_index) IS NOT NULL AND to_regclass(@depth) IS NOT NULL AND to_regclass(@pauses) IS NOT NULL`,
 		pgx.NamedArgs{"table": s.table, "expires_index": idx.Sanitize(), "counts": s.counts, "triggers": countTriggers, "trigger_count": len(countTriggers),
-			"recent_index": recent.Sanitize()}).
-		Scan(&haveTable, &haveIndex, &haveCounts, &haveRecent)
+			"recent_index": recent.Sanitize(), "due_index": qualified(s.opts.Schema, dueIndex), "depth": s.depth, "pauses": s.pauses}).
+		Scan(&haveTable, &haveIndex, &haveCounts, &haveRecent, &haveQueue)
 	if err != nil {
 		return s.migrateError("look up table", err)
 	}
-	if haveTable && haveIndex && haveCounts && haveRecent {
+	if haveTable && haveIndex && haveCounts && haveRecent && haveQueue {
 		return nil
 	}
 	var missing []string
@@ -58,6 +59,9 @@ func (s *Store) migrate(ctx context.Context) error {
 	}
 	if !haveRecent {
 		missing = append(missing, "the request columns and index "+recent.Sanitize())
+	}
+	if !haveQueue {
+		missing = append(missing, "the queue's columns, indexes and tables "+s.depth+" and "+s.pauses)
 	}
 	return s.migrateError("create "+strings.Join(missing, " and "), pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('webhookd_records schema'))`); err != nil {
@@ -94,6 +98,9 @@ func (s *Store) migrate(ctx context.Context) error {
 				return err
 			}
 		}
+		if err := s.migrateQueue(ctx, tx); err != nil {
+			return err
+		}
 		return s.migrateCounts(ctx, tx)
 	}))
 }
@@ -129,6 +136,52 @@ func (s *Store) migrateRecent(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
+// The queue's indexes (queue.go): dueIndex orders the QUEUED rows of each
+// destination by their next attempt, waitingIndex the waiting ones (no
+// attempt's lease) by arrival; both partial, as small as the queue.
+const (
+	dueIndex     = Table + "_due"
+	waitingIndex = Table + "_waiting"
+)
+
+// waitingPredicate picks a waiting queued row (alias r): QUEUED, no
+// attempt holding it. The depth triggers count these; a query meant to
+// use waitingIndex spells its predicate out the same.
+var waitingPredicate = fmt.Sprintf("r.state = %d AND r.token = 0", dedupe.Queued)
+
+// migrateQueue adds the queued event's columns (NULL in existing rows, so
+// the ALTER rewrites nothing), the due and waiting indexes, the pause
+// flags' table and the depth table, which the count triggers keep
+// (migrateCounts, run after it).
+func (s *Store) migrateQueue(ctx context.Context, tx pgx.Tx) error {
+	for _, q := range []string{
+		`ALTER TABLE ` + s.table + ` ADD COLUMN IF NOT EXISTS destination text,
+			ADD COLUMN IF NOT EXISTS queued_at timestamptz,
+			ADD COLUMN IF NOT EXISTS next_attempt timestamptz,
+			ADD COLUMN IF NOT EXISTS retries integer NOT NULL DEFAULT 0,
+			ADD COLUMN IF NOT EXISTS reason text`,
+		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{dueIndex}.Sanitize() + ` ON ` + s.table + ` (destination, next_attempt)
+			WHERE state = ` + fmt.Sprint(int(dedupe.Queued)),
+		`CREATE INDEX IF NOT EXISTS ` + pgx.Identifier{waitingIndex}.Sanitize() + ` ON ` + s.table + ` (destination, queued_at)
+			WHERE state = ` + fmt.Sprint(int(dedupe.Queued)) + ` AND token = 0`,
+		`CREATE TABLE IF NOT EXISTS ` + s.pauses + ` (
+			destination text PRIMARY KEY,
+			since       timestamptz NOT NULL
+		)`,
+		`CREATE TABLE IF NOT EXISTS ` + s.depth + ` (
+			destination text     NOT NULL,
+			slot        smallint NOT NULL,
+			n           bigint   NOT NULL,
+			PRIMARY KEY (destination, slot)
+		)`,
+	} {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // migrateCounts (re)creates the counts table and the triggers that keep
 // it, and counts the table once to start from. The table is locked against
 // writes first (SHARE ROW EXCLUSIVE, which CREATE TRIGGER takes anyway),
@@ -152,6 +205,7 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 		}
 	}
 	counts := qualified(schema, CountsTable)
+	depth := qualified(schema, DepthTable)
 	fn := qualified(schema, Table+"_count")
 	stmts := []string{
 		`LOCK TABLE ` + s.table + ` IN SHARE ROW EXCLUSIVE MODE`,
@@ -162,6 +216,7 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 			PRIMARY KEY (state, slot)
 		)`,
 		`DELETE FROM ` + counts,
+		`DELETE FROM ` + depth,
 		`CREATE OR REPLACE FUNCTION ` + fn + `() RETURNS trigger LANGUAGE plpgsql
 		SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $f$
 		DECLARE
@@ -169,16 +224,25 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 		BEGIN
 			IF TG_OP = 'TRUNCATE' THEN
 				DELETE FROM ` + counts + `;
+				DELETE FROM ` + depth + `;
 				RETURN NULL;
 			END IF;
 			IF TG_OP = 'INSERT' THEN
 				INSERT INTO ` + counts + ` AS c (state, slot, n)
 					SELECT r.state, v_slot, count(*) FROM new_rows r GROUP BY r.state ORDER BY r.state
 					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+				INSERT INTO ` + depth + ` AS c (destination, slot, n)
+					SELECT r.destination, v_slot, count(*) FROM new_rows r WHERE ` + waitingPredicate + `
+					GROUP BY r.destination ORDER BY r.destination
+					ON CONFLICT (destination, slot) DO UPDATE SET n = c.n + excluded.n;
 			ELSIF TG_OP = 'DELETE' THEN
 				INSERT INTO ` + counts + ` AS c (state, slot, n)
 					SELECT r.state, v_slot, -count(*) FROM old_rows r GROUP BY r.state ORDER BY r.state
 					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+				INSERT INTO ` + depth + ` AS c (destination, slot, n)
+					SELECT r.destination, v_slot, -count(*) FROM old_rows r WHERE ` + waitingPredicate + `
+					GROUP BY r.destination ORDER BY r.destination
+					ON CONFLICT (destination, slot) DO UPDATE SET n = c.n + excluded.n;
 			ELSE
 				-- A takeover or a redrive's 1 to 1 nets out to no write.
 				INSERT INTO ` + counts + ` AS c (state, slot, n)
@@ -188,6 +252,13 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 						SELECT r.state, 1 FROM new_rows r
 					) d GROUP BY d.state HAVING sum(d.n) <> 0 ORDER BY d.state
 					ON CONFLICT (state, slot) DO UPDATE SET n = c.n + excluded.n;
+				INSERT INTO ` + depth + ` AS c (destination, slot, n)
+					SELECT d.destination, v_slot, sum(d.n) FROM (
+						SELECT r.destination, -1 AS n FROM old_rows r WHERE ` + waitingPredicate + `
+						UNION ALL
+						SELECT r.destination, 1 FROM new_rows r WHERE ` + waitingPredicate + `
+					) d GROUP BY d.destination HAVING sum(d.n) <> 0 ORDER BY d.destination
+					ON CONFLICT (destination, slot) DO UPDATE SET n = c.n + excluded.n;
 			END IF;
 			RETURN NULL;
 		END
@@ -206,6 +277,8 @@ func (s *Store) migrateCounts(ctx context.Context, tx pgx.Tx) error {
 		`CREATE TRIGGER `+pgx.Identifier{countTriggers[3]}.Sanitize()+` AFTER TRUNCATE ON `+s.table+`
 			FOR EACH STATEMENT EXECUTE FUNCTION `+fn+`()`,
 		`INSERT INTO `+counts+` (state, slot, n) SELECT state, 0, count(*) FROM `+s.table+` GROUP BY state`,
+		`INSERT INTO `+depth+` (destination, slot, n) SELECT r.destination, 0, count(*) FROM `+s.table+` r
+			WHERE `+waitingPredicate+` GROUP BY r.destination`,
 	)
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {

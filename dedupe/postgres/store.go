@@ -26,6 +26,13 @@ const (
 	// triggers on Table, so that Stats reads a few rows instead of counting
 	// the table.
 	CountsTable = Table + "_counts"
+	// DepthTable holds the number of waiting queued events of each
+	// destination, kept by the same triggers, so that a queue's depth is
+	// read from a few rows instead of counting the queue.
+	DepthTable = Table + "_depth"
+	// PausesTable holds the paused destinations and since when (the pause
+	// of store and forward), shared by every node.
+	PausesTable = Table + "_pauses"
 	// countSlots spreads each state's count over this many rows, picked by
 	// backend, so that concurrent writers rarely wait for one another's row
 	// lock on the count.
@@ -100,10 +107,14 @@ type Store struct {
 	pool    *pgxpool.Pool
 	table   string // quoted, schema-qualified
 	counts  string // quoted, schema-qualified
+	depth   string // DepthTable, quoted, schema-qualified
+	pauses  string // PausesTable, quoted, schema-qualified
 	closed  atomic.Bool
 
 	// The statements of a writer's batch, for this table.
 	claimSQL, finishSQL, releaseSQL string
+	enqueueSQL, takeSQL             string
+	settleAttemptSQL                string
 
 	ops      chan *op
 	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
@@ -175,11 +186,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: postgres: %v", dedupe.ErrUnavailable, err)
 	}
 	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, Table),
-		counts: qualified(opts.Schema, CountsTable), quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch),
-		abandons: make(chan claimRef, abandonQueue)}
+		counts: qualified(opts.Schema, CountsTable), depth: qualified(opts.Schema, DepthTable), pauses: qualified(opts.Schema, PausesTable),
+		quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch), abandons: make(chan claimRef, abandonQueue)}
 	s.claimSQL = claimStatement(s.table)
 	s.finishSQL = fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", replayColumns))
 	s.releaseSQL = fmt.Sprintf(releaseSQL, s.table)
+	s.enqueueSQL = fmt.Sprintf(enqueueSQL, s.table)
+	s.takeSQL = fmt.Sprintf(takeSQL, s.table, prefixColumns("r.", recordColumns))
+	s.settleAttemptSQL = fmt.Sprintf(settleAttemptSQL, s.table)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err

@@ -2,10 +2,11 @@ package postgres
 
 // Group commit.
 //
-// Every claim, finish (complete, fail) and release is an op handed to one
+// Every claim, enqueue and attempt's settle (queue.go), finish (complete,
+// fail) and release is an op handed to one
 // of Options.Writers writer goroutines. A writer blocks until an op
 // arrives, then takes every op already waiting (up to Options.MaxBatch)
-// and sends them to Postgres as one pipeline of at most three multi-row
+// and sends them to Postgres as one pipeline of at most five multi-row
 // statements over arrays (claim.go, settle.go), ending in one Sync: one
 // round trip, one implicit transaction, one commit and one WAL flush for
 // the whole batch. Only when the pipeline's Sync has answered, that is
@@ -65,7 +66,14 @@ const (
 	opClaim opKind = iota + 1
 	opFinish
 	opRelease
+	opEnqueue
+	opAttempt // Retry, FailAttempt (queue.go)
 )
+
+// boundToCaller reports whether an op is made only for a caller still
+// waiting: a claim or an enqueue nobody waits for is not written, while a
+// settle is (see settle).
+func (k opKind) boundToCaller() bool { return k == opClaim || k == opEnqueue }
 
 // An op's answer status: the writer and a caller that gives up race to
 // set it once.
@@ -84,13 +92,18 @@ type op struct {
 	key   string
 	token uint64
 
-	fingerprint string          // claim
-	req         *dedupe.Request // claim
+	fingerprint string          // claim, enqueue
+	req         *dedupe.Request // claim, enqueue
+	destination string          // enqueue
+	maxAge      time.Duration   // enqueue
+	fail        bool            // attempt: FailAttempt, else Retry
+	next        time.Time       // attempt: Retry's due time
+	reason      string          // attempt: FailAttempt's
 	state       dedupe.State    // finish
 	resp        dedupe.Response // finish
 
 	// The answer, written by the writer before done.
-	claimed bool          // claim: the key is the caller's until rec.LeaseUntil
+	claimed bool          // claim: the key is the caller's until rec.LeaseUntil; enqueue: the event was new
 	found   bool          // claim: rec is the row the key holds; finish: rec is the row as stored
 	rec     dedupe.Record //
 	now     time.Time     // claim: the database's clock rec is judged by
@@ -146,7 +159,7 @@ func (s *Store) send(ctx context.Context, o *op) error {
 	case s.ops <- o:
 		s.senders.Done()
 	case <-ctx.Done():
-		if o.kind == opClaim {
+		if o.kind.boundToCaller() {
 			s.queued.Add(-1)
 			s.senders.Done()
 			return ctx.Err()
@@ -167,10 +180,10 @@ func (s *Store) send(ctx context.Context, o *op) error {
 			<-o.done // answered at the same moment: that stands
 			return o.err
 		}
-		if d := o.deadline.Load(); d != nil && o.kind != opClaim {
+		if d := o.deadline.Load(); d != nil && !o.kind.boundToCaller() {
 			d.extend()
 		}
-		if o.kind == opClaim {
+		if o.kind.boundToCaller() {
 			return ctx.Err()
 		}
 		return fmt.Errorf("dedupe: postgres: gave up waiting for the commit (the write may still take effect): %w", ctx.Err())
@@ -328,6 +341,10 @@ func (k opKind) String() string {
 		return "claim"
 	case opFinish:
 		return "finish"
+	case opEnqueue:
+		return "enqueue"
+	case opAttempt:
+		return "settle attempt"
 	}
 	return "release"
 }
@@ -340,12 +357,16 @@ func (s *Store) runBatch(live []*op) error {
 	defer cancel()
 	d := &batchDeadline{timer: time.AfterFunc(s.opts.OpTimeout, cancel), timeout: s.opts.OpTimeout}
 	defer d.timer.Stop()
-	var claims, finishes, releases []*op
+	var claims, finishes, releases, enqueues, attempts []*op
 	for _, o := range live {
 		o.deadline.Store(d)
 		switch o.kind {
 		case opClaim:
 			claims = append(claims, o)
+		case opEnqueue:
+			enqueues = append(enqueues, o)
+		case opAttempt:
+			attempts = append(attempts, o)
 		case opFinish:
 			finishes = append(finishes, o)
 		default:
@@ -353,7 +374,7 @@ func (s *Store) runBatch(live []*op) error {
 		}
 	}
 	for _, o := range live {
-		if o.kind != opClaim && o.status.Load() == opAbandoned {
+		if !o.kind.boundToCaller() && o.status.Load() == opAbandoned {
 			d.extend() // its caller gave up before the batch began
 			break
 		}
@@ -366,6 +387,8 @@ func (s *Store) runBatch(live []*op) error {
 		s.queueFinishes(b, finishes)
 		s.queueReleases(b, releases)
 	}
+	s.queueEnqueues(b, enqueues)
+	s.queueAttempts(b, attempts)
 	s.commits.Add(1)
 	s.writes.Add(uint64(len(live)))
 	return s.pool.SendBatch(ctx, b).Close()

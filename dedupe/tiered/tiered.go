@@ -231,3 +231,64 @@ func (t *Store) AppendRequests(ctx context.Context, entries []dedupe.LoggedReque
 func (t *Store) ListRequests(ctx context.Context, f dedupe.RequestFilter) ([]dedupe.LoggedRequest, string, error) {
 	return t.shared.ListRequests(ctx, f)
 }
+
+// The queue of store and forward (dedupe.Queue) is the shared store's
+// alone: a queued event must be delivered by any node, never by two at once
+// (Postgres's row locks decide), and must survive the loss of the node
+// that acknowledged it, so neither its record nor its lease may live in a
+// node's LMDB. Only a finished event's copy is kept locally, as for a
+// claim, so that a gateway's retry of it is answered by the local tier.
+
+// Enqueue stores e in the shared store (dedupe.Queue.Enqueue).
+func (t *Store) Enqueue(ctx context.Context, e dedupe.Enqueue) (*dedupe.Record, error) {
+	return t.shared.Enqueue(ctx, e)
+}
+
+// Take leases due events from the shared store.
+func (t *Store) Take(ctx context.Context, destination string, limit int) ([]dedupe.Attempt, error) {
+	return t.shared.Take(ctx, destination, limit)
+}
+
+// Retry puts an attempt's event back to QUEUED in the shared store.
+func (t *Store) Retry(ctx context.Context, l dedupe.Lease, next time.Time, resp dedupe.Response) error {
+	return t.shared.Retry(ctx, l, next, resp)
+}
+
+// FailAttempt records an attempt's event FAILED in the shared store.
+func (t *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Response, reason string) error {
+	return t.shared.FailAttempt(ctx, l, resp, reason)
+}
+
+// Requeue puts a FAILED queued event back to QUEUED in the shared store,
+// and drops the local copy of the finished record it was.
+func (t *Store) Requeue(ctx context.Context, key string, maxAge time.Duration) (dedupe.Record, error) {
+	rec, err := t.shared.Requeue(ctx, key, maxAge)
+	if err != nil {
+		return rec, err
+	}
+	if lerr := t.local.ForceDelete(ctx, key); lerr != nil && !errors.Is(lerr, dedupe.ErrNotFound) {
+		t.local.Logger().Warn("dedupe: could not drop the local copy of a requeued record", "key", key, "error", lerr.Error())
+	}
+	return rec, nil
+}
+
+// QueueStats reads the shared store's queue.
+func (t *Store) QueueStats(ctx context.Context, destination string) (dedupe.QueueStats, error) {
+	return t.shared.QueueStats(ctx, destination)
+}
+
+// NextDue reads the shared store's queue.
+func (t *Store) NextDue(ctx context.Context, destination string) (time.Time, bool, error) {
+	return t.shared.NextDue(ctx, destination)
+}
+
+// SetPaused stores a pause flag in the shared store, where every node
+// reads it.
+func (t *Store) SetPaused(ctx context.Context, destination string, paused bool) error {
+	return t.shared.SetPaused(ctx, destination, paused)
+}
+
+// Paused reads the shared store's pause flags.
+func (t *Store) Paused(ctx context.Context) (map[string]dedupe.Pause, error) {
+	return t.shared.Paused(ctx)
+}

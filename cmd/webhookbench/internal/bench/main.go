@@ -92,7 +92,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.IntVar(&co.count, "count", 0, "deliveries per design and round when -duration is 0 (default u*d)")
 		fs.IntVar(&co.rounds, "rounds", 3, "rounds; designs alternate within each")
 		fs.IntVar(&co.warmup, "warmup", 500, "untimed deliveries of other events before each run")
-		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, redis")
+		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, queue (LMDB, delivery: queue), redis")
 		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of webhookd (lmdb, postgres), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")

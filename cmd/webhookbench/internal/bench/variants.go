@@ -20,6 +20,10 @@ const (
 	// variantPostgres2 is two webhookd nodes on one Postgres schema, the
 	// load handed to each in turn.
 	variantPostgres2 = "postgres2"
+	// variantQueue is webhookd on LMDB with the one destination in
+	// delivery: queue (store and forward, docs/delivery.md): the gateway
+	// is answered once the event is stored, before the core has it.
+	variantQueue = "queue"
 )
 
 // variantLabels name the designs in reports.
@@ -30,6 +34,7 @@ var variantLabels = map[string]string{
 	variantRedis:     "Redis SET NX PX + dispatch.Forwarder",
 	variantTiered:    "webhookd, tiered store (LMDB + Postgres)",
 	variantPostgres2: "webhookd, Postgres store, two nodes",
+	variantQueue:     "webhookd, LMDB store, delivery: queue",
 }
 
 // dedupes reports whether a design dedupes and sets Idempotency-Key.
@@ -125,6 +130,16 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			p.stop()
 			drop()
 		}, nil
+	case variantQueue:
+		file := filepath.Join(o.dir, "queue.yaml")
+		if err := os.WriteFile(file, []byte(queueConfig(o.downstream)), 0o600); err != nil {
+			return nil, nil, err
+		}
+		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, append(extra, "WEBHOOKD_CONFIG="+file)...)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.stop, nil
 	case variantProxy:
 		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
 		if err != nil {
@@ -163,7 +178,19 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			rdb.Close()
 		}, nil
 	}
-	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered or redis)", variant)
+	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered, queue or redis)", variant)
+}
+
+// queueConfig is the WEBHOOKD_CONFIG of variantQueue: the benchmark's
+// Stripe source, its every event to one queue destination at downstream.
+func queueConfig(downstream string) string {
+	return fmt.Sprintf(`sources:
+  - {name: stripe, provider: stripe, settings: {secrets: "${WEBHOOKD_STRIPE_SECRETS}"}}
+destinations:
+  - {name: core, url: %q, delivery: queue}
+routes:
+  - {source: stripe, to: [core]}
+`, downstream)
 }
 
 // dropRedisPrefix deletes one run's keys.
