@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/replay"
 )
 
 // kitFixtures maps the testdata specs, which take over a Go adapter's
@@ -131,7 +131,7 @@ func TestKit(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			k := specKit(t, s)
 			t.Run("PublishedExample", k.PublishedExample)
-			fixtures, err := replay.Load([]string{k.Fixtures}, "")
+			fixtures, err := fixturefile.Load([]string{k.Fixtures}, "")
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, len(fixtures), providertest.MinFixtures)
 			properties := map[string]func(*testing.T, []byte){
