@@ -19,11 +19,11 @@ import (
 // kitFixtures maps the testdata specs, which take over a Go adapter's
 // scheme, to that adapter's fixtures; a built-in spec's are
 // fixtures/<name>.
-var kitFixtures = map[string]string{"paddle-billing": "paddle", "stripe-like": "stripe"}
+var kitFixtures = map[string]string{"paddle-billing": "paddle"}
 
 // kitRetry is how a gateway's own retry differs from its first delivery,
 // where it differs in more than member order.
-var kitRetry = map[string]func([]byte) []byte{"stripe-like": providertest.BumpPendingWebhooks, "paymongo": reindented}
+var kitRetry = map[string]func([]byte) []byte{"stripe": providertest.BumpPendingWebhooks, "paymongo": reindented}
 
 // reindented is a body as a serialiser that spaces its members otherwise
 // sends it: PayMongo's body has one top-level member, which Reordered
