@@ -20,6 +20,7 @@ import (
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/routing"
@@ -58,10 +59,24 @@ type routed struct {
 	delivered []receiver.Delivery
 }
 
+// builtinEntry is the built-in spec provider named name.
+func builtinEntry(t testing.TB, name string) providers.Entry {
+	t.Helper()
+	specs, err := spec.Builtin()
+	require.NoError(t, err)
+	for _, s := range specs {
+		if s.Entry().Name == name {
+			return s.Entry()
+		}
+	}
+	t.Fatalf("no built-in spec %q", name)
+	return providers.Entry{}
+}
+
 func loadRoutes(t testing.TB, file string, env map[string]string) *routing.Config {
 	t.Helper()
 	c, err := routing.Parse("routes.yaml", []byte(file), 0o600, routing.Options{
-		Table:     []providers.Entry{stripe.Entry(), midtrans.Entry()},
+		Table:     []providers.Entry{builtinEntry(t, "stripe"), midtrans.Entry()},
 		LookupEnv: func(k string) (string, bool) { v, ok := env[k]; return v, ok },
 		Env:       providers.Env{Lease: time.Minute, DispatchTimeout: 2 * time.Second},
 		Defaults:  routing.DestinationDefaults{Timeout: 2 * time.Second, Retries: 1, FailedPolicy: "replay"},

@@ -1,9 +1,11 @@
 package routing_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +29,7 @@ func table(t testing.TB) []providers.Entry {
 	t.Helper()
 	specs, err := spec.Builtin()
 	require.NoError(t, err)
-	out := []providers.Entry{stripe.Entry(), midtrans.Entry(), xendit.Entry(), adyen.Entry()}
+	out := []providers.Entry{midtrans.Entry(), xendit.Entry(), adyen.Entry()}
 	for _, s := range specs {
 		out = append(out, s.Entry())
 	}
@@ -108,7 +110,11 @@ func TestParseGood(t *testing.T) {
 	require.Equal(t, []string{"STRIPE_EU_SECRETS"}, eu.Variables)
 	require.Equal(t, "stripe", c.ProviderOf("stripe-us"))
 	us, _ := c.Source("stripe-us")
-	require.Equal(t, []string{"whsec_us_secret", "whsec_${literal}"}, us.Settings.(*stripe.Settings).Secrets, "a list, and $${ as a literal ${")
+	for _, secret := range []string{"whsec_us_secret", "whsec_${literal}"} {
+		body := []byte(`{"id":"evt_1","type":"invoice.paid"}`)
+		h := http.Header{"Stripe-Signature": {stripe.SignatureHeader(secret, time.Now(), body)}}
+		require.NoError(t, us.Provider.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), "a list, and $${ as a literal ${")
+	}
 
 	billing, ok := c.Destination("billing")
 	require.True(t, ok)
@@ -324,7 +330,16 @@ func TestSettingsAreTheVariables(t *testing.T) {
 	c, err := parse(t, good, 0o600, testEnv)
 	require.NoError(t, err)
 	us, _ := c.Source("stripe-us")
-	require.Equal(t, 5*time.Minute, us.Settings.(*stripe.Settings).Tolerance, "the variable's default")
+	// The variable's default tolerance, 5m: 4m old verifies, 6m does not.
+	body := []byte(`{"id":"evt_1","type":"invoice.paid"}`)
+	for _, tc := range []struct {
+		age time.Duration
+		ok  bool
+	}{{4 * time.Minute, true}, {6 * time.Minute, false}} {
+		h := http.Header{"Stripe-Signature": {stripe.SignatureHeader("whsec_us_secret", time.Now().Add(-tc.age), body)}}
+		err := us.Provider.Verify(context.Background(), providers.Delivery{Header: h, Body: body})
+		require.Equal(t, tc.ok, err == nil, "the variable's default tolerance, %s old: %v", tc.age, err)
+	}
 }
 
 func TestParseQueueDestination(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -91,14 +93,23 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, ":8080", c.Addr)
 	require.Equal(t, "./data", c.DataDir)
-	require.Equal(t, []string{"whsec_a", "whsec_b"}, providerSettings[*stripe.Settings](t, c, "stripe").Secrets)
+	// Both secrets, trimmed, verify: the list was split as written.
+	stripeP, err := providerSettings[*spec.Settings](t, c, "stripe").Build()
+	require.NoError(t, err)
+	for _, secret := range []string{"whsec_a", "whsec_b"} {
+		body := []byte(`{"id":"evt_defaults","object":"event"}`)
+		h := http.Header{stripe.HeaderName: {stripe.SignatureHeader(secret, time.Now(), body)}}
+		require.NoError(t, stripeP.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), secret)
+		// Five minutes is the default tolerance.
+		h = http.Header{stripe.HeaderName: {stripe.SignatureHeader(secret, time.Now().Add(-5*time.Minute-time.Second), body)}}
+		require.Equal(t, providers.ReasonTimestamp, providers.Reason(stripeP.Verify(context.Background(), providers.Delivery{Header: h, Body: body})))
+	}
 	require.Equal(t, 60*time.Second, c.Lease)
 	require.Equal(t, int64(1048576), c.MaxBodyBytes)
 	require.Equal(t, int64(64<<20), c.MaxPendingBodies)
 	require.Equal(t, 2, c.DispatchRetries)
 	require.Equal(t, "replay", c.FailedPolicy)
 	require.Equal(t, "lmdb", c.Store)
-	require.Equal(t, 5*time.Minute, providerSettings[*stripe.Settings](t, c, "stripe").Tolerance)
 	require.Equal(t, 168*time.Hour, c.Retention)
 	require.Equal(t, 10*time.Second, c.DispatchTimeout)
 	require.Equal(t, 5*time.Second, c.StoreTimeout)

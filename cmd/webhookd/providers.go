@@ -12,12 +12,10 @@ import (
 	"github.com/webhookd/webhookd/providers/doku"
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
-	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/standard"
-	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
 
@@ -43,12 +41,10 @@ func providerTable() []providers.Entry {
 // goProviders is every provider written in Go, one line each.
 func goProviders() []providers.Entry {
 	return []providers.Entry{
-		stripe.Entry(),
 		midtrans.Entry(),
 		xendit.Entry(),
 		standard.Entry(),
 		razorpay.Entry(),
-		paddle.Entry(),
 		doku.Entry(),
 		duitku.Entry(),
 		paypal.Entry(),

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/webhookd/webhookd/providers"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/replay"
 )
 
 // BenchmarkParse measures Parse over every fixture of fixtures/2c2p: one op
@@ -20,7 +20,7 @@ func BenchmarkParse(b *testing.B) {
 // verifies each of them once.
 func BenchmarkVerify(b *testing.B) {
 	a := newAdapter(b, guideKey)
-	loaded, err := replay.Load([]string{fixtures}, "")
+	loaded, err := fixturefile.Load([]string{fixtures}, "")
 	if err != nil {
 		b.Fatal(err)
 	}

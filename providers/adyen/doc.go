@@ -27,4 +27,9 @@
 //
 // The adapter never re-serialises an item, never logs or returns a key, a
 // signature or a body in an error, and never touches the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): each item of a
+// batch is signed inside the body, an HMAC over eight of its fields, and
+// the merchant accounts are checked per item; a spec signs one text per
+// delivery.
 package adyen

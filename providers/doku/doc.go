@@ -27,4 +27,8 @@
 // here. The adapter never re-serialises the body before verifying it, never
 // logs or returns a secret, a signature or the body in an error, and never
 // touches the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): DOKU signs a
+// component text holding a base64 digest of the body, where version 2's
+// body digests are hex.
 package doku

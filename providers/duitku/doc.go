@@ -22,4 +22,9 @@
 // The adapter never re-encodes the form before verifying it, never logs or
 // returns an API key, a signature or a body in an error, and never touches
 // the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): the signature
+// covers neither resultCode nor reference, so each new callback is
+// confirmed with Duitku's transaction status API before it is forwarded (a
+// providers.Confirmer); a spec makes no network call.
 package duitku

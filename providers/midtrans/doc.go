@@ -28,4 +28,9 @@
 // The adapter never re-serialises the body before verifying it, never logs
 // or returns the server key, a signature or a body in an error, and never
 // touches the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): the signature
+// covers neither the status nor the transaction id, so each new
+// notification is confirmed with Midtrans's status API before it is
+// forwarded (a providers.Confirmer); a spec makes no network call.
 package midtrans

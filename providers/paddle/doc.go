@@ -18,4 +18,12 @@
 // The adapter never re-serialises the body before verifying it, never logs or
 // returns a secret, a signature or the body in an error, and never touches the
 // dedupe store.
+//
+// It is no longer in webhookd's provider table: /webhooks/paddle is the
+// built-in spec providers/spec/builtin/paddle.yaml, with the same variables,
+// keys, types and fingerprints. The package stays as the reference
+// TestGoAndSpecAgree (providers/spec) holds that spec to, and for the
+// signing helpers other packages' tests still use; it goes once they sign
+// with the spec (docs/providers/paddle.md, "Header grammar", lists the
+// crafted headers on which the two differ).
 package paddle

@@ -42,4 +42,10 @@
 // The adapter never re-serialises the body before verifying it, never logs
 // or returns a signature or a body in an error, and never touches the
 // dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): PayPal signs with
+// a certificate fetched from PAYPAL-CERT-URL, which must be on an allowed
+// host and chain to the roots, and a transmission is remembered with its
+// body's digest; a spec neither fetches nor chains certificates, and
+// webhookd cannot sign for PayPal at all (Sign is ErrCannotSign).
 package paypal

@@ -16,10 +16,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/paypal/paypaltest"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/replay"
 )
 
 const (
@@ -37,7 +37,7 @@ func readFixture(t testing.TB, name string) []byte {
 
 func fixtureNames(t testing.TB) []string {
 	t.Helper()
-	loaded, err := replay.Load([]string{fixtures}, "")
+	loaded, err := fixturefile.Load([]string{fixtures}, "")
 	require.NoError(t, err)
 	var names []string
 	for _, f := range loaded {

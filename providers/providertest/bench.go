@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/replay"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 )
 
 // BenchmarkParse measures how p derives the event of every fixture in dir
@@ -21,7 +21,7 @@ import (
 //	}
 func BenchmarkParse(b *testing.B, p providers.Provider, header http.Header, dir string) {
 	b.Helper()
-	fixtures, err := replay.Load([]string{dir}, "")
+	fixtures, err := fixturefile.Load([]string{dir}, "")
 	require.NoError(b, err)
 	size := 0
 	for _, f := range fixtures {

@@ -74,7 +74,7 @@ import (
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/replay"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 )
 
 // MinFixtures is how many fixtures the kit requires per provider: enough to
@@ -106,7 +106,7 @@ type Kit struct {
 	// a time, and Rotation checks only that the other is refused.
 	SingleSecret string
 	// Fixtures is the folder of raw bodies, fixtures/<provider>, read as
-	// `webhookd replay` reads it (replay.Load); there must be at least
+	// `webhookd replay` reads it (fixturefile.Load); there must be at least
 	// MinFixtures.
 	Fixtures string
 	// Format is how the provider encodes its body: JSON (the default) or
@@ -270,7 +270,7 @@ type fixture struct {
 // fixtures reads Kit.Fixtures as `webhookd replay` does.
 func (k Kit) fixtures(t *testing.T) []fixture {
 	t.Helper()
-	loaded, err := replay.Load([]string{k.Fixtures}, "")
+	loaded, err := fixturefile.Load([]string{k.Fixtures}, "")
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, len(loaded), MinFixtures, "fixtures in %s", k.Fixtures)
 	out := make([]fixture, len(loaded))

@@ -19,4 +19,11 @@
 // The adapter never re-serialises the body before verifying it, never logs
 // or returns a secret, a signature or a body in an error, and never touches
 // the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): the key is the id
+// of the payload entity named first in the event's contains list, a path
+// chosen by a value, which a spec template cannot say without a special
+// case; and WEBHOOKD_RAZORPAY_MAX_AGE bounds the age of a body field
+// (created_at), which a spec's timestamp (a header or signature item)
+// does not read.
 package razorpay

@@ -2,7 +2,6 @@ package spec_test
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
@@ -17,16 +16,16 @@ import (
 )
 
 // BenchmarkVerifyParse compares, in one run, the hand-written Stripe
-// adapter with testdata/stripe-like.yaml, Stripe's scheme as a spec, on
+// adapter with builtin/stripe.yaml, the spec that replaced it, on
 // the same signed deliveries (every fixture of fixtures/stripe): one op
 // verifies and parses each of them once. The target is a spec within
 // 1.2x the adapter's time per op (BENCHMARKS.md, "Provider specs"). Run:
 //
 //	go test -run '^$' -bench VerifyParse -count 10 ./providers/spec/ | benchstat -col /impl -
 func BenchmarkVerifyParse(b *testing.B) {
-	data, err := os.ReadFile("testdata/stripe-like.yaml")
+	data, err := os.ReadFile("builtin/stripe.yaml")
 	require.NoError(b, err)
-	s, err := spec.Load("testdata/stripe-like.yaml", data)
+	s, err := spec.Load("builtin/stripe.yaml", data)
 	require.NoError(b, err)
 	now := time.Unix(1_700_000_000, 0)
 	clock := func() time.Time { return now }
@@ -79,37 +78,6 @@ func BenchmarkVerifyParse(b *testing.B) {
 			}
 		}
 	})
-}
-
-// TestStripeLikeAgrees: the spec and the adapter accept the same
-// deliveries and derive the same key, type and fingerprint.
-func TestStripeLikeAgrees(t *testing.T) {
-	data, err := os.ReadFile("testdata/stripe-like.yaml")
-	require.NoError(t, err)
-	s, err := spec.Load("testdata/stripe-like.yaml", data)
-	require.NoError(t, err)
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
-	sp, err := s.New([]string{"whsec_a"}, nil, clock)
-	require.NoError(t, err)
-	adapter, err := stripe.New([]string{"whsec_a"}, 5*time.Minute, stripe.WithClock(clock))
-	require.NoError(t, err)
-	paths, err := filepath.Glob("../../fixtures/stripe/*.json")
-	require.NoError(t, err)
-	for _, p := range paths {
-		body, err := os.ReadFile(p)
-		require.NoError(t, err)
-		d, err := sp.Sign(body)
-		require.NoError(t, err)
-		require.NoError(t, adapter.Verify(context.Background(), d))
-		want, err := adapter.Parse(d)
-		require.NoError(t, err)
-		items, err := sp.Parse(d)
-		require.NoError(t, err)
-		require.Equal(t, want, items)
-		d.Header = http.Header{"Stripe-Signature": {d.Header.Get("Stripe-Signature") + "0"}}
-		require.Error(t, sp.Verify(context.Background(), d))
-	}
 }
 
 // TestPaddleBillingAgrees: the documented example spec (Paddle Billing)

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/replay"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 )
 
 // TestSpecsConform runs every spec, built in or under testdata, through
@@ -54,7 +54,7 @@ func conform(t *testing.T, s *Spec) {
 	paths, err := filepath.Glob(filepath.Join("..", "..", "fixtures", s.name, "*.json"))
 	require.NoError(t, err)
 	for _, p := range paths {
-		if strings.HasSuffix(p, replay.HeadersSuffix) {
+		if strings.HasSuffix(p, fixturefile.HeadersSuffix) {
 			continue
 		}
 		bodies[p], err = os.ReadFile(p)

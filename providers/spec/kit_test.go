@@ -11,19 +11,19 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/replay"
 )
 
 // kitFixtures maps the testdata specs, which take over a Go adapter's
 // scheme, to that adapter's fixtures; a built-in spec's are
 // fixtures/<name>.
-var kitFixtures = map[string]string{"paddle-billing": "paddle", "stripe-like": "stripe"}
+var kitFixtures = map[string]string{"paddle-billing": "paddle"}
 
 // kitRetry is how a gateway's own retry differs from its first delivery,
 // where it differs in more than member order.
-var kitRetry = map[string]func([]byte) []byte{"stripe-like": providertest.BumpPendingWebhooks, "paymongo": reindented}
+var kitRetry = map[string]func([]byte) []byte{"stripe": providertest.BumpPendingWebhooks, "paymongo": reindented}
 
 // reindented is a body as a serialiser that spaces its members otherwise
 // sends it: PayMongo's body has one top-level member, which Reordered
@@ -131,7 +131,7 @@ func TestKit(t *testing.T) {
 		t.Run(s.name, func(t *testing.T) {
 			k := specKit(t, s)
 			t.Run("PublishedExample", k.PublishedExample)
-			fixtures, err := replay.Load([]string{k.Fixtures}, "")
+			fixtures, err := fixturefile.Load([]string{k.Fixtures}, "")
 			require.NoError(t, err)
 			require.GreaterOrEqual(t, len(fixtures), providertest.MinFixtures)
 			properties := map[string]func(*testing.T, []byte){

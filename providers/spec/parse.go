@@ -196,7 +196,10 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 			return "", fmt.Errorf("%s: %v", refName(r), err)
 		case !ok && strict:
 			return "", missingRef(refName(r))
-		case !ok:
+		case !ok, v == "" && !strict:
+			// An empty type is no type, as the Go adapters read one
+			// ("type":"" is accepted, with no type): the same verdict
+			// on the same body after a provider became a spec.
 			return "", nil
 		case r.kind != literal && !providers.IsToken(v, MaxTokenBytes):
 			return "", fmt.Errorf("%s is not 1 to %d bytes of printable ASCII without spaces", refName(r), MaxTokenBytes)

@@ -18,8 +18,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	fixturefile "github.com/webhookd/webhookd/providers/fixture"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/replay"
 )
 
 // BenchmarkRSAVerify compares, in one run, the built-in snap spec's Verify
@@ -49,7 +49,7 @@ func BenchmarkRSAVerify(b *testing.B) {
 	require.NoError(b, err)
 	key := pub.(*rsa.PublicKey)
 
-	fixtures, err := replay.Load([]string{"../../fixtures/snap"}, "")
+	fixtures, err := fixturefile.Load([]string{"../../fixtures/snap"}, "")
 	require.NoError(b, err)
 	var deliveries []providers.Delivery
 	for _, f := range fixtures {

@@ -167,11 +167,11 @@ func (p *Provider) checkRFC3339(v string) error {
 	if p.s.ts.tolerance < 0 {
 		return p.withinRetention(t)
 	}
-	age := p.clock().Sub(t)
+	now := p.clock()
 	switch {
-	case age > p.tolerance:
+	case now.Sub(t) > p.tolerance:
 		return ErrTooOld
-	case p.s.ts.both && -age > p.tolerance:
+	case p.s.ts.both && t.Sub(now) > p.tolerance: // not -age: see checkTimestamp
 		return ErrTooNew
 	}
 	return nil
@@ -186,11 +186,11 @@ func (p *Provider) withinRetention(t time.Time) error {
 	if p.retention <= 0 {
 		return nil
 	}
-	age := p.clock().Sub(t)
+	now := p.clock()
 	switch {
-	case age > p.retention:
+	case now.Sub(t) > p.retention:
 		return ErrExpired
-	case -age > p.retention:
+	case t.Sub(now) > p.retention: // not -age: see checkTimestamp
 		return ErrTooNew
 	}
 	return nil

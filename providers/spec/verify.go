@@ -210,13 +210,16 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	if ts.tolerance < 0 {
 		return p.withinRetention(t)
 	}
-	age := p.clock().Sub(t)
+	// t.Sub(now), not -age: Sub saturates, and the negation of a
+	// saturated age (a timestamp centuries ahead) is still negative.
+	now := p.clock()
+	age := now.Sub(t)
 	switch {
 	case p.tolerance > 0 && age > p.tolerance:
 		return ErrTooOld
 	case p.retention > 0 && age > p.retention:
 		return ErrExpired
-	case ts.both && -age > p.tolerance:
+	case ts.both && t.Sub(now) > p.tolerance:
 		return ErrTooNew
 	}
 	return nil

@@ -23,4 +23,9 @@
 // The adapter never re-serialises the body before verifying it, never logs
 // or returns a secret, a signature or a body in an error, and never touches
 // the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): the three headers
+// are read under their webhook-* or svix-* names (the same value when both
+// are sent), and a spec names one header for each; the body need not be
+// JSON, and a spec parses JSON or a form.
 package standard

@@ -25,4 +25,10 @@
 //
 // The adapter never logs or returns a token or a body in an error, and never
 // touches the dedupe store.
+//
+// Why Go, not a provider spec (docs/provider-specs.md): the event key
+// comes from the shape of the body (above), with rules that keep the
+// shapes' keys apart; version 2's event.cases might say the shapes, but
+// not those rules, and that has not been tried against this adapter's
+// tests.
 package xendit
