@@ -85,6 +85,11 @@ type Store struct {
 	// behind, and that nobody is answered before the commit.
 	commitHook atomic.Pointer[func() error]
 
+	// metaDeferred counts the commits made with the meta page's sync
+	// deferred (runBatch); metaSyncStuck, once set, stops deferring it.
+	metaDeferred  atomic.Uint64
+	metaSyncStuck atomic.Bool
+
 	// unsettled holds the answers being written again (retryAnswer).
 	unsettled dedupe.Unsettled
 }

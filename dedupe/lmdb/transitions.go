@@ -55,7 +55,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		lease dedupe.Lease
 		found *dedupe.Record
 	)
-	err = s.update(ctx, func(txn *mdb.Txn) error {
+	err = s.writeClaim(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
 		cur, err := s.get(txn, key, responseBody)
