@@ -459,3 +459,20 @@ func TestPostgresSkipNamesTheTestsVariable(t *testing.T) {
 	require.Contains(t, errNoPostgres.Error(), "WEBHOOKD_TEST_POSTGRES_DSN")
 	require.ErrorIs(t, errNoPostgres, errSkipped)
 }
+
+// A design named with beforeSuffix runs the -before binary under the base
+// design's label; without -before it is skipped, not run with the other.
+func TestBeforeVariants(t *testing.T) {
+	tests := []struct{ variant, label string }{
+		{variantLMDB + beforeSuffix, variantLabels[variantLMDB] + ", before"},
+		{variantTiered + beforeSuffix, variantLabels[variantTiered] + ", before"},
+		{variantLMDB, variantLabels[variantLMDB]},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.label, label(tt.variant), tt.variant)
+	}
+	e := &env{webhookd: "/nonexistent/webhookd", tmp: t.TempDir()}
+	_, _, err := e.startVariant(context.Background(), variantLMDB+beforeSuffix, targetOpts{dir: t.TempDir()})
+	require.ErrorIs(t, err, errSkipped)
+	require.ErrorContains(t, err, "needs -before")
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -32,6 +33,18 @@ var variantLabels = map[string]string{
 	variantPostgres2: "webhookd, Postgres store, two nodes",
 }
 
+// beforeSuffix names a webhookd design run with the -before binary:
+// lmdb-before, postgres-before, tiered-before.
+const beforeSuffix = "-before"
+
+// label names variant in reports.
+func label(variant string) string {
+	if base, ok := strings.CutSuffix(variant, beforeSuffix); ok {
+		return variantLabels[base] + ", before"
+	}
+	return variantLabels[variant]
+}
+
 // dedupes reports whether a design dedupes and sets Idempotency-Key.
 func dedupes(variant string) bool { return variant != variantProxy }
 
@@ -51,6 +64,14 @@ type targetOpts struct {
 // startVariant starts one design in front of o.downstream. The returned
 // cleanup stops it and removes what it left in Postgres or Redis.
 func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*proc, func(), error) {
+	if base, ok := strings.CutSuffix(variant, beforeSuffix); ok && base != variantProxy && base != variantRedis {
+		if e.before == "" {
+			return nil, nil, fmt.Errorf("%w: %s needs -before", errSkipped, variant)
+		}
+		before := *e
+		before.webhookd = e.before
+		return before.startVariant(ctx, base, o)
+	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, nil, err
 	}
