@@ -37,8 +37,8 @@ func recordMetaSync(t *testing.T, s *Store, release <-chan struct{}) func() []bo
 	}
 }
 
-// TestClaimCommitDefersOnlyTheMetaSync: a commit of claims only is made
-// with the meta page's sync deferred; a commit holding an answer (or any
+// TestClaimCommitDefersOnlyTheMetaSync: a commit of claims (or kept
+// copies) only is made with the meta page's sync deferred; a commit holding an answer (or any
 // other write) is fully synced, and so is everything after it; a store
 // opened with NoSync is left as it is.
 func TestClaimCommitDefersOnlyTheMetaSync(t *testing.T) {
@@ -65,11 +65,13 @@ func TestClaimCommitDefersOnlyTheMetaSync(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, s.Release(ctx, l))
 		}, []bool{true, false, true, false}},
-		{"other writes", false, func(t *testing.T, s *Store) {
-			require.NoError(t, s.Ping(ctx))
+		{"a kept copy, then other writes", false, func(t *testing.T, s *Store) {
+			now := newClock().Now()
 			require.NoError(t, s.Keep(ctx, dedupe.Record{Key: "stripe:evt_1", State: dedupe.Completed,
-				CreatedAt: newClock().Now(), UpdatedAt: newClock().Now(), ExpiresAt: newClock().Now().Add(time.Hour)}))
-		}, []bool{false, false}},
+				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}))
+			require.NoError(t, s.Ping(ctx))
+			require.NoError(t, s.ForceDelete(ctx, "stripe:evt_1"))
+		}, []bool{true, false, false}},
 		{"NoSync store", true, func(t *testing.T, s *Store) {
 			l, _, err := s.Claim(ctx, "stripe:evt_1", "fp", nil)
 			require.NoError(t, err)

@@ -84,9 +84,10 @@ type op struct {
 	until time.Time
 	tries int
 
-	// claim marks a Claim's write: a batch of nothing else may commit
-	// without syncing LMDB's meta page (see runBatch).
-	claim bool
+	// lazy marks a write whose loss in an operating-system crash costs
+	// nothing but a second attempt (a Claim, a Keep): a batch of nothing
+	// else may commit without syncing LMDB's meta page (see runBatch).
+	lazy bool
 }
 
 // write hands fn to the writer and waits for the commit that holds it, or
@@ -137,15 +138,15 @@ func (s *Store) newOp(ctx context.Context, fn mdb.TxnOp) *op {
 		o = &op{done: make(chan error, 1)}
 	}
 	o.ctx, o.fn, o.err = ctx, fn, nil
-	o.key, o.until, o.tries, o.claim = "", time.Time{}, 0, false
+	o.key, o.until, o.tries, o.lazy = "", time.Time{}, 0, false
 	return o
 }
 
-// writeClaim is write for a Claim's op, which the writer may commit with
-// the meta page's sync deferred (runBatch).
-func (s *Store) writeClaim(ctx context.Context, fn mdb.TxnOp) error {
+// writeLazy is write for a Claim's or a Keep's op, which the writer may
+// commit with the meta page's sync deferred (runBatch).
+func (s *Store) writeLazy(ctx context.Context, fn mdb.TxnOp) error {
 	o := s.newOp(ctx, guardTxn(fn))
-	o.claim = true
+	o.lazy = true
 	return s.send(ctx, o)
 }
 
@@ -332,13 +333,15 @@ var errRunNested = errors.New("dedupe: an op failed after writing; run the batch
 // fails after writing, or with anything but a logical error, aborts the
 // transaction with errRunNested (see the top of this file).
 //
-// A batch of claims only commits with MDB_NOMETASYNC: its data pages are
-// synced, its meta page is written but not synced, which keeps the file
-// consistent (LMDB's meta pages alternate, and one not yet on disk leaves
-// the previous one in force) and may, on an operating-system crash, undo
-// that commit. Such a claim lost is, for the gateway's retry, a lease that
-// expired: the event was never answered, so nothing but a second attempt
-// at it can follow (docs/store.md, "Durability of a claim"). Every other
+// A batch of claims only (and of Keep's copies: the tiered store's cache,
+// whose loss costs one read of the shared store) commits with
+// MDB_NOMETASYNC: its data pages are synced, its meta page is written but
+// not synced, which keeps the file consistent (LMDB's meta pages
+// alternate, and one not yet on disk leaves the previous one in force) and
+// may, on an operating-system crash, undo that commit. Such a claim lost
+// is, for the gateway's retry, a lease that expired: the event was never
+// answered, so nothing but a second attempt at it can follow (docs/store.md,
+// "Durability of a claim"). Every other
 // batch, and so every answer, commits fully synced, and its sync of the
 // file flushes the meta page of any deferred commit before it: an answer
 // can never be on disk without its claim. A process crash loses nothing
@@ -400,13 +403,13 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 }
 
 // deferMetaSync reports whether batch may commit without syncing the meta
-// page: every op in it is a claim, on a store that syncs at all.
+// page: every op in it is lazy, on a store that syncs at all.
 func (s *Store) deferMetaSync(batch []*op) bool {
 	if s.opts.NoSync || s.metaSyncStuck.Load() {
 		return false
 	}
 	for _, o := range batch {
-		if !o.claim {
+		if !o.lazy {
 			return false
 		}
 	}
