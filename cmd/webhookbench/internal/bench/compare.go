@@ -160,7 +160,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 	}
 	defer st.Close()
 	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir}
-	profile := o.profileDir != "" && o.duration >= time.Second && variant != variantProxy && variant != variantRedis
+	profile := o.profileDir != "" && o.duration >= time.Second && variant != variantRedis
 	if profile {
 		if to.pprofAddr, err = freeAddr(); err != nil {
 			return runStats{}, err
@@ -200,8 +200,11 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		}
 		// The store's commit latency and batch sizes, which a CPU profile
 		// does not show: a synced commit waits on the disk, not the CPU.
-		if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
-			return runStats{}, fmt.Errorf("metrics: %w", err)
+		// (The proxy has no /metrics.)
+		if dedupes(variant) {
+			if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
+				return runStats{}, fmt.Errorf("metrics: %w", err)
+			}
 		}
 	}
 	return runStats{

@@ -147,7 +147,11 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			drop()
 		}, nil
 	case variantProxy:
-		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
+		args := []string{"proxy", "-listen", addr, "-upstream", o.downstream}
+		if o.pprofAddr != "" {
+			args = append(args, "-pprof", o.pprofAddr)
+		}
+		p, err := startProc(e.self(args...), addr, logPath)
 		if err != nil {
 			return nil, nil, err
 		}
