@@ -377,7 +377,7 @@ func (s *Store) runBatch(live []*op) error {
 		}
 	}
 	b := &pgx.Batch{}
-	if len(claims) == len(live) {
+	if len(claims) == len(live) && !s.opts.syncClaims {
 		// A batch of claims only may commit without waiting for its WAL
 		// flush: see asyncClaims.
 		b.Queue(asyncClaims)
