@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -44,13 +45,20 @@ func logCommitMode(t *testing.T, admin *pgx.Conn, schema string) func() map[stri
 	}
 }
 
-// TestClaimOnlyBatchCommitsAsynchronously: a batch of claims only runs
-// with synchronous_commit off; one that holds a completion, a failure or
-// a release, claims batched with it included, stays synchronous.
+// TestClaimOnlyBatchCommitsAsynchronously: with Options.asyncClaims, a
+// batch of claims only runs with synchronous_commit off; one that holds a
+// completion, a failure or a release, claims batched with it included,
+// stays synchronous. Without it, every batch is synchronous.
 func TestClaimOnlyBatchCommitsAsynchronously(t *testing.T) {
+	for _, async := range []bool{true, false} {
+		t.Run(fmt.Sprintf("async=%v", async), func(t *testing.T) { testClaimCommitMode(t, async) })
+	}
+}
+
+func testClaimCommitMode(t *testing.T, async bool) {
 	dsn := testPostgresDSN(t)
 	schema := testSchema(t, dsn)
-	s, err := Open(ctx, dsn, Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, Schema: schema, Writers: 1})
+	s, err := Open(ctx, dsn, Options{Options: dedupe.Options{Lease: time.Minute, PruneInterval: -1}, Schema: schema, Writers: 1, asyncClaims: async})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.Close() })
 	admin := pgtest.AdminConn(t, dsn, schema)
@@ -92,12 +100,16 @@ func TestClaimOnlyBatchCommitsAsynchronously(t *testing.T) {
 	wg.Wait()
 	require.Equal(t, commits+2, s.commits.Load(), "the claim and the completion shared one batch")
 
+	claim := "on"
+	if async {
+		claim = "off"
+	}
 	require.Equal(t, map[string][]string{
-		"stripe:evt_done":        {"off", "on"},
-		"stripe:evt_failed":      {"off", "on"},
-		"stripe:evt_released":    {"off", "on"},
-		"stripe:evt_parked":      {"off", "on"},
-		"stripe:evt_mixed_done":  {"off", "on"},
+		"stripe:evt_done":        {claim, "on"},
+		"stripe:evt_failed":      {claim, "on"},
+		"stripe:evt_released":    {claim, "on"},
+		"stripe:evt_parked":      {claim, "on"},
+		"stripe:evt_mixed_done":  {claim, "on"},
 		"stripe:evt_mixed_claim": {"on"},
 	}, modes())
 }

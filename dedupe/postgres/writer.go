@@ -10,8 +10,7 @@ package postgres
 // round trip, one implicit transaction, one commit and one WAL flush for
 // the whole batch. Only when the pipeline's Sync has answered, that is
 // after the commit, does any caller hear back, so an answered write is a
-// committed one, and durable too unless its batch held claims only
-// (asyncClaims).
+// durable one (synchronous_commit stays on; asyncClaims says why).
 //
 // Each key appears at most once in a batch: a second op on a key waits for
 // the writer's next batch, so that the statements never meet the same row
@@ -323,21 +322,18 @@ func (s *Store) write(batch []*op) {
 	}
 }
 
-// asyncClaims makes the transaction of a batch that holds claims only
-// commit asynchronously. The pipeline is one implicit transaction, so the
-// setting lasts until its commit at the pipeline's Sync, which is when
-// Postgres reads it. Such a commit is visible to every session (another
-// node's included) as soon as it returns, like any other; only its
-// durability changes: a crash of the server or of its machine within a
-// few wal_writer_delay of it may undo it, as if it had aborted cleanly
-// (https://www.postgresql.org/docs/current/wal-async-commit.html). A claim
-// undone so is, for the gateway's retry, a lease that expired: the event
-// was never answered, and its retry is forwarded again, within the extra
-// forwards of those in flight that a crash already costs (docs/postgres.md,
-// "Durability of a claim"). A batch holding an answer or a release stays
-// synchronous; its WAL flush flushes everything before it, any claim the
-// answer depends on included, so no answer is ever durable without its
-// claim.
+// asyncClaims would make the transaction of a batch that holds claims
+// only commit asynchronously (Options.asyncClaims). The pipeline is one
+// implicit transaction, so the setting lasts until its commit at the
+// pipeline's Sync, which is when Postgres reads it; the commit is visible
+// to every session at once, and only a crash of the server may undo it,
+// which for the gateway's retry is a lease that expired (docs/store.md,
+// "Durability of a claim"). It is off because it does not pay: measured
+// against synchronous claims in one run, it costs throughput
+// (BenchmarkWriterBatch's async-claims variant, BENCHMARKS.md "Postgres
+// (group commit)"), most likely because the WAL writer's background
+// flushes of the claims hold up the answers' synchronous commits, which
+// shared their flushes with the claims' batches before.
 const asyncClaims = "SET LOCAL synchronous_commit = off"
 
 func (k opKind) String() string {
@@ -377,9 +373,7 @@ func (s *Store) runBatch(live []*op) error {
 		}
 	}
 	b := &pgx.Batch{}
-	if len(claims) == len(live) && !s.opts.syncClaims {
-		// A batch of claims only may commit without waiting for its WAL
-		// flush: see asyncClaims.
+	if len(claims) == len(live) && s.opts.asyncClaims {
 		b.Queue(asyncClaims)
 	}
 	if s.opts.pipelineEach {
