@@ -37,8 +37,8 @@ func recordMetaSync(t *testing.T, s *Store, release <-chan struct{}) func() []bo
 	}
 }
 
-// TestClaimCommitDefersOnlyTheMetaSync: a commit of claims (or kept
-// copies) only is made with the meta page's sync deferred; a commit holding an answer (or any
+// TestClaimCommitDefersOnlyTheMetaSync: with the deferral on, a commit of
+// claims (or kept copies) only is made with the meta page's sync deferred; a commit holding an answer (or any
 // other write) is fully synced, and so is everything after it; a store
 // opened with NoSync is left as it is.
 func TestClaimCommitDefersOnlyTheMetaSync(t *testing.T) {
@@ -78,9 +78,17 @@ func TestClaimCommitDefersOnlyTheMetaSync(t *testing.T) {
 			require.NoError(t, s.Complete(ctx, l, dedupe.Response{Status: 200}))
 		}, []bool{false, false}},
 	}
+	t.Run("off, as shipped", func(t *testing.T) {
+		s := openTest(t, t.TempDir(), newClock())
+		commits := recordMetaSync(t, s, nil)
+		_, _, err := s.Claim(ctx, "stripe:evt_1", "fp", nil)
+		require.NoError(t, err)
+		require.Equal(t, []bool{false}, commits())
+	})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := openTest(t, t.TempDir(), newClock(), func(o *Options) { o.NoSync = tt.noSync })
+			s.deferMeta.Store(true)
 			commits := recordMetaSync(t, s, nil)
 			tt.writes(t, s)
 			require.Equal(t, tt.want, commits())
@@ -95,6 +103,7 @@ func TestClaimCommitDefersOnlyTheMetaSync(t *testing.T) {
 // committed fully synced with it, since the answer must be durable.
 func TestMixedBatchStaysSynced(t *testing.T) {
 	s := openTest(t, t.TempDir(), newClock())
+	s.deferMeta.Store(true)
 	l, _, err := s.Claim(ctx, "stripe:evt_0", "fp", nil)
 	require.NoError(t, err)
 

@@ -85,10 +85,12 @@ type Store struct {
 	// behind, and that nobody is answered before the commit.
 	commitHook atomic.Pointer[func() error]
 
-	// metaDeferred counts the commits made with the meta page's sync
-	// deferred (runBatch); metaSyncStuck, once set, stops deferring it.
-	metaDeferred  atomic.Uint64
-	metaSyncStuck atomic.Bool
+	// deferMeta, when set, lets a batch of lazy writes commit with its
+	// meta page's sync deferred (runBatch). It is off: measured, it does
+	// not pay (BENCHMARKS.md, "The LMDB writer"); BenchmarkClaimComplete's
+	// mode=lazy and the tests set it. metaDeferred counts such commits.
+	deferMeta    atomic.Bool
+	metaDeferred atomic.Uint64
 
 	// unsettled holds the answers being written again (retryAnswer).
 	unsettled dedupe.Unsettled

@@ -333,19 +333,21 @@ var errRunNested = errors.New("dedupe: an op failed after writing; run the batch
 // fails after writing, or with anything but a logical error, aborts the
 // transaction with errRunNested (see the top of this file).
 //
-// A batch of claims only (and of Keep's copies: the tiered store's cache,
-// whose loss costs one read of the shared store) commits with
-// MDB_NOMETASYNC: its data pages are synced, its meta page is written but
-// not synced, which keeps the file consistent (LMDB's meta pages
-// alternate, and one not yet on disk leaves the previous one in force) and
-// may, on an operating-system crash, undo that commit. Such a claim lost
-// is, for the gateway's retry, a lease that expired: the event was never
-// answered, so nothing but a second attempt at it can follow (docs/store.md,
-// "Durability of a claim"). Every other
-// batch, and so every answer, commits fully synced, and its sync of the
-// file flushes the meta page of any deferred commit before it: an answer
-// can never be on disk without its claim. A process crash loses nothing
-// either way: the page cache outlives the process.
+// With Store.deferMeta set, a batch of claims only (and of Keep's copies:
+// the tiered store's cache, whose loss costs one read of the shared
+// store) commits with MDB_NOMETASYNC: its data pages are synced, its meta
+// page is written but not synced, which keeps the file consistent (LMDB's
+// meta pages alternate, and one not yet on disk leaves the previous one in
+// force) and may, on an operating-system crash, undo that commit. Such a
+// claim lost is, for the gateway's retry, a lease that expired: the event
+// was never answered, so nothing but a second attempt at it can follow
+// (docs/store.md, "Durability of a claim"). Every other batch, and so
+// every answer, commits fully synced, and its sync of the file flushes
+// the meta page of any deferred commit before it: an answer can never be
+// on disk without its claim. A process crash loses nothing either way:
+// the page cache outlives the process. deferMeta is off: a lone claim
+// waits for one sync instead of two, but under load the writer commits
+// fewer writes a second with it (BENCHMARKS.md, "The LMDB writer").
 func (s *Store) runBatch(batch []*op, nested bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -405,7 +407,7 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 // deferMetaSync reports whether batch may commit without syncing the meta
 // page: every op in it is lazy, on a store that syncs at all.
 func (s *Store) deferMetaSync(batch []*op) bool {
-	if s.opts.NoSync || s.metaSyncStuck.Load() {
+	if s.opts.NoSync || !s.deferMeta.Load() {
 		return false
 	}
 	for _, o := range batch {
@@ -419,11 +421,11 @@ func (s *Store) deferMetaSync(batch []*op) bool {
 
 // resetMetaSync makes commits fully synced again after a claims-only
 // batch. Should LMDB refuse (it does not for this flag), the deferral is
-// given up for good and the environment synced now, so that no answer is
-// ever committed without its sync.
+// turned off and the environment synced now, so that no answer is ever
+// committed without its sync.
 func (s *Store) resetMetaSync() {
 	if err := s.env.UnsetFlags(mdb.NoMetaSync); err != nil {
-		s.metaSyncStuck.Store(true)
+		s.deferMeta.Store(false)
 		s.logger.Error("dedupe: could not restore synced commits; claims are committed fully synced from now on", "err", err)
 		if err := s.env.Sync(true); err != nil {
 			s.logger.Error("dedupe: sync after a claims-only commit", "err", err)
