@@ -260,9 +260,9 @@ func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 
 // Keep writes rec, a finished record copied from another store (the
 // tiered store's shared one), as it is, unless the key holds a live claim
-// of this store's own. The copy is a cache: its commit, like a claim's,
-// may be undone by an operating-system crash (writer.go, runBatch), which
-// costs the next delivery of the key a claim in the other store.
+// of this store's own. The copy is a cache whose loss costs the next
+// delivery of the key a claim in the other store, so its write is lazy,
+// as a claim's is (writer.go, runBatch).
 func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 	if err := dedupe.CheckKey(rec.Key); err != nil {
 		return err
