@@ -88,9 +88,8 @@ type Store struct {
 	// deferMeta, when set, lets a batch of lazy writes commit with its
 	// meta page's sync deferred (runBatch). It is off: measured, it does
 	// not pay (BENCHMARKS.md, "The LMDB writer"); BenchmarkClaimComplete's
-	// mode=lazy and the tests set it. metaDeferred counts such commits.
-	deferMeta    atomic.Bool
-	metaDeferred atomic.Uint64
+	// mode=lazy and the tests set it.
+	deferMeta atomic.Bool
 
 	// unsettled holds the answers being written again (retryAnswer).
 	unsettled dedupe.Unsettled

@@ -415,7 +415,6 @@ func (s *Store) deferMetaSync(batch []*op) bool {
 			return false
 		}
 	}
-	s.metaDeferred.Add(1)
 	return true
 }
 
