@@ -91,6 +91,12 @@ type Store struct {
 	// behind, and that nobody is answered before the commit.
 	commitHook atomic.Pointer[func() error]
 
+	// deferMeta, when set, lets a batch of lazy writes commit with its
+	// meta page's sync deferred (runBatch). It is off: measured, it does
+	// not pay (BENCHMARKS.md, "The LMDB writer"); BenchmarkClaimComplete's
+	// mode=lazy and the tests set it.
+	deferMeta atomic.Bool
+
 	// unsettled holds the answers being written again (retryAnswer).
 	unsettled dedupe.Unsettled
 }

@@ -55,7 +55,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		lease dedupe.Lease
 		found *dedupe.Record
 	)
-	err = s.update(ctx, func(txn *mdb.Txn) error {
+	err = s.writeLazy(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
 		cur, err := s.get(txn, key, responseBody)
@@ -260,12 +260,14 @@ func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 
 // Keep writes rec, a finished record copied from another store (the
 // tiered store's shared one), as it is, unless the key holds a live claim
-// of this store's own.
+// of this store's own. The copy is a cache whose loss costs the next
+// delivery of the key a claim in the other store, so its write is lazy,
+// as a claim's is (writer.go, runBatch).
 func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 	if err := dedupe.CheckKey(rec.Key); err != nil {
 		return err
 	}
-	return s.write(ctx, func(txn *mdb.Txn) error {
+	return s.writeLazy(ctx, func(txn *mdb.Txn) error {
 		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):

@@ -137,12 +137,17 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 
 	files, err := os.ReadDir(profiles)
 	require.NoError(t, err)
-	require.Len(t, files, 2)
+	// Both designs are profiled, so that they break down alike; only
+	// webhookd has /metrics.
+	require.Len(t, files, 3)
 	require.Equal(t, "lmdb-1.metrics", files[0].Name())
 	require.Equal(t, "lmdb-1.pprof", files[1].Name())
-	prof, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.pprof"))
-	require.NoError(t, err)
-	require.True(t, bytes.HasPrefix(prof, []byte{0x1f, 0x8b}), "a gzipped pprof profile")
+	require.Equal(t, "proxy-1.pprof", files[2].Name())
+	for _, name := range []string{"lmdb-1.pprof", "proxy-1.pprof"} {
+		prof, err := os.ReadFile(filepath.Join(profiles, name))
+		require.NoError(t, err)
+		require.True(t, bytes.HasPrefix(prof, []byte{0x1f, 0x8b}), "a gzipped pprof profile: %s", name)
+	}
 	met, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.metrics"))
 	require.NoError(t, err)
 	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
@@ -458,4 +463,21 @@ func TestPostgresSkipNamesTheTestsVariable(t *testing.T) {
 	require.Contains(t, string(src), `os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")`)
 	require.Contains(t, errNoPostgres.Error(), "WEBHOOKD_TEST_POSTGRES_DSN")
 	require.ErrorIs(t, errNoPostgres, errSkipped)
+}
+
+// A design named with beforeSuffix runs the -before binary under the base
+// design's label; without -before it is skipped, not run with the other.
+func TestBeforeVariants(t *testing.T) {
+	tests := []struct{ variant, label string }{
+		{variantLMDB + beforeSuffix, variantLabels[variantLMDB] + ", before"},
+		{variantTiered + beforeSuffix, variantLabels[variantTiered] + ", before"},
+		{variantLMDB, variantLabels[variantLMDB]},
+	}
+	for _, tt := range tests {
+		require.Equal(t, tt.label, label(tt.variant), tt.variant)
+	}
+	e := &env{webhookd: "/nonexistent/webhookd", tmp: t.TempDir()}
+	_, _, err := e.startVariant(context.Background(), variantLMDB+beforeSuffix, targetOpts{dir: t.TempDir()})
+	require.ErrorIs(t, err, errSkipped)
+	require.ErrorContains(t, err, "needs -before")
 }

@@ -160,7 +160,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 	}
 	defer st.Close()
 	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir}
-	profile := o.profileDir != "" && o.duration >= time.Second && (variant == variantLMDB || variant == variantPostgres)
+	profile := o.profileDir != "" && o.duration >= time.Second && variant != variantRedis
 	if profile {
 		if to.pprofAddr, err = freeAddr(); err != nil {
 			return runStats{}, err
@@ -200,8 +200,11 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		}
 		// The store's commit latency and batch sizes, which a CPU profile
 		// does not show: a synced commit waits on the disk, not the CPU.
-		if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
-			return runStats{}, fmt.Errorf("metrics: %w", err)
+		// (The proxy has no /metrics.)
+		if dedupes(variant) {
+			if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
+				return runStats{}, fmt.Errorf("metrics: %w", err)
+			}
 		}
 	}
 	return runStats{
@@ -304,7 +307,7 @@ func table(sums []*variantSummary) string {
 	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
 	for _, s := range sums {
 		if len(s.runs) == 0 {
-			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | | | | | |\n", variantLabels[s.variant], strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
+			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | | | | | |\n", label(s.variant), strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
 			continue
 		}
 		statuses := make(map[int]int)
@@ -325,7 +328,7 @@ func table(sums []*variantSummary) string {
 			perForward = fmt.Sprintf("%.0f", s.median(cpuPerForward))
 		}
 		fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f | %.2f | %s | %.2f | %s | %s | %s | %s | %s | %d / %d / %d |\n",
-			variantLabels[s.variant], s.median(perSec), ratio(s, perSec), s.median(p50ms), s.median(p99ms), ratio(s, p99ms), s.median(p999ms),
+			label(s.variant), s.median(perSec), ratio(s, perSec), s.median(p50ms), s.median(p99ms), ratio(s, p99ms), s.median(p999ms),
 			perDelivery, cpuRatio(s, cpuPerDelivery), perForward, cpuRatio(s, cpuPerForward),
 			statusString(statuses), o.zero, o.once, o.more)
 	}
@@ -341,14 +344,14 @@ func table(sums []*variantSummary) string {
 					why = r.cpuErr.Error()
 				}
 			}
-			fmt.Fprintf(&b, "| %s | unknown: %s | | | | |\n", variantLabels[s.variant], why)
+			fmt.Fprintf(&b, "| %s | unknown: %s | | | | |\n", label(s.variant), why)
 			continue
 		}
 		store := "—"
 		if len(s.runs[0].cpu.parts) > 1 {
 			store = fmt.Sprintf("%.2f", s.median(storeCores))
 		}
-		fmt.Fprintf(&b, "| %s | %.2f | %s | %.2f | %.2f | %.2f |\n", variantLabels[s.variant],
+		fmt.Fprintf(&b, "| %s | %.2f | %s | %.2f | %.2f | %.2f |\n", label(s.variant),
 			s.median(serverCores), store, s.median(selfCores), s.median(machineCores),
 			s.median(func(r runStats) float64 { return machineCores(r) - serverCores(r) - selfCores(r) }))
 	}

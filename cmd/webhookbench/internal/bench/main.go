@@ -85,7 +85,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 	var co compareOpts
 	var cr crashOpts
 	var fo faultsOpts
-	var variants string
+	var variants, before string
 	switch cmd {
 	case "compare":
 		fs.DurationVar(&co.duration, "duration", 10*time.Second, "load time per design and round (0: send -count deliveries instead)")
@@ -93,7 +93,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.IntVar(&co.rounds, "rounds", 3, "rounds; designs alternate within each")
 		fs.IntVar(&co.warmup, "warmup", 500, "untimed deliveries of other events before each run")
 		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, queue (LMDB, delivery: queue), redis")
-		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of webhookd (lmdb, postgres), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
+		fs.StringVar(&before, "before", "", "a second webhookd binary, run by the designs named lmdb-before, postgres-before, tiered-before: a change against its baseline in one run")
+		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of every design but redis (webhookd and the proxy), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")
 		fs.DurationVar(&cr.lease, "lease", 2*time.Second, "WEBHOOKD_LEASE")
@@ -127,7 +128,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 	} else {
 		defer os.RemoveAll(tmp)
 	}
-	e := &env{self: self, webhookd: *webhookd, tmp: tmp}
+	e := &env{self: self, webhookd: *webhookd, before: before, tmp: tmp}
 	if e.webhookd == "" {
 		fmt.Fprintln(stderr, "webhookbench: building webhookd")
 		if e.webhookd, err = buildWebhookd(tmp); err != nil {

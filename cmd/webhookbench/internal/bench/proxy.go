@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httputil"
+	"net/http/pprof"
 	"net/url"
 	"time"
 )
@@ -22,6 +23,7 @@ func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8090", "listen address")
 	upstream := fs.String("upstream", "", "URL every request is proxied to (its path replaces the request's)")
+	pprofAddr := fs.String("pprof", "", "serve Go's CPU profile on this address (compare -cpuprofile), as webhookd's WEBHOOKD_PPROF_ADDR does")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -41,6 +43,19 @@ func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 			MaxIdleConnsPerHost: 64,
 			IdleConnTimeout:     90 * time.Second,
 		},
+	}
+	if *pprofAddr != "" {
+		// The same profile as webhookd's, so that the two break down alike.
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		ln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			fmt.Fprintln(stderr, err)
+			return 1
+		}
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.Serve(ln) }()
+		defer srv.Close()
 	}
 	return serveUntilDone(ctx, *listen, rp, stderr)
 }

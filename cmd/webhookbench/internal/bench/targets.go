@@ -25,6 +25,10 @@ type env struct {
 	self func(args ...string) *exec.Cmd
 	// webhookd is the webhookd binary's path.
 	webhookd string
+	// before is a second webhookd binary (compare -before): the designs
+	// named with beforeSuffix run it, so that a change is measured
+	// against its baseline in one run, the rounds interleaved.
+	before string
 	// tmp holds data directories and logs.
 	tmp string
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,6 +38,18 @@ var variantLabels = map[string]string{
 	variantQueue:     "webhookd, LMDB store, delivery: queue",
 }
 
+// beforeSuffix names a webhookd design run with the -before binary:
+// lmdb-before, postgres-before, tiered-before.
+const beforeSuffix = "-before"
+
+// label names variant in reports.
+func label(variant string) string {
+	if base, ok := strings.CutSuffix(variant, beforeSuffix); ok {
+		return variantLabels[base] + ", before"
+	}
+	return variantLabels[variant]
+}
+
 // dedupes reports whether a design dedupes and sets Idempotency-Key.
 func dedupes(variant string) bool { return variant != variantProxy }
 
@@ -56,6 +69,14 @@ type targetOpts struct {
 // startVariant starts one design in front of o.downstream. The returned
 // cleanup stops it and removes what it left in Postgres or Redis.
 func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*proc, func(), error) {
+	if base, ok := strings.CutSuffix(variant, beforeSuffix); ok && base != variantProxy && base != variantRedis {
+		if e.before == "" {
+			return nil, nil, fmt.Errorf("%w: %s needs -before", errSkipped, variant)
+		}
+		before := *e
+		before.webhookd = e.before
+		return before.startVariant(ctx, base, o)
+	}
 	if err := os.MkdirAll(o.dir, 0o755); err != nil {
 		return nil, nil, err
 	}
@@ -141,7 +162,11 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		}
 		return p, p.stop, nil
 	case variantProxy:
-		p, err := startProc(e.self("proxy", "-listen", addr, "-upstream", o.downstream), addr, logPath)
+		args := []string{"proxy", "-listen", addr, "-upstream", o.downstream}
+		if o.pprofAddr != "" {
+			args = append(args, "-pprof", o.pprofAddr)
+		}
+		p, err := startProc(e.self(args...), addr, logPath)
 		if err != nil {
 			return nil, nil, err
 		}
