@@ -184,3 +184,35 @@ func TestRedriveOfAQueuedRecordRequeues(t *testing.T) {
 	require.Equal(t, "QUEUED", rec.State)
 	require.Equal(t, http.StatusConflict, f.call(t, "POST", "/api/records/"+url.PathEscape(key)+"/redrive", "", nil), "queued already")
 }
+
+func TestDestinationsListShowsTheQueueOfARemovedDestination(t *testing.T) {
+	f := newQueueFixture(t)
+	f.enqueue(t, "evt_1")
+	// A reload removed "refunds" while two events waited in its queue.
+	for _, event := range []string{"evt_2", "evt_3"} {
+		key := dedupe.Key{Source: "stripe-eu", Event: event, Destination: "refunds"}.String()
+		_, err := f.store.Enqueue(context.Background(), dedupe.Enqueue{Key: key, Fingerprint: "fp", MaxAge: time.Hour, Request: stripeRequest(event)})
+		require.NoError(t, err)
+	}
+	var got struct {
+		Destinations []struct {
+			Name, Delivery string
+			Queued         int
+			OldestQueuedAt *time.Time `json:"oldest_queued_at"`
+			Removed        bool
+		}
+	}
+	require.Equal(t, http.StatusOK, f.call(t, "GET", "/api/destinations", "", &got))
+	require.Len(t, got.Destinations, 3)
+	ledger, refunds := got.Destinations[1], got.Destinations[2]
+	require.Equal(t, "ledger", ledger.Name)
+	require.False(t, ledger.Removed, "in the configuration")
+	require.Equal(t, 1, ledger.Queued)
+	require.Equal(t, "refunds", refunds.Name)
+	require.True(t, refunds.Removed)
+	require.Equal(t, "queue", refunds.Delivery)
+	require.Equal(t, 2, refunds.Queued)
+	require.NotNil(t, refunds.OldestQueuedAt)
+	require.Equal(t, http.StatusNotFound, f.call(t, "POST", "/api/destinations/refunds/pause", "", nil),
+		"nothing in force to pause")
+}
