@@ -116,7 +116,7 @@ func TestQueueMetricsFollowAReload(t *testing.T) {
 	got := gatherValues(t, reg)
 	for name, want := range map[string]float64{
 		"webhookd_queue_depth/refunds": 4, "webhookd_queue_oldest_seconds/refunds": 30, "webhookd_queue_max_age_seconds/refunds": 7200,
-		"webhookd_destination_paused/refunds":               0,
+		"webhookd_destination_paused/refunds":                0,
 		"webhookd_delivery_attempts_total/refunds/delivered": 1, "webhookd_delivery_attempts_total/refunds/expired": 0,
 		"webhookd_delivery_attempts_total/ledger/delivered": 1,
 	} {
