@@ -216,3 +216,42 @@ func TestDestinationsListShowsTheQueueOfARemovedDestination(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, f.call(t, "POST", "/api/destinations/refunds/pause", "", nil),
 		"nothing in force to pause")
 }
+
+func TestConsoleListFiltersByDestination(t *testing.T) {
+	f := newQueueFixture(t)
+	f.enqueue(t, "evt_1")
+	billing := dedupe.Key{Source: "stripe-eu", Event: "evt_2", Destination: "billing"}.String()
+	_, _, err := f.store.Claim(context.Background(), billing, "fp", stripeRequest("evt_2"))
+	require.NoError(t, err)
+	page := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(f.srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+		return string(b)
+	}
+	for _, tc := range []struct {
+		path, selected string
+		want, not      []string
+	}{
+		{"/", "", []string{"evt_1", "evt_2"}, nil},
+		{"/?destination=ledger", "ledger", []string{"evt_1"}, []string{"evt_2"}},
+		{"/?destination=billing&provider=stripe-eu", "billing", []string{"evt_2"}, []string{"evt_1"}},
+		{"/?destination=refunds", "refunds", nil, []string{"evt_1", "evt_2"}}, // not configured: still a filter
+	} {
+		body := page(tc.path)
+		require.Contains(t, body, `<select name="destination" id="destination">`, tc.path)
+		for _, w := range tc.want {
+			require.Contains(t, body, w, tc.path)
+		}
+		for _, n := range tc.not {
+			require.NotContains(t, body, n, tc.path)
+		}
+		if tc.selected != "" {
+			require.Contains(t, body, `<option value="`+tc.selected+`" selected>`, tc.path)
+		}
+	}
+}
