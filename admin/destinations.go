@@ -23,6 +23,9 @@ type Destination struct {
 	URL      string // redacted (dispatch.RedactURL)
 	Delivery string // "sync" or "queue"
 	MaxAge   time.Duration
+	// Sources are the sources whose routes reach it: the overview shows
+	// a queue destination's depth and oldest on their rows.
+	Sources []string
 }
 
 // Queue is what the destinations routes need of the store: the queues'
