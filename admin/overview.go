@@ -254,8 +254,9 @@ func newDestCell(source string, ds overview.DestinationSummary, now time.Time) d
 		c.Share = percent(*s)
 		c.ShareDetail = fmt.Sprintf("%d of %d reached it", ds.Delivered.Reached, ds.Delivered.Attempted)
 	} else if ds.Queued > 0 {
-		c.Share = "queued"
-		c.ShareDetail = fmt.Sprintf("%d stored for the delivery loop", ds.Queued)
+		// Queued events are the delivery loop's to deliver: its queue says
+		// how far it is.
+		c.Share = ""
 	}
 	if q := ds.Queue; q != nil {
 		c.Queue, c.QueueDetail = fmt.Sprintf("%d queued", q.Depth), "none waiting"
