@@ -192,7 +192,7 @@ type listPage struct {
 
 func (h *handler) consoleList(w http.ResponseWriter, r *http.Request) {
 	data := listPage{page: h.basePage(r, "Deliveries"), Providers: h.Providers,
-		States: []string{"IN_FLIGHT", "COMPLETED", "FAILED"}}
+		States: []string{"IN_FLIGHT", "COMPLETED", "FAILED", "QUEUED"}}
 	o, err := listOptions(r)
 	data.Provider, data.Destination = o.Provider, o.Destination
 	if h.Destinations != nil {

@@ -241,6 +241,7 @@ func TestConsoleListFiltersByDestination(t *testing.T) {
 		{"/?destination=ledger", "ledger", []string{"evt_1"}, []string{"evt_2"}},
 		{"/?destination=billing&provider=stripe-eu", "billing", []string{"evt_2"}, []string{"evt_1"}},
 		{"/?destination=refunds", "refunds", nil, []string{"evt_1", "evt_2"}}, // not configured: still a filter
+		{"/?destination=ledger&state=QUEUED", "ledger", []string{"evt_1", `<option value="QUEUED" selected>`}, []string{"evt_2"}},
 	} {
 		body := page(tc.path)
 		require.Contains(t, body, `<select name="destination" id="destination">`, tc.path)
