@@ -73,6 +73,7 @@ type handler struct {
 	Config
 	pages  *pages
 	failed *overview.FailedCounter
+	queues *overview.QueueCounter
 }
 
 // New returns the admin listener's handler.
@@ -94,6 +95,9 @@ func New(cfg Config) (http.Handler, error) {
 		cfg.Overview = overview.NewRecorder(cfg.Providers, cfg.Now)
 	}
 	h := &handler{Config: cfg, pages: p, failed: &overview.FailedCounter{Store: cfg.Store, Now: cfg.Now}}
+	if cfg.Queue != nil {
+		h.queues = &overview.QueueCounter{Store: cfg.Queue, Now: cfg.Now}
+	}
 	return h.routes(), nil
 }
 

@@ -38,7 +38,7 @@ func listOptions(r *http.Request) (dedupe.RecentOptions, error) {
 	if s := q.Get("state"); s != "" {
 		st, err := dedupe.ParseState(strings.ToUpper(s))
 		if err != nil {
-			return o, errors.New("state must be IN_FLIGHT, COMPLETED or FAILED")
+			return o, errors.New("state must be IN_FLIGHT, COMPLETED, FAILED or QUEUED")
 		}
 		o.State = st
 	}

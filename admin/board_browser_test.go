@@ -29,7 +29,9 @@ import (
 // 1000 pixels; each row says its state now, apart from the window's
 // figures (a source that failed ten minutes ago and delivers now is
 // "delivering", not red); refusals are named by reason, apart from the
-// core's rejections. With WEBHOOKD_UPDATE_SCREENSHOT=1 it rewrites
+// core's rejections; each row names its destinations with their share
+// delivered, and a queue destination's depth and oldest from the store.
+// With WEBHOOKD_UPDATE_SCREENSHOT=1 it rewrites
 // docs/overview-board.png (the first screen).
 func TestBoardInBrowser(t *testing.T) {
 	bin := chromium(t)
@@ -45,8 +47,17 @@ func TestBoardInBrowser(t *testing.T) {
 	at := time.Now().Add(-50 * time.Minute)
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return at }
 	rec := overview.NewRecorder(names, clock)
+	// Every source delivers to billing (sync); the first five also queue
+	// for ledger, where three events wait.
+	queueing := names[:5]
+	for i := range 3 {
+		_, err := store.Enqueue(context.Background(), dedupe.Enqueue{
+			Key:         dedupe.Key{Source: "adyen", Event: fmt.Sprintf("evt_q%d", i), Destination: "ledger"}.String(),
+			Fingerprint: "fp", MaxAge: time.Hour, Request: dedupe.NewRequest("application/json", "payment", []byte(`{}`), true)})
+		require.NoError(t, err)
+	}
 	ok := func(p string) receiver.Delivery {
-		return receiver.Delivery{Provider: p, Outcome: receiver.OutcomeForwarded, Status: 200,
+		return receiver.Delivery{Provider: p, Destination: "billing", Outcome: receiver.OutcomeForwarded, Status: 200,
 			Dispatch: &dispatch.Result{Outcome: dispatch.Delivered, Status: 200, Duration: 30 * time.Millisecond}}
 	}
 	for step := range 25 {
@@ -57,10 +68,13 @@ func TestBoardInBrowser(t *testing.T) {
 			for range 1 + (i+step)%4 {
 				rec.Observe(ok(p))
 			}
+			if i < len(queueing) {
+				rec.Observe(receiver.Delivery{Provider: p, Destination: "ledger", Outcome: receiver.OutcomeQueued, Status: 200})
+			}
 		}
 		// stripe: the core was down 20 minutes ago, and has recovered.
 		if step == 15 {
-			rec.Observe(receiver.Delivery{Provider: "stripe", Outcome: receiver.OutcomeUnavailable, Status: 503,
+			rec.Observe(receiver.Delivery{Provider: "stripe", Destination: "billing", Outcome: receiver.OutcomeUnavailable, Status: 503,
 				Dispatch: &dispatch.Result{Outcome: dispatch.Unavailable, Status: 503, Duration: time.Second}})
 		}
 		// paddle: forged requests all along; shopify: a rotated secret now.
@@ -76,7 +90,13 @@ func TestBoardInBrowser(t *testing.T) {
 				Dispatch: &dispatch.Result{Outcome: dispatch.Rejected, Status: 422, Duration: 40 * time.Millisecond}})
 		}
 	}
-	h, err := admin.New(admin.Config{Store: store, Redriver: &redrive.Redriver{Store: store, Forwarder: fwd}, Providers: names, Overview: rec})
+	h, err := admin.New(admin.Config{Store: store, Redriver: &redrive.Redriver{Store: store, Forwarder: fwd}, Providers: names, Overview: rec,
+		Queue: store, Destinations: func() []admin.Destination {
+			return []admin.Destination{
+				{Name: "billing", Delivery: "sync", Sources: names},
+				{Name: "ledger", Delivery: "queue", MaxAge: time.Hour, Sources: queueing},
+			}
+		}})
 	require.NoError(t, err)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -89,9 +109,13 @@ func TestBoardInBrowser(t *testing.T) {
 	inner, err := chromedp.Run(ctx, chromedp.Evaluate[[]int](`[window.innerWidth, window.innerHeight]`))
 	require.NoError(t, err)
 	require.Equal(t, []int{1400, 1000}, inner)
+	wide, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.documentElement.scrollWidth <= window.innerWidth`))
+	require.NoError(t, err)
+	require.True(t, wide, "the board fits 1400 pixels without scrolling sideways")
 	rows, err := chromedp.Run(ctx, chromedp.Evaluate[[]map[string]any](`Array.from(document.querySelectorAll("table.board tbody tr")).map(r => ({
 		source: r.dataset.source, state: r.dataset.state, bottom: r.getBoundingClientRect().bottom,
 		refused: r.querySelector('[data-figure="refused"]').innerText, core: r.querySelector('[data-figure="core-rejected"]').innerText,
+		dests: r.querySelector('[data-figure="destinations"]').innerText,
 		spark: !!r.querySelector("svg.spark title")}))`))
 	require.NoError(t, err)
 	require.Len(t, rows, 20)
@@ -116,6 +140,11 @@ func TestBoardInBrowser(t *testing.T) {
 		case "mollie":
 			require.Equal(t, "none", r["refused"], "the core's rejection is not webhookd's refusal")
 			require.Equal(t, "1", r["core"])
+			require.Equal(t, "billing 100%", r["dests"], "a rejection reached the core")
+		case "stripe":
+			require.Regexp(t, `^billing 9\d\.\d%$`, r["dests"], "one delivery of the window did not reach it")
+		case "adyen", "coinbase":
+			require.Regexp(t, `^billing 100% · ledger 3 queued, oldest \d+s$`, r["dests"], "the queue is ledger's, whichever source")
 		}
 	}
 	tile, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector("#provider-stripe .tiles").innerText`))

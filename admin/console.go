@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"html/template"
 	"net/http"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -181,15 +182,28 @@ type listPage struct {
 	page
 	Providers, States []string
 	Provider, State   string
-	Rows              []row
-	Next              string
+	// Destinations are the configuration's destinations, offered by the
+	// filter beside the sources; Destination is the one chosen.
+	Destinations []string
+	Destination  string
+	Rows         []row
+	Next         string
 }
 
 func (h *handler) consoleList(w http.ResponseWriter, r *http.Request) {
 	data := listPage{page: h.basePage(r, "Deliveries"), Providers: h.Providers,
-		States: []string{"IN_FLIGHT", "COMPLETED", "FAILED"}}
+		States: []string{"IN_FLIGHT", "COMPLETED", "FAILED", "QUEUED"}}
 	o, err := listOptions(r)
-	data.Provider = o.Provider
+	data.Provider, data.Destination = o.Provider, o.Destination
+	if h.Destinations != nil {
+		for _, d := range h.Destinations() {
+			data.Destinations = append(data.Destinations, d.Name)
+		}
+	}
+	if o.Destination != "" && !slices.Contains(data.Destinations, o.Destination) {
+		// A destination a reload removed still names records.
+		data.Destinations = append(data.Destinations, o.Destination)
+	}
 	if o.State != 0 {
 		data.State = o.State.String()
 	}

@@ -23,6 +23,9 @@ type Destination struct {
 	URL      string // redacted (dispatch.RedactURL)
 	Delivery string // "sync" or "queue"
 	MaxAge   time.Duration
+	// Sources are the sources whose routes reach it: the overview shows
+	// a queue destination's depth and oldest on their rows.
+	Sources []string
 }
 
 // Queue is what the destinations routes need of the store: the queues'
@@ -33,6 +36,7 @@ type Queue interface {
 	SetPaused(ctx context.Context, destination string, paused bool) error
 	Paused(ctx context.Context) (map[string]dedupe.Pause, error)
 	Requeue(ctx context.Context, key string, maxAge time.Duration) (dedupe.Record, error)
+	QueueDestinations(ctx context.Context) ([]string, error)
 }
 
 // DestinationView is a destination in GET /api/destinations.
@@ -44,6 +48,11 @@ type DestinationView struct {
 	PausedSince    *time.Time `json:"paused_since"`
 	Queued         int        `json:"queued"`
 	OldestQueuedAt *time.Time `json:"oldest_queued_at"`
+	// Removed marks the queue of a destination that is not in the
+	// configuration in force (a reload removed it) while events wait in
+	// it: they stay, undelivered, until a destination of that name
+	// returns (docs/delivery.md).
+	Removed bool `json:"removed,omitempty"`
 }
 
 // destinations reads every destination's view.
@@ -56,11 +65,28 @@ func (h *handler) destinations(ctx context.Context) ([]DestinationView, error) {
 		return nil, err
 	}
 	var out []DestinationView
+	configured := map[string]bool{}
 	for _, d := range h.Destinations() {
+		configured[d.Name] = true
 		v, err := h.destinationView(ctx, d, paused)
 		if err != nil {
 			return nil, err
 		}
+		out = append(out, v)
+	}
+	queues, err := h.Queue.QueueDestinations(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range queues {
+		if configured[name] {
+			continue
+		}
+		v, err := h.destinationView(ctx, Destination{Name: name, Delivery: "queue"}, paused)
+		if err != nil {
+			return nil, err
+		}
+		v.Removed = true
 		out = append(out, v)
 	}
 	return out, nil

@@ -18,6 +18,9 @@ type destinationRow struct {
 	PausedSince, Queued, Oldest string
 	Attempts                    string
 	PauseHref, ResumeHref       string
+	// Removed: a queue left by a destination a reload removed; it has no
+	// pause button (there is nothing in force to pause).
+	Removed bool
 }
 
 type destinationsPage struct {
@@ -51,6 +54,9 @@ func (h *handler) consoleDestinations(w http.ResponseWriter, r *http.Request) {
 			ResumeHref: "/destinations/" + url.PathEscape(v.Name) + "/resume"}
 		if v.PausedSince != nil {
 			row.PausedSince = "since " + age(now, *v.PausedSince)
+		}
+		if v.Removed {
+			row.Removed, row.URL = true, "not in the configuration: its events wait until it returns"
 		}
 		if v.Delivery == "queue" {
 			row.Queued = fmt.Sprint(v.Queued)

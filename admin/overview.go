@@ -24,6 +24,10 @@ func (h *handler) summary(ctx context.Context, r *http.Request) (sum overview.Su
 		return sum, w, nil, err
 	}
 	sum = h.Overview.Summary(w)
+	if qerr := h.addQueues(ctx, &sum); qerr != nil {
+		h.Logger.Warn("admin: reading the queues failed", "error", qerr.Error())
+		return sum, w, qerr, nil
+	}
 	counts, ferr := h.failed.Count(ctx)
 	if ferr != nil {
 		h.Logger.Warn("admin: counting FAILED records failed", "error", ferr.Error())
@@ -31,6 +35,34 @@ func (h *handler) summary(ctx context.Context, r *http.Request) (sum overview.Su
 	}
 	overview.AddFailed(&sum, counts)
 	return sum, w, nil, nil
+}
+
+// addQueues puts into sum the depth and oldest of the queue destinations
+// each source's routes reach, read once per destination (QueueCounter).
+func (h *handler) addQueues(ctx context.Context, sum *overview.Summary) error {
+	if h.queues == nil || h.Destinations == nil {
+		return nil
+	}
+	queuesOf := map[string][]string{}
+	var names []string
+	for _, d := range h.Destinations() {
+		if d.Delivery != "queue" {
+			continue
+		}
+		names = append(names, d.Name)
+		for _, s := range d.Sources {
+			queuesOf[s] = append(queuesOf[s], d.Name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	figs, err := h.queues.Read(ctx, names)
+	if err != nil {
+		return err
+	}
+	overview.AddQueues(sum, queuesOf, figs)
+	return nil
 }
 
 // apiSummary answers GET /api/summary?window=15m|1h|24h.
@@ -80,6 +112,19 @@ type boardRow struct {
 	FailedBad                  bool
 	CardHref, ListHref         string
 	FailedHref, RequestsHref   string
+	// Destinations are the source's destinations: each one's share
+	// delivered and, for a queue destination, its depth and oldest.
+	Destinations []destCell
+}
+
+// destCell is one destination on a source's board row.
+type destCell struct {
+	Name, Share, ShareDetail string
+	// Queue is "" for a sync destination, else the depth and the age of
+	// the oldest waiting event; QueueBad while any waits.
+	Queue, QueueDetail string
+	QueueBad           bool
+	ListHref           string
 }
 
 // reasonCount is one reason's refusals in the window, linked to the
@@ -119,7 +164,7 @@ func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
 		sum = h.Overview.Summary(win)
 	}
 	if failedErr != nil {
-		data.Error = "FAILED records could not be counted: " + publicError(failedErr)
+		data.Error = "The store's FAILED records or queues could not be read: " + publicError(failedErr)
 	}
 	data.Window = win
 	data.Since = sum.From.Format("15:04") + " UTC"
@@ -189,6 +234,9 @@ func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
 			rc.Href = row.RequestsHref + "&reason=" + url.QueryEscape(rc.Reason)
 			row.Refusals = append(row.Refusals, rc)
 		}
+		for _, ds := range ps.Destinations {
+			row.Destinations = append(row.Destinations, newDestCell(ps.Source, ds, now))
+		}
 		data.Board = append(data.Board, row)
 	}
 	status := http.StatusOK
@@ -196,6 +244,29 @@ func (h *handler) consoleOverview(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusBadRequest
 	}
 	h.render(w, status, h.pages.overview, data)
+}
+
+// newDestCell is source's figures for one destination.
+func newDestCell(source string, ds overview.DestinationSummary, now time.Time) destCell {
+	c := destCell{Name: ds.Destination, Share: "–", ShareDetail: "nothing had to reach it in the window",
+		ListHref: "/?provider=" + url.QueryEscape(source) + "&destination=" + url.QueryEscape(ds.Destination)}
+	if s := ds.Delivered.Share; s != nil {
+		c.Share = percent(*s)
+		c.ShareDetail = fmt.Sprintf("%d of %d reached it", ds.Delivered.Reached, ds.Delivered.Attempted)
+	} else if ds.Queued > 0 {
+		// Queued events are the delivery loop's to deliver: its queue says
+		// how far it is.
+		c.Share = ""
+	}
+	if q := ds.Queue; q != nil {
+		c.Queue, c.QueueDetail = fmt.Sprintf("%d queued", q.Depth), "none waiting"
+		if q.Oldest != nil {
+			c.Queue += ", oldest " + strings.TrimSuffix(age(now, *q.Oldest), " ago")
+			c.QueueDetail = "oldest queued at " + q.Oldest.Format(time.RFC3339)
+			c.QueueBad = true
+		}
+	}
+	return c
 }
 
 // nowDetail says what the state now counts.

@@ -184,3 +184,75 @@ func TestRedriveOfAQueuedRecordRequeues(t *testing.T) {
 	require.Equal(t, "QUEUED", rec.State)
 	require.Equal(t, http.StatusConflict, f.call(t, "POST", "/api/records/"+url.PathEscape(key)+"/redrive", "", nil), "queued already")
 }
+
+func TestDestinationsListShowsTheQueueOfARemovedDestination(t *testing.T) {
+	f := newQueueFixture(t)
+	f.enqueue(t, "evt_1")
+	// A reload removed "refunds" while two events waited in its queue.
+	for _, event := range []string{"evt_2", "evt_3"} {
+		key := dedupe.Key{Source: "stripe-eu", Event: event, Destination: "refunds"}.String()
+		_, err := f.store.Enqueue(context.Background(), dedupe.Enqueue{Key: key, Fingerprint: "fp", MaxAge: time.Hour, Request: stripeRequest(event)})
+		require.NoError(t, err)
+	}
+	var got struct {
+		Destinations []struct {
+			Name, Delivery string
+			Queued         int
+			OldestQueuedAt *time.Time `json:"oldest_queued_at"`
+			Removed        bool
+		}
+	}
+	require.Equal(t, http.StatusOK, f.call(t, "GET", "/api/destinations", "", &got))
+	require.Len(t, got.Destinations, 3)
+	ledger, refunds := got.Destinations[1], got.Destinations[2]
+	require.Equal(t, "ledger", ledger.Name)
+	require.False(t, ledger.Removed, "in the configuration")
+	require.Equal(t, 1, ledger.Queued)
+	require.Equal(t, "refunds", refunds.Name)
+	require.True(t, refunds.Removed)
+	require.Equal(t, "queue", refunds.Delivery)
+	require.Equal(t, 2, refunds.Queued)
+	require.NotNil(t, refunds.OldestQueuedAt)
+	require.Equal(t, http.StatusNotFound, f.call(t, "POST", "/api/destinations/refunds/pause", "", nil),
+		"nothing in force to pause")
+}
+
+func TestConsoleListFiltersByDestination(t *testing.T) {
+	f := newQueueFixture(t)
+	f.enqueue(t, "evt_1")
+	billing := dedupe.Key{Source: "stripe-eu", Event: "evt_2", Destination: "billing"}.String()
+	_, _, err := f.store.Claim(context.Background(), billing, "fp", stripeRequest("evt_2"))
+	require.NoError(t, err)
+	page := func(path string) string {
+		t.Helper()
+		resp, err := http.Get(f.srv.URL + path)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+		return string(b)
+	}
+	for _, tc := range []struct {
+		path, selected string
+		want, not      []string
+	}{
+		{"/", "", []string{"evt_1", "evt_2"}, nil},
+		{"/?destination=ledger", "ledger", []string{"evt_1"}, []string{"evt_2"}},
+		{"/?destination=billing&provider=stripe-eu", "billing", []string{"evt_2"}, []string{"evt_1"}},
+		{"/?destination=refunds", "refunds", nil, []string{"evt_1", "evt_2"}}, // not configured: still a filter
+		{"/?destination=ledger&state=QUEUED", "ledger", []string{"evt_1", `<option value="QUEUED" selected>`}, []string{"evt_2"}},
+	} {
+		body := page(tc.path)
+		require.Contains(t, body, `<select name="destination" id="destination">`, tc.path)
+		for _, w := range tc.want {
+			require.Contains(t, body, w, tc.path)
+		}
+		for _, n := range tc.not {
+			require.NotContains(t, body, n, tc.path)
+		}
+		if tc.selected != "" {
+			require.Contains(t, body, `<option value="`+tc.selected+`" selected>`, tc.path)
+		}
+	}
+}

@@ -113,6 +113,12 @@ type Queue interface {
 	// QueueStats reads destination's depth and oldest waiting event
 	// without walking its queue.
 	QueueStats(ctx context.Context, destination string) (QueueStats, error)
+	// QueueDestinations lists, sorted, the destinations whose queue holds
+	// waiting events (a depth above 0), read from the depth bookkeeping
+	// without walking a queue: the operator's surfaces show with it the
+	// queues of destinations a reload removed, whose events stay
+	// undelivered until a destination of that name returns.
+	QueueDestinations(ctx context.Context) ([]string, error)
 	// NextDue is when destination's earliest event comes due (ok false
 	// when none is queued), so a delivery loop sleeps exactly that long.
 	NextDue(ctx context.Context, destination string) (due time.Time, ok bool, err error)

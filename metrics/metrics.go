@@ -80,6 +80,10 @@ type Metrics struct {
 	commitDuration   prometheus.Histogram
 	commitBatch      prometheus.Histogram
 	pruned           prometheus.Counter
+	// queues and attempts are set by WatchQueues and WatchAttempts, and
+	// follow reloads (SetDestinations).
+	queues   atomic.Pointer[queueCollector]
+	attempts atomic.Pointer[attemptCounter]
 }
 
 // CheckProviderName refuses a name that cannot label a provider's series:

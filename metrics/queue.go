@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -49,21 +51,43 @@ var (
 // Prometheus scrapes: the store holds them, written by every node and by
 // webhookd destinations, so no node keeps a copy that could drift. Each
 // read costs a few index entries (dedupe.Queue.QueueStats), not the queue.
-// Call it once, after the store is open.
+// Call it once, after the store is open; SetDestinations follows reloads.
 func (m *Metrics) WatchQueues(q QueueReader, dests []Destination) error {
-	c := &queueCollector{store: q, dests: dests, now: m.opts.Now}
+	c := &queueCollector{store: q, now: m.opts.Now}
+	c.dests.Store(&dests)
 	if c.now == nil {
 		c.now = time.Now
 	}
 	if err := m.reg.Register(c); err != nil {
 		return fmt.Errorf("metrics: %w", err)
 	}
+	m.queues.Store(c)
 	return nil
+}
+
+// SetDestinations puts a reloaded configuration's destinations in force:
+// the next scrape reads the queues of dests (a destination the reload
+// added is metered from then on, one it removed no longer is), and
+// webhookd_delivery_attempts_total counts the attempts of each of them,
+// its new series starting at zero. Counts already made stay, as counters
+// do. Before WatchQueues and WatchAttempts it does nothing.
+func (m *Metrics) SetDestinations(dests []Destination) {
+	if c := m.queues.Load(); c != nil {
+		c.dests.Store(&dests)
+	}
+	if a := m.attempts.Load(); a != nil {
+		names := make([]string, len(dests))
+		for i, d := range dests {
+			names[i] = d.Name
+		}
+		a.add(names)
+	}
 }
 
 type queueCollector struct {
 	store QueueReader
-	dests []Destination
+	// dests is swapped whole by SetDestinations while scrapes read it.
+	dests atomic.Pointer[[]Destination]
 	now   func() time.Time
 }
 
@@ -81,7 +105,7 @@ func (c *queueCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.NewInvalidMetric(pausedDesc, fmt.Errorf("reading the pause flags: %w", err))
 	}
 	now := c.now()
-	for _, d := range c.dests {
+	for _, d := range *c.dests.Load() {
 		if err == nil {
 			ch <- prometheus.MustNewConstMetric(pausedDesc, prometheus.GaugeValue, boolValue(paused[d.Name].Paused), d.Name)
 		}
@@ -113,30 +137,58 @@ func boolValue(b bool) float64 {
 // WatchAttempts registers webhookd_delivery_attempts_total{destination,outcome}
 // with every (destination, outcome) pair at zero, and returns the function
 // that counts one settled attempt (deliver.Options.OnAttempt). A label
-// value outside destinations and deliver.Outcomes is not counted, so that
-// no label ever comes from data.
+// value outside destinations (and those SetDestinations adds) and
+// deliver.Outcomes is not counted, so that no label ever comes from data.
 func (m *Metrics) WatchAttempts(destinations []string) (func(destination, outcome string), error) {
-	attempts := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "webhookd_delivery_attempts_total",
-		Help: "Attempts of queued events by webhookd's delivery loop, by destination and outcome (" + strings.Join(deliver.Outcomes, ", ") + ").",
-	}, []string{"destination", "outcome"})
-	if err := m.reg.Register(attempts); err != nil {
+	a := &attemptCounter{
+		vec: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "webhookd_delivery_attempts_total",
+			Help: "Attempts of queued events by webhookd's delivery loop, by destination and outcome (" + strings.Join(deliver.Outcomes, ", ") + ").",
+		}, []string{"destination", "outcome"}),
+		known:    map[string]bool{},
+		outcomes: map[string]bool{},
+	}
+	if err := m.reg.Register(a.vec); err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)
 	}
-	known := map[string]bool{}
-	for _, d := range destinations {
-		known[d] = true
-		for _, o := range deliver.Outcomes {
-			attempts.WithLabelValues(d, o)
-		}
-	}
-	outcomes := map[string]bool{}
 	for _, o := range deliver.Outcomes {
-		outcomes[o] = true
+		a.outcomes[o] = true
 	}
-	return func(destination, outcome string) {
-		if known[destination] && outcomes[outcome] {
-			attempts.WithLabelValues(destination, outcome).Inc()
+	a.add(destinations)
+	m.attempts.Store(a)
+	return a.observe, nil
+}
+
+// attemptCounter is webhookd_delivery_attempts_total with its label bound:
+// the destinations of every configuration put in force.
+type attemptCounter struct {
+	vec      *prometheus.CounterVec
+	outcomes map[string]bool // read only
+
+	mu    sync.RWMutex
+	known map[string]bool
+}
+
+// add makes names labels, each (name, outcome) series at zero.
+func (a *attemptCounter) add(names []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, d := range names {
+		if a.known[d] {
+			continue
 		}
-	}, nil
+		a.known[d] = true
+		for _, o := range deliver.Outcomes {
+			a.vec.WithLabelValues(d, o)
+		}
+	}
+}
+
+func (a *attemptCounter) observe(destination, outcome string) {
+	a.mu.RLock()
+	known := a.known[destination]
+	a.mu.RUnlock()
+	if known && a.outcomes[outcome] {
+		a.vec.WithLabelValues(destination, outcome).Inc()
+	}
 }

@@ -94,3 +94,41 @@ func TestQueueMetricsErrorLeavesTheRestOfTheScrape(t *testing.T) {
 	require.ErrorContains(t, err, "store down")
 	m.Handler() // the handler serves the rest (promhttp.ContinueOnError)
 }
+
+func TestQueueMetricsFollowAReload(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	reg := prometheus.NewRegistry()
+	m, err := metrics.New(reg, metrics.Options{Providers: []string{"stripe"}, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	q := fixedQueue{stats: map[string]dedupe.QueueStats{
+		"ledger": {Depth: 1, Oldest: now.Add(-time.Second)}, "refunds": {Depth: 4, Oldest: now.Add(-30 * time.Second)},
+	}}
+	require.NoError(t, m.WatchQueues(q, []metrics.Destination{{Name: "ledger", Queue: true, MaxAge: time.Hour}}))
+	observe, err := m.WatchAttempts([]string{"ledger"})
+	require.NoError(t, err)
+
+	// The reload removes nothing and adds refunds, a queue destination.
+	m.SetDestinations([]metrics.Destination{
+		{Name: "ledger", Queue: true, MaxAge: time.Hour}, {Name: "refunds", Queue: true, MaxAge: 2 * time.Hour},
+	})
+	observe("refunds", deliver.OutcomeDelivered)
+	observe("ledger", deliver.OutcomeDelivered)
+	got := gatherValues(t, reg)
+	for name, want := range map[string]float64{
+		"webhookd_queue_depth/refunds": 4, "webhookd_queue_oldest_seconds/refunds": 30, "webhookd_queue_max_age_seconds/refunds": 7200,
+		"webhookd_destination_paused/refunds":                0,
+		"webhookd_delivery_attempts_total/refunds/delivered": 1, "webhookd_delivery_attempts_total/refunds/expired": 0,
+		"webhookd_delivery_attempts_total/ledger/delivered": 1,
+	} {
+		v, ok := got[name]
+		require.True(t, ok, name)
+		require.Equal(t, want, v, name)
+	}
+
+	// A second reload drops ledger: its queue is no longer read, its
+	// counts stay.
+	m.SetDestinations([]metrics.Destination{{Name: "refunds", Queue: true, MaxAge: 2 * time.Hour}})
+	got = gatherValues(t, reg)
+	require.NotContains(t, got, "webhookd_queue_depth/ledger")
+	require.Equal(t, 1.0, got["webhookd_delivery_attempts_total/ledger/delivered"])
+}

@@ -31,4 +31,21 @@ func BenchmarkObserve(b *testing.B) {
 			}
 		})
 	})
+	// A record's line names its destination: its share is counted too.
+	withDest := d
+	withDest.Source, withDest.Destination = "stripe", "billing"
+	b.Run("destination-serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			rec.Observe(withDest)
+		}
+	})
+	b.Run("destination-parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				rec.Observe(withDest)
+			}
+		})
+	})
 }

@@ -54,7 +54,22 @@ type Recorder struct {
 
 	mu    sync.RWMutex
 	rings map[string]*ring
+	// dests are the rings of each source's destinations (destWidth
+	// counters a minute): the destination's share delivered. The names
+	// come from the configuration's routes, never from a request.
+	dests map[string]map[string]*ring
 }
+
+// A destination's counters a minute: the deliveries that reached it (it
+// answered: forwarded or core_rejected), those that did not (unavailable),
+// and those stored QUEUED for it (a queue destination, which webhookd
+// delivers itself).
+const (
+	destReached = iota
+	destUnavailable
+	destQueued
+	destWidth
+)
 
 // ring is one provider's counters: ringMinutes rows of width counters, and
 // the minute each row holds (a row whose minute is not the one asked for is
@@ -77,6 +92,7 @@ func NewRecorder(providers []string, now func() time.Time) *Recorder {
 		outcomes: receiver.Outcomes(),
 		index:    map[receiver.Outcome]int{},
 		rings:    map[string]*ring{},
+		dests:    map[string]map[string]*ring{},
 	}
 	for i, o := range rec.outcomes {
 		rec.index[o] = i
@@ -153,6 +169,55 @@ func (r *Recorder) Observe(d receiver.Delivery) {
 		row[ri]++
 	}
 	rg.mu.Unlock()
+	if d.Destination == "" || provider == UnknownProvider {
+		return
+	}
+	var di int
+	switch d.Outcome {
+	case receiver.OutcomeForwarded, receiver.OutcomeCoreRejected:
+		di = destReached
+	case receiver.OutcomeUnavailable:
+		di = destUnavailable
+	case receiver.OutcomeQueued:
+		di = destQueued
+	default:
+		return // a replay, a refusal: nothing had to reach the destination
+	}
+	drg := r.destRing(provider, d.Destination)
+	drg.mu.Lock()
+	drg.row(minute, destWidth)[di]++
+	drg.mu.Unlock()
+}
+
+// destRing returns the ring of source's destination, made on its first
+// delivery there.
+func (r *Recorder) destRing(source, destination string) *ring {
+	r.mu.RLock()
+	rg := r.dests[source][destination]
+	r.mu.RUnlock()
+	if rg != nil {
+		return rg
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	m := r.dests[source]
+	if m == nil {
+		m = map[string]*ring{}
+		r.dests[source] = m
+	}
+	if rg = m[destination]; rg == nil {
+		rg = newRing(destWidth)
+		m[destination] = rg
+	}
+	return rg
+}
+
+func newRing(width int) *ring {
+	rg := &ring{minutes: make([]int64, ringMinutes), cells: make([]uint32, ringMinutes*width)}
+	for i := range rg.minutes {
+		rg.minutes[i] = -1
+	}
+	return rg
 }
 
 // bucketOf is the index of the first bucket whose bound holds s, or
@@ -178,10 +243,7 @@ func (r *Recorder) ring(provider string) *ring {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if rg = r.rings[provider]; rg == nil {
-		rg = &ring{minutes: make([]int64, ringMinutes), cells: make([]uint32, ringMinutes*r.width)}
-		for i := range rg.minutes {
-			rg.minutes[i] = -1
-		}
+		rg = newRing(r.width)
 		r.rings[provider] = rg
 	}
 	return rg

@@ -3,6 +3,8 @@ package overview
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/webhookd/webhookd/receiver"
@@ -83,9 +85,37 @@ type ProviderSummary struct {
 	CoreLatency Latency `json:"core_latency_seconds"`
 	// Failed is the FAILED records of this provider waiting in the store.
 	Failed *Failed `json:"failed,omitempty"`
+	// Destinations are the source's destinations, by name: those its
+	// routes reach (AddQueues) and those it delivered to in the window.
+	Destinations []DestinationSummary `json:"destinations"`
 	// Series is the window step by step, oldest first: Outcomes per Step,
 	// zero counts left out.
 	Series []Point `json:"series"`
+}
+
+// DestinationSummary is one destination of a source over the window.
+type DestinationSummary struct {
+	Destination string `json:"destination"`
+	// Delivered is the share of the source's deliveries to it that reached
+	// it (it answered: forwarded or core_rejected) among those that had
+	// to (those and unavailable), as CoreShare for the source.
+	Delivered CoreShare `json:"delivered"`
+	// Queued counts the window's events stored QUEUED for it (a queue
+	// destination): acknowledged to the gateway, delivered by the
+	// delivery loop, whose attempts are on the destinations page.
+	Queued uint64 `json:"queued"`
+	// Queue is a queue destination's queue now, read from the store
+	// (AddQueues); absent for a sync destination.
+	Queue *QueueFigures `json:"queue,omitempty"`
+}
+
+// QueueFigures is a queue destination's queue as the store holds it: the
+// same for every source that routes to it.
+type QueueFigures struct {
+	Depth int `json:"depth"`
+	// Oldest is the arrival (or last redrive) of the oldest waiting event;
+	// absent when none waits.
+	Oldest *time.Time `json:"oldest,omitempty"`
 }
 
 // NowSpan is how far back the state now looks (docs/contract.md, the
@@ -171,8 +201,10 @@ func (r *Recorder) Summary(w Window) Summary {
 		names = append(names, UnknownProvider)
 	}
 	rings := make([]*ring, len(names))
+	dests := make([]map[string]*ring, len(names))
 	for i, p := range names {
 		rings[i] = r.rings[p]
+		dests[i] = maps.Clone(r.dests[p])
 	}
 	r.mu.RUnlock()
 
@@ -203,6 +235,7 @@ func (r *Recorder) Summary(w Window) Summary {
 		}
 		r.fill(&ps, total)
 		ps.Now = r.nowState(rings[i], endMinute)
+		ps.Destinations = destinationSums(dests[i], firstMinute, endMinute)
 		sum.Providers = append(sum.Providers, ps)
 	}
 	return sum
@@ -238,6 +271,35 @@ func (r *Recorder) fill(ps *ProviderSummary, total []uint64) {
 		p50, p99 := quantile(0.5, buckets), quantile(0.99, buckets)
 		ps.CoreLatency.P50, ps.CoreLatency.P99 = &p50, &p99
 	}
+}
+
+// destinationSums sums each destination's ring over [first, end]
+// minutes, sorted by name.
+func destinationSums(rings map[string]*ring, first, end int64) []DestinationSummary {
+	out := make([]DestinationSummary, 0, len(rings))
+	for _, name := range slices.Sorted(maps.Keys(rings)) {
+		sum := make([]uint64, destWidth)
+		rg := rings[name]
+		rg.mu.Lock()
+		for m := first; m <= end; m++ {
+			rg.add(sum, m, destWidth)
+		}
+		rg.mu.Unlock()
+		ds := DestinationSummary{Destination: name, Queued: sum[destQueued]}
+		ds.Delivered = share(sum[destReached], sum[destReached]+sum[destUnavailable])
+		out = append(out, ds)
+	}
+	return out
+}
+
+// share is reached of attempted, Share nil when attempted is 0.
+func share(reached, attempted uint64) CoreShare {
+	s := CoreShare{Reached: reached, Attempted: attempted}
+	if attempted > 0 {
+		f := float64(reached) / float64(attempted)
+		s.Share = &f
+	}
+	return s
 }
 
 // nowState sums rg's last NowSpan, ending with endMinute, into a state.

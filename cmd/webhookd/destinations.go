@@ -22,6 +22,9 @@ queued events and oldest queued event, or pauses and resumes one. The flag is
 in the store (WEBHOOKD_STORE), so serve, on this node or any node sharing the
 store, sees it within 2 seconds; it may be running. A paused queue
 destination queues and attempts nothing; a paused sync one answers 503.
+A queue whose destination a reload removed is listed while events wait in
+it, as "queue (removed)": they stay until a destination of that name
+returns.
 (docs/delivery.md)`
 
 // runDestinations is `webhookd destinations`. Exit status: 0 on success, 1
@@ -84,7 +87,9 @@ func listDestinations(ctx context.Context, q queueStore, c *routing.Config, stdo
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tDELIVERY\tPAUSED\tQUEUED\tOLDEST QUEUED")
+	configured := map[string]bool{}
 	for _, d := range adminDestinations(c) {
+		configured[d.Name] = true
 		pause := "no"
 		if p := paused[d.Name]; p.Paused {
 			pause = "since " + p.Since.UTC().Format(time.RFC3339)
@@ -99,6 +104,28 @@ func listDestinations(ctx context.Context, q queueStore, c *routing.Config, stdo
 			queued, oldest = fmt.Sprint(st.Depth), oldestText(st)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", d.Name, d.Delivery, pause, queued, oldest)
+	}
+	// The queues of destinations a reload removed: their events wait, in
+	// the store, for a destination of that name to return.
+	names, err := q.QueueDestinations(ctx)
+	if err != nil {
+		fmt.Fprintf(stderr, "webhookd destinations: %v\n", err)
+		return 1
+	}
+	for _, name := range names {
+		if configured[name] {
+			continue
+		}
+		st, err := q.QueueStats(ctx, name)
+		if err != nil {
+			fmt.Fprintf(stderr, "webhookd destinations: %s: %v\n", name, err)
+			return 1
+		}
+		pause := "no"
+		if p := paused[name]; p.Paused {
+			pause = "since " + p.Since.UTC().Format(time.RFC3339)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", name, "queue (removed)", pause, st.Depth, oldestText(st))
 	}
 	if err := tw.Flush(); err != nil {
 		return 1

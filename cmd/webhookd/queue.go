@@ -110,13 +110,20 @@ func (f currentForwarder) Forward(ctx context.Context, req dispatch.Request) dis
 
 // adminDestinations is c's destinations as the admin routes show them.
 func adminDestinations(c *routing.Config) []admin.Destination {
+	sources := map[string][]string{} // by destination
+	for _, s := range c.Sources {
+		for _, d := range c.DestinationsOf(s) {
+			sources[d] = append(sources[d], s.Name)
+		}
+	}
 	out := make([]admin.Destination, 0, len(c.Destinations))
 	for _, d := range c.Destinations {
 		delivery := d.Delivery
 		if delivery == "" {
 			delivery = routing.Sync
 		}
-		out = append(out, admin.Destination{Name: d.Name, URL: dispatch.RedactURL(d.URL), Delivery: string(delivery), MaxAge: d.MaxAge})
+		out = append(out, admin.Destination{Name: d.Name, URL: dispatch.RedactURL(d.URL), Delivery: string(delivery), MaxAge: d.MaxAge,
+			Sources: sources[d.Name]})
 	}
 	return out
 }

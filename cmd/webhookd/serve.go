@@ -158,11 +158,10 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	if !ok {
 		return fmt.Errorf("%s=%s: the store has no queue", envName("STORE"), cfg.Store)
 	}
-	var watched []metrics.Destination
-	var names []string
-	for _, d := range rc.Destinations {
-		watched = append(watched, metrics.Destination{Name: d.Name, Queue: d.Delivery == routing.Queue, MaxAge: d.MaxAge})
-		names = append(names, d.Name)
+	watched := meteredDestinations(rc)
+	names := make([]string, len(watched))
+	for i, d := range watched {
+		names[i] = d.Name
 	}
 	if err := met.WatchQueues(qs, watched); err != nil {
 		return err
@@ -180,6 +179,8 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	onLoad := rt.onLoad
 	rt.onLoad = func(c *routing.Config) {
 		onLoad(c)
+		// A reload's new destinations are metered from the next scrape.
+		met.SetDestinations(meteredDestinations(c))
 		if err := loops.start(c); err != nil {
 			log.Error("the delivery loop of the reloaded configuration did not start", "error", err.Error())
 		}
@@ -363,4 +364,13 @@ func dataDirLog(cfg *config) string {
 		return "-"
 	}
 	return cfg.DataDir
+}
+
+// meteredDestinations are c's destinations as the queue metrics show them.
+func meteredDestinations(c *routing.Config) []metrics.Destination {
+	out := make([]metrics.Destination, 0, len(c.Destinations))
+	for _, d := range c.Destinations {
+		out = append(out, metrics.Destination{Name: d.Name, Queue: d.Delivery == routing.Queue, MaxAge: d.MaxAge})
+	}
+	return out
 }

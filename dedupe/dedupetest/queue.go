@@ -101,6 +101,27 @@ func queueCases() []kitCase {
 			_, _, err = q.Redrive(ctx, key)
 			require.ErrorIs(t, err, dedupe.ErrInFlight)
 		}},
+		{"queue: the destinations with waiting events are listed", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			q := queueStore(t, s)
+			names, err := q.QueueDestinations(ctx)
+			require.NoError(t, err)
+			require.Empty(t, names, "no queue yet")
+			audit := dedupe.Key{Source: "stripe", Event: "evt_2", Destination: "audit-2"}.String()
+			for _, k := range []string{key, audit, dedupe.Key{Source: "stripe", Event: "evt_3", Destination: "audit-2"}.String()} {
+				_, err := q.Enqueue(ctx, queued(k))
+				require.NoError(t, err)
+			}
+			names, err = q.QueueDestinations(ctx)
+			require.NoError(t, err)
+			require.Equal(t, []string{"audit-2", "ledger"}, names, "sorted bytewise")
+
+			// ledger's one event delivered: its queue is empty, and no
+			// longer listed.
+			require.NoError(t, q.Complete(ctx, takeOne(t, q, "ledger").Lease, ok))
+			names, err = q.QueueDestinations(ctx)
+			require.NoError(t, err)
+			require.Equal(t, []string{"audit-2"}, names)
+		}},
 		{"queue: bad input is refused and stores nothing", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			q := queueStore(t, s)
 			for name, mutate := range map[string]func(e *dedupe.Enqueue){

@@ -345,6 +345,35 @@ func (s *Store) QueueStats(ctx context.Context, destination string) (dedupe.Queu
 	return st, err
 }
 
+// QueueDestinations reads the depth entries of dbiMeta, which are in
+// destination order.
+func (s *Store) QueueDestinations(ctx context.Context) ([]string, error) {
+	var out []string
+	err := s.view(func(txn *mdb.Txn) error {
+		out = out[:0] // the view may run twice
+		cur, err := txn.OpenCursor(s.meta)
+		if err != nil {
+			return err
+		}
+		defer cur.Close()
+		prefix := []byte(depthPrefix)
+		k, v, err := cur.Get(prefix, nil, mdb.SetRange)
+		for ; err == nil && bytes.HasPrefix(k, prefix); k, v, err = cur.Get(nil, nil, mdb.Next) {
+			if len(v) != 8 {
+				return fmt.Errorf("%w: depth entry %q of %d bytes", dedupe.ErrCorrupt, k, len(v))
+			}
+			if binary.BigEndian.Uint64(v) > 0 {
+				out = append(out, string(k[len(prefix):]))
+			}
+		}
+		if err != nil && !mdb.IsNotFound(err) {
+			return err
+		}
+		return nil
+	})
+	return out, err
+}
+
 // NextDue reads destination's first due entry.
 func (s *Store) NextDue(ctx context.Context, destination string) (time.Time, bool, error) {
 	if err := dedupe.CheckDestination(destination); err != nil {

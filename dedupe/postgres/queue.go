@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -353,6 +354,26 @@ func (s *Store) QueueStats(ctx context.Context, destination string) (dedupe.Queu
 		st.Oldest = oldest.UTC()
 	}
 	return st, nil
+}
+
+// QueueDestinations reads the depth rows (DepthTable), a few per
+// destination.
+func (s *Store) QueueDestinations(ctx context.Context) ([]string, error) {
+	ctx, cancel, err := s.op(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer cancel()
+	rows, err := s.pool.Query(ctx, `SELECT destination FROM `+s.depth+` GROUP BY destination HAVING sum(n) > 0`)
+	if err != nil {
+		return nil, s.wrap("queue destinations", err)
+	}
+	names, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, s.wrap("queue destinations", err)
+	}
+	slices.Sort(names) // bytewise, as LMDB orders them, whatever the collation
+	return names, nil
 }
 
 // NextDue reads the first entry of destination's due index.
