@@ -21,7 +21,7 @@ the environment's one destination "default") with their delivery, pause flag,
 queued events and oldest queued event, or pauses and resumes one. The flag is
 in the store (WEBHOOKD_STORE), so serve, on this node or any node sharing the
 store, sees it within 2 seconds; it may be running. A paused queue
-destination queues and attempts nothing; a paused sync one answers 503.
+destination keeps queueing but attempts nothing; a paused sync one answers 503.
 A queue whose destination a reload removed is listed while events wait in
 it, as "queue (removed)": they stay until a destination of that name
 returns.

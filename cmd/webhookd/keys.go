@@ -19,7 +19,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 )
 
-const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|COMPLETED|FAILED] [--limit N] [--json]
+const keysUsage = `webhookd keys list [--provider NAME] [--state IN_FLIGHT|QUEUED|COMPLETED|FAILED] [--limit N] [--json]
        webhookd keys get [--json] [--destination NAME] KEY
        webhookd keys delete [--force] [--destination NAME] KEY
        webhookd keys redrive [--destination NAME] KEY...
@@ -113,7 +113,7 @@ func openKeysStoreWith(ctx context.Context, cfg *config, stderr io.Writer) (dedu
 func keysList(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := newFlagSet("webhookd keys list", keysUsage, stderr)
 	provider := fs.String("provider", "", "only this provider's keys: its route name ("+builtinProviderNames()+", or one of WEBHOOKD_PROVIDER_SPECS)")
-	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, COMPLETED or FAILED")
+	state := fs.String("state", "", "only keys in this state: IN_FLIGHT, QUEUED, COMPLETED or FAILED")
 	limit := fs.Int("limit", 0, "at most N keys (0: all)")
 	asJSON := fs.Bool("json", false, "one JSON object per line (JSON Lines) instead of a table")
 	if code, ok := parseFlagsOnly(fs, args, stderr, ""); !ok {
