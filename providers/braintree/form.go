@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/fieldname"
 )
 
 // The form's errors.
@@ -19,6 +20,11 @@ var (
 	// ambiguous. It wraps providers.ErrMalformed (400), as for every form
 	// body (docs/contract.md).
 	ErrRepeatedField = fmt.Errorf("%w: braintree: a form field is given twice", providers.ErrMalformed)
+	// ErrFieldName means a field's name is not letters, digits, "_" and
+	// "-" (fieldname.Plain): PHP reads "bt.payload" or "bt_payload[]" as
+	// bt_payload, so a core would read it instead of the payload
+	// verified. It wraps providers.ErrMalformed (400), as duitku's does.
+	ErrFieldName = fmt.Errorf("%w: braintree: a form field name other than letters, digits, _ and -", providers.ErrMalformed)
 )
 
 // field is one name=value pair of a form: its name unescaped, its value
@@ -57,6 +63,9 @@ func parseForm(body []byte) (form, error) {
 		name, err := url.QueryUnescape(rawName)
 		if err != nil {
 			return nil, fmt.Errorf("%w (bad escape in a field name)", ErrNotForm)
+		}
+		if !fieldname.Plain(name) {
+			return nil, ErrFieldName
 		}
 		folded := strings.ToLower(name)
 		if seen[folded] {

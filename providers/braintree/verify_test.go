@@ -123,6 +123,10 @@ func TestVerify(t *testing.T) {
 		{"empty pair", append(form(selfSignature, selfPayload), '&'), braintree.ErrNotForm},
 		{"payload twice", append(form(selfSignature, selfPayload), "&bt_payload=QUFB"...), braintree.ErrRepeatedField},
 		{"payload twice, in another case", append(form(selfSignature, selfPayload), "&Bt_Payload=QUFB"...), braintree.ErrRepeatedField},
+		// PHP reads each of these names as bt_payload, after the genuine one.
+		{"payload again as bt.payload", append(form(selfSignature, selfPayload), "&bt.payload=QUFB"...), braintree.ErrFieldName},
+		{"payload again as bt_payload[]", append(form(selfSignature, selfPayload), "&bt_payload%5B%5D=QUFB"...), braintree.ErrFieldName},
+		{"payload again as bt payload", append(form(selfSignature, selfPayload), "&bt+payload=QUFB"...), braintree.ErrFieldName},
 	}
 	a := newAdapter(t, sdkKeys)
 	for _, tt := range tests {

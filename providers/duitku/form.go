@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/fieldname"
 )
 
 // The form's errors. Each wraps providers.ErrMalformed (400): a body whose
@@ -55,7 +56,7 @@ func parseForm(body []byte) (form, error) {
 		}
 		rawName, rawValue, hasValue := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(rawName)
-		if err != nil || !isFieldName(name) {
+		if err != nil || !fieldname.Plain(name) {
 			return nil, fmt.Errorf("%w (field name)", ErrNotForm)
 		}
 		value, err := url.QueryUnescape(rawValue)
@@ -100,17 +101,4 @@ func (f form) index(name string) int {
 		}
 	}
 	return -1
-}
-
-func isFieldName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/fieldname"
 )
 
 // A version 2 spec with `body: form` reads an
@@ -51,7 +52,7 @@ func parseForm(body []byte) (formFields, error) {
 		at += len(pair) + 1
 		rawName, rawValue, hasValue := strings.Cut(pair, "=")
 		name, err := url.QueryUnescape(rawName)
-		if err != nil || !isFormName(name) {
+		if err != nil || !fieldname.Plain(name) {
 			return nil, fmt.Errorf("%w (a field name)", ErrNotForm)
 		}
 		value, err := url.QueryUnescape(rawValue)
@@ -77,19 +78,6 @@ func (f formFields) get(name string) (string, bool) {
 		return "", false
 	}
 	return f[i].value, true
-}
-
-func isFormName(s string) bool {
-	if s == "" || len(s) > 64 {
-		return false
-	}
-	for i := range len(s) {
-		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
-			return false
-		}
-	}
-	return true
 }
 
 // fingerprint hashes the fields named, in that order, each as its

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"net/textproto"
 	"strings"
+
+	"github.com/webhookd/webhookd/providers/internal/fieldname"
 )
 
 // kind is what a template part stands for.
@@ -161,7 +163,7 @@ func parseRef(ref string) (part, error) {
 		p.kind = settingRef
 	case "form":
 		p.kind = formRef
-		if !isFormName(name) {
+		if !fieldname.Plain(name) {
 			return p, fmt.Errorf("%q is not a form field name (letters, digits, _ and -)", name)
 		}
 	default:

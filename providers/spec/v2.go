@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/fieldname"
 )
 
 // What version 2 of the format adds (docs/provider-specs.md, "Version 2"),
@@ -279,7 +280,7 @@ func (s *Spec) compileForm(f *file) error {
 		return invalid("signature.field", "is for form bodies (body: form)")
 	case sf.Field != "" && sf.Header.Name != "":
 		return invalid("signature", "header and field are exclusive: the signature is in one of them")
-	case sf.Field != "" && !isFormName(sf.Field):
+	case sf.Field != "" && !fieldname.Plain(sf.Field):
 		return invalid("signature.field", "%q is not a form field name", sf.Field)
 	case f.Event.Batch != "" && s.form:
 		return invalid("event.batch", "is for JSON bodies")
