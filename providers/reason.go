@@ -45,7 +45,8 @@ func Reasons() []string {
 // The precise classes of ErrUnauthorized and ErrMalformed. Each reads exactly
 // as the class it wraps, so an adapter's error wrapping one reads as it
 // would wrapping the class ("delivery not authenticated: stripe: ..."): the
-// gateway's answer is no longer for carrying a reason. Adapters wrap the one
+// reason goes to the log, the metrics and the request log, never into the
+// gateway's answer. Adapters wrap the one
 // that says which check failed.
 var (
 	// ErrSignatureMissing wraps ErrUnauthorized: ReasonSignatureMissing.

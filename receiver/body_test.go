@@ -109,8 +109,8 @@ func TestStalledUploadsGet503(t *testing.T) {
 }
 
 // TestLargestBodyLimit: WEBHOOKD_MAX_BODY_BYTES's largest value,
-// 9223372036854775807, is a limit like any other; every delivery used to
-// panic (500) on limit+1.
+// 9223372036854775807, is a limit like any other: limit+1 must not
+// overflow into a panic (500).
 func TestLargestBodyLimit(t *testing.T) {
 	h := newHarness(t, func(h *harness) {
 		h.config = func(c *receiver.Config) { c.MaxBodyBytes = math.MaxInt64 }

@@ -198,9 +198,9 @@ func deliverThroughServe(t *testing.T, cfg *config, c *core, id string) {
 	require.LessOrEqual(t, held, cfg.Lease, "leased until %s", rec.LeaseUntil)
 }
 
-// TestLargestBodyLimitEndToEnd is issue 26's item 5 as reported: serve, as
-// its own process, with WEBHOOKD_MAX_BODY_BYTES=9223372036854775807 answers
-// a delivery normally. Every POST used to panic on limit+1 and get 500.
+// TestLargestBodyLimitEndToEnd: serve, as its own process, with
+// WEBHOOKD_MAX_BODY_BYTES=9223372036854775807 answers a delivery normally
+// (limit+1 overflowing would panic every POST into a 500).
 func TestLargestBodyLimitEndToEnd(t *testing.T) {
 	c := newCore(t)
 	srv := startServe(t, map[string]string{

@@ -19,7 +19,7 @@
 // returns a secret, a signature or the body in an error, and never touches the
 // dedupe store.
 //
-// It is no longer in webhookd's provider table: /webhooks/paddle is the
+// It is not in webhookd's provider table: /webhooks/paddle is the
 // built-in spec providers/spec/builtin/paddle.yaml, with the same variables,
 // keys, types and fingerprints. The package stays as the reference
 // TestGoAndSpecAgree (providers/spec) holds that spec to, and for the

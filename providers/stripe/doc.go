@@ -15,7 +15,7 @@
 // The adapter never re-serialises the body before verifying it, never logs or
 // returns secrets or signatures in errors, and never touches the dedupe store.
 //
-// It is no longer in webhookd's provider table: /webhooks/stripe is the
+// It is not in webhookd's provider table: /webhooks/stripe is the
 // built-in spec providers/spec/builtin/stripe.yaml, with the same variables,
 // keys, types and fingerprints. The package stays as the reference
 // TestGoAndSpecAgree (providers/spec) holds that spec to, and for the
