@@ -476,16 +476,23 @@ type countingPauses struct {
 	mu    sync.Mutex
 	flags map[string]dedupe.Pause
 	reads int
-	read  chan struct{} // a read after the first
+	read  chan struct{} // a read after the first has begun
+	// release lets a read after the first answer: until then it holds,
+	// as a slow store would, so the test sees what is answered meanwhile.
+	release chan struct{}
 }
 
 func (c *countingPauses) Paused(context.Context) (map[string]dedupe.Pause, error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.reads++
-	if c.reads > 1 {
+	later := c.reads > 1
+	c.mu.Unlock()
+	if later {
 		c.read <- struct{}{}
+		<-c.release
 	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	return c.flags, nil
 }
 
@@ -497,7 +504,7 @@ func (c *countingPauses) set(flags map[string]dedupe.Pause) {
 
 func TestPausesAreReadOncePerInterval(t *testing.T) {
 	clock := newFakeClock()
-	store := &countingPauses{flags: map[string]dedupe.Pause{"billing": {Paused: true}}, read: make(chan struct{}, 1)}
+	store := &countingPauses{flags: map[string]dedupe.Pause{"billing": {Paused: true}}, read: make(chan struct{}, 1), release: make(chan struct{})}
 	p := NewPauses(store, time.Second, clock.Now)
 	require.True(t, p.Paused("billing"), "the first answer waits for the store")
 	require.False(t, p.Paused("ledger"))
@@ -511,6 +518,8 @@ func TestPausesAreReadOncePerInterval(t *testing.T) {
 	clock.Advance(time.Second)
 	require.True(t, p.Paused("billing"), "answered from the flags in hand while they are read again")
 	<-store.read
+	require.True(t, p.Paused("billing"), "still the flags in hand while the read holds")
+	close(store.release)
 	for p.refreshingNow() {
 		runtime.Gosched()
 	}
