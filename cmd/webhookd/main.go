@@ -7,13 +7,6 @@
 //
 // This package only parses configuration and wires the packages together;
 // the providers it serves are the table in providers.go.
-//
-// Go refuses RSA keys under 1024 bits; the provider specs refuse keys under
-// 2048 unless WEBHOOKD_<NAME>_ALLOW_WEAK_KEYS says otherwise, per variable,
-// and Winpay's sandbox key is 1023 bits (docs/provider-specs.md, "Weak
-// keys"): the specs' own rule is the one that applies.
-//
-//go:debug rsa1024min=0
 package main
 
 import (

@@ -3,6 +3,12 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto"
+	"crypto/rsa"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/pem"
 	"io"
 	"net/http"
 	"os"
@@ -86,4 +92,19 @@ func TestWinpayCheckedAndServed(t *testing.T) {
 
 	status, _, _ = post("/webhooks/winpay")
 	require.Equal(t, http.StatusUnauthorized, status, "signed with the service path")
+}
+
+// TestRSAMinimumKept: the binary keeps Go's refusal of RSA keys under 1024
+// bits for everything but a spec's key its ALLOW_WEAK_KEYS allows
+// (TestWinpayCheckedAndServed): crypto/rsa, in this process, still refuses
+// Winpay's 1023-bit sandbox key, as it would a TLS peer's.
+func TestRSAMinimumKept(t *testing.T) {
+	b, _ := pem.Decode([]byte(winpaySandboxKey))
+	require.NotNil(t, b)
+	pub, err := x509.ParsePKIXPublicKey(b.Bytes)
+	require.NoError(t, err)
+	sig, err := base64.StdEncoding.DecodeString(winpayCallbackSignature)
+	require.NoError(t, err)
+	digest := sha256.Sum256([]byte(winpayCallback))
+	require.ErrorContains(t, rsa.VerifyPKCS1v15(pub.(*rsa.PublicKey), crypto.SHA256, digest[:], sig), "insecure")
 }

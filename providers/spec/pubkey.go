@@ -17,6 +17,8 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/webhookd/webhookd/providers/internal/weakrsa"
 )
 
 // publicScheme is a public-key signature scheme (version 2): the sender
@@ -57,6 +59,10 @@ type publicKey struct {
 	rsa *rsa.PublicKey
 	ec  *ecdsa.PublicKey
 	ed  ed25519.PublicKey
+	// weak is an RSA key shorter than 1024 bits, allowed by the spec's
+	// ALLOW_WEAK_KEYS: verified by weakrsa, since crypto/rsa refuses it
+	// and the GODEBUG that would make it accept one is process-wide.
+	weak bool
 }
 
 // readPublicKeys reads a public-key variable's value: PEM text when it
@@ -109,8 +115,13 @@ func readPublicKeys(value string, scheme publicScheme, allowWeak bool, allowVar 
 					}
 					weak = append(weak, bits)
 				}
-				if err := goAccepts(k.rsa); err != nil {
-					return nil, nil, err
+				if bits <= weakrsa.MaxBits {
+					// crypto/rsa refuses these at Go's default; only
+					// this key, allowed here, is verified without it.
+					if err := weakrsa.Check(k.rsa); err != nil {
+						return nil, nil, fmt.Errorf("%w (%d bits): %v", ErrWeakKey, bits, err)
+					}
+					k.weak = true
 				}
 			}
 			keys = append(keys, k)
@@ -159,23 +170,6 @@ func parseBlock(b *pem.Block, scheme publicScheme) (publicKey, error) {
 	return k, nil
 }
 
-// goAccepts refuses a key that crypto/rsa itself will not use: Go refuses
-// RSA keys under 1024 bits (Winpay's sandbox key is 1023) unless
-// GODEBUG=rsa1024min=0, which cmd/webhookd sets for its binary. Asking
-// crypto/rsa, rather than reading GODEBUG, keeps the answer Go's own.
-func goAccepts(k *rsa.PublicKey) error {
-	if k.N.BitLen() >= 1024 {
-		return nil
-	}
-	var digest [sha256.Size]byte
-	err := rsa.VerifyPKCS1v15(k, crypto.SHA256, digest[:], make([]byte, k.Size()))
-	if err != nil && strings.Contains(err.Error(), "insecure") {
-		return fmt.Errorf("%w (%d bits): Go refuses RSA keys under 1024 bits unless GODEBUG=rsa1024min=0 (docs/provider-specs.md, \"Weak keys\")",
-			ErrWeakKey, k.N.BitLen())
-	}
-	return nil
-}
-
 // verifyPublic reports whether sig, encoded as enc, is a signature of
 // text under some key. Every key is tried: a rotation lists the old key
 // and the new one.
@@ -191,6 +185,12 @@ func verifyPublic(keys []publicKey, scheme publicScheme, text []byte, sig string
 	for _, k := range keys {
 		switch scheme {
 		case rsaPKCS1:
+			if k.weak {
+				if weakrsa.VerifySHA256(k.rsa, digest[:], raw) == nil {
+					return true
+				}
+				continue
+			}
 			if rsa.VerifyPKCS1v15(k.rsa, crypto.SHA256, digest[:], raw) == nil {
 				return true
 			}
