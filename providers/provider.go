@@ -10,6 +10,7 @@ package providers
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 )
@@ -33,9 +34,10 @@ var (
 	// failed (a certificate fetch, a status API). The receiver answers 503,
 	// never 401, so that the provider retries a genuine delivery.
 	ErrUnavailable = errors.New("provider API unavailable")
-	// ErrCannotSign is wrapped by the Sign of an adapter whose provider
-	// signs with a key webhookd never holds (PayPal's certificate): its
-	// fixtures cannot be replayed signed.
+	// ErrCannotSign means an adapter cannot sign as its provider does: it
+	// is no Signer (PayPal's, whose provider signs with a certificate's key
+	// webhookd never holds), or its Sign cannot (a public-key spec). Its
+	// fixtures are replayed with their captured headers.
 	ErrCannotSign = errors.New("provider's signature cannot be made here")
 )
 
@@ -96,9 +98,10 @@ type Acknowledgement struct {
 	Body        []byte
 }
 
-// Provider is an adapter for one payment provider: the whole of what the
-// receiver, `webhookd replay` and the conformance kit
-// (providers/providertest) ask of it.
+// Provider is an adapter for one payment provider: what every adapter has,
+// and all the receiver needs of most. What only some can do is an optional
+// interface of its own (Signer, Acknowledger, Confirmer, ServicePather),
+// which a consumer asks for by type assertion.
 type Provider interface {
 	// Name is the provider's route segment and key prefix ("stripe").
 	Name() string
@@ -112,17 +115,52 @@ type Provider interface {
 	// one for most providers, whose Item.Body is d.Body. Its errors wrap
 	// ErrMalformed.
 	Parse(d Delivery) ([]Item, error)
-	// Ack is nil for a provider whose request carries one event: the
-	// receiver relays the core service's answer. A batch provider returns
-	// the set answer it expects once every item is COMPLETED or FAILED
-	// (Adyen: 200 "[accepted]"); until then the receiver answers for the
-	// most urgent unfinished item (docs/contract.md, "Batches (Adyen)").
-	Ack() *Acknowledgement
-	// Sign signs body as the provider would, for `webhookd replay` and
-	// tests, and returns the delivery to send: its body may differ from
-	// body (Midtrans signs inside the body). An adapter that cannot sign
-	// returns an error wrapping ErrCannotSign.
+}
+
+// Signer is implemented by an adapter that can sign a body as its provider
+// would, for `webhookd replay` and the conformance kit: one whose provider
+// signs with a secret webhookd holds. PayPal's adapter is none (PayPal
+// signs with its certificate's private key).
+type Signer interface {
+	// Sign returns the delivery to send with body, signed: its body may
+	// differ from body (Midtrans signs inside the body). An adapter that
+	// cannot sign this provider's deliveries after all (a spec whose
+	// sender signs with a private key) returns an error wrapping
+	// ErrCannotSign.
 	Sign(body []byte) (Delivery, error)
+}
+
+// Sign signs body with p if p is a Signer. For any other adapter it
+// returns an error wrapping ErrCannotSign that names the provider, so that
+// a caller tells "cannot sign" from a failure with one errors.Is.
+func Sign(p Provider, body []byte) (Delivery, error) {
+	s, ok := p.(Signer)
+	if !ok {
+		return Delivery{}, fmt.Errorf("provider %s cannot sign: %w", p.Name(), ErrCannotSign)
+	}
+	return s.Sign(body)
+}
+
+// Acknowledger is implemented by an adapter whose provider expects a set
+// answer rather than the core service's (Adyen's batches, SNAP's JSON).
+// The receiver asks for it once per provider, when it builds its routes.
+type Acknowledger interface {
+	// Ack is the answer the provider expects once every item of a request
+	// is COMPLETED or FAILED (Adyen: 200 "[accepted]"); until then the
+	// receiver answers for the most urgent unfinished item (docs/contract.md,
+	// "Batches (Adyen)"). Nil means none after all (a spec without a batch
+	// or an ack): the core service's answer is relayed, and a request must
+	// carry one event.
+	Ack() *Acknowledgement
+}
+
+// AckOf returns p's acknowledgement: its Ack if p is an Acknowledger, else
+// nil (the core service's answer is relayed).
+func AckOf(p Provider) *Acknowledgement {
+	if a, ok := p.(Acknowledger); ok {
+		return a.Ack()
+	}
+	return nil
 }
 
 // Confirmer is implemented by adapters that ask the provider's API whether

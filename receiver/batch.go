@@ -68,7 +68,7 @@ func (h *handler) receiveItems(d *delivery, items []providers.Item, ack *provide
 		dests := h.route(nil, item)
 		if len(dests) == 0 {
 			item.Outcome, item.Status = OutcomeUnrouted, http.StatusOK
-			if len(items) == 1 && p.Ack() == nil {
+			if len(items) == 1 && d.routes.ack(d.Source) == nil {
 				// The request's one event: its own line says unrouted.
 				h.unrouted(d, item, ack)
 				return

@@ -134,7 +134,7 @@ func TestFourthWaveGoGatewaysEndToEnd(t *testing.T) {
 			body := fixture(t, g.name, g.fixture)
 			sign := func(p providers.Provider, b []byte) providers.Delivery {
 				t.Helper()
-				d, err := p.Sign(b)
+				d, err := providers.Sign(p, b)
 				require.NoError(t, err)
 				return d
 			}
@@ -188,7 +188,7 @@ func TestFourthWaveGoGatewaysEndToEnd(t *testing.T) {
 			t.Run("an event key that cannot be read one way is 400, store untouched", func(t *testing.T) {
 				before, recs := h.down.calls.Load(), len(h.records())
 				for name, b := range g.unusable(t, body) {
-					d, err := sender.Sign(b)
+					d, err := providers.Sign(sender, b)
 					if err != nil {
 						d = providers.Delivery{Header: first.Header, Body: b}
 					}

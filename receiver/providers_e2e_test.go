@@ -71,7 +71,7 @@ func (h *harness) send(provider string, body []byte, header http.Header) reply {
 // signed sends body the way the provider would: signed by the adapter.
 func (h *harness) signed(p providers.Provider, body []byte) reply {
 	h.t.Helper()
-	signed, err := p.Sign(body)
+	signed, err := providers.Sign(p, body)
 	out, header := signed.Body, signed.Header
 	require.NoError(h.t, err)
 	return h.send(p.Name(), out, header)

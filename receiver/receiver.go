@@ -328,13 +328,13 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		h.fail(d, err, nil)
 		return
 	}
-	items, err := parse(p, d.Source, in)
+	ack := d.routes.ack(d.Source)
+	items, err := parse(p, d.Source, in, ack != nil)
 	if err != nil {
 		h.fail(d, err, nil)
 		return
 	}
 	d.provider = p
-	ack := p.Ack()
 	if ack == nil {
 		d.body, d.ev = items[0].Body, items[0].Event
 		var buf [4]*routing.Destination
@@ -364,21 +364,21 @@ func (h *handler) keyOfGenuine(d *delivery, p providers.Provider, in providers.D
 	if providers.Reason(err) != providers.ReasonAccountNotAllowed {
 		return
 	}
-	if items, perr := parse(p, d.Source, in); perr == nil {
+	if items, perr := parse(p, d.Source, in, d.routes.ack(d.Source) != nil); perr == nil {
 		d.Key, d.Type = dedupe.Key{Source: d.Source, Event: items[0].Key}.ID(), items[0].Type
 	}
 }
 
 // parse derives a verified delivery's items and checks that every one is
 // usable before any is claimed, as a bad signature stores nothing either.
-// A provider without an acknowledgement relays the core service's answer
-// to its one event, so its request must carry exactly one.
-func parse(p providers.Provider, source string, in providers.Delivery) ([]providers.Item, error) {
+// A provider without an acknowledgement (acked false) relays the core
+// service's answer to its one event, so its request must carry exactly one.
+func parse(p providers.Provider, source string, in providers.Delivery, acked bool) ([]providers.Item, error) {
 	items, err := p.Parse(in)
 	if err != nil {
 		return nil, err
 	}
-	if len(items) == 0 || (len(items) > 1 && p.Ack() == nil) {
+	if len(items) == 0 || (len(items) > 1 && !acked) {
 		return nil, ErrBadEvent
 	}
 	for _, it := range items {

@@ -33,7 +33,7 @@ func TestLoadCapturedHeaders(t *testing.T) {
 }
 
 // formSigner signs like Duitku: the body unchanged, its own Content-Type.
-type formSigner struct{ headerCheck }
+type formSigner struct{}
 
 func (formSigner) Sign(b []byte) (providers.Delivery, error) {
 	return providers.Delivery{Header: http.Header{"Content-Type": {"application/x-www-form-urlencoded"}}, Body: b}, nil
@@ -51,10 +51,6 @@ func (headerCheck) Verify(_ context.Context, d providers.Delivery) error {
 	return nil
 }
 func (headerCheck) Parse(providers.Delivery) ([]providers.Item, error) { return nil, nil }
-func (headerCheck) Ack() *providers.Acknowledgement                    { return nil }
-func (headerCheck) Sign([]byte) (providers.Delivery, error) {
-	return providers.Delivery{}, providers.ErrCannotSign
-}
 
 func TestRunSendsSignersContentTypeAndCapturedHeaders(t *testing.T) {
 	var (
@@ -76,7 +72,7 @@ func TestRunSendsSignersContentTypeAndCapturedHeaders(t *testing.T) {
 	}
 	rep, err := Run(context.Background(), fixtures, Options{
 		URL:       srv.URL,
-		Signers:   map[string]providers.Provider{"duitku": formSigner{}},
+		Signers:   map[string]providers.Signer{"duitku": formSigner{}},
 		Verifiers: map[string]providers.Provider{"captured": headerCheck{}},
 	})
 	require.NoError(t, err)

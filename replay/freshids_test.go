@@ -69,7 +69,7 @@ func TestFreshIDAdyenNeedsALetterOrDigit(t *testing.T) {
 
 // namedIDSigner is a signer whose spec names the member its key is made of.
 type namedIDSigner struct {
-	providers.Provider
+	providers.Signer
 	fields []string
 }
 
@@ -81,9 +81,9 @@ func (n namedIDSigner) EventIDFields() []string { return n.fields }
 func TestFreshIDNamedField(t *testing.T) {
 	body := `{"type":"PAYMENT_SUCCESS_WEBHOOK","data":{"payment":{"cf_payment_id":"5114910546213"}}}`
 	fx := []Fixture{{Path: "x.json", Provider: "cashfree", Body: []byte(body)}}
-	_, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{}}})
+	_, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Signer{"cashfree": namedIDSigner{}}})
 	require.ErrorIs(t, err, ErrNoEventID, "no field named: the usual places")
-	got, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Provider{"cashfree": namedIDSigner{fields: []string{"data.payment.cf_payment_id", "data.refund.cf_refund_id"}}}})
+	got, err := withFreshIDs(fx, Options{IDSuffix: "_r2", Signers: map[string]providers.Signer{"cashfree": namedIDSigner{fields: []string{"data.payment.cf_payment_id", "data.refund.cf_refund_id"}}}})
 	require.NoError(t, err)
 	require.Equal(t, `{"data":{"payment":{"cf_payment_id":"5114910546213_r2"}},"type":"PAYMENT_SUCCESS_WEBHOOK"}`, string(got[0].Body))
 }

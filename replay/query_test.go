@@ -14,7 +14,7 @@ import (
 
 // querySigner signs as a gateway that signs a query value (Mercado Pago's
 // data.id): Sign's query must reach the receiver.
-type querySigner struct{ providers.Provider }
+type querySigner struct{}
 
 func (querySigner) Sign(body []byte) (providers.Delivery, error) {
 	return providers.Delivery{Header: http.Header{"X-Signature": {"sig"}}, Query: url.Values{"data.id": {"A1"}}, Body: body}, nil
@@ -27,7 +27,7 @@ func TestRunSendsTheSignedQuery(t *testing.T) {
 	}))
 	t.Cleanup(srv.Close)
 	rep, err := Run(context.Background(), []Fixture{{Path: "gw/a.json", Provider: "gw", Body: []byte(`{}`)}},
-		Options{URL: srv.URL, Signers: map[string]providers.Provider{"gw": querySigner{}}, Repeat: 1, Concurrency: 1, Timeout: DefaultTimeout})
+		Options{URL: srv.URL, Signers: map[string]providers.Signer{"gw": querySigner{}}, Repeat: 1, Concurrency: 1, Timeout: DefaultTimeout})
 	require.NoError(t, err)
 	require.True(t, rep.OK())
 	require.Equal(t, "/webhooks/gw?data.id=A1", <-got)

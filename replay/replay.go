@@ -45,9 +45,8 @@ type Options struct {
 	// URL is the receiver's base URL (http://localhost:8080); a fixture of
 	// provider p is posted to URL/webhooks/p.
 	URL string
-	// Signers signs each provider's fixtures, by provider name (with
-	// Provider.Sign).
-	Signers map[string]providers.Provider
+	// Signers signs each provider's fixtures, by provider name.
+	Signers map[string]providers.Signer
 	// Verifiers are the adapters of providers that cannot be signed for
 	// locally (only PayPal holds PayPal's key), by provider name. Their
 	// fixtures are sent with the headers they were captured with
@@ -283,7 +282,7 @@ func checkCaptured(ctx context.Context, fixtures []Fixture, opts Options) map[in
 // send signs f afresh (a new timestamp, as the provider's own retry would
 // carry) and posts it; with no signer, it posts f with its captured
 // headers.
-func send(ctx context.Context, client *http.Client, base string, s providers.Provider, i int, f Fixture) (res Result) {
+func send(ctx context.Context, client *http.Client, base string, s providers.Signer, i int, f Fixture) (res Result) {
 	res.Fixture = i
 	start := time.Now()
 	defer func() { res.Latency = time.Since(start) }()

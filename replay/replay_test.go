@@ -121,10 +121,10 @@ func (s *receiverStub) requireWellFormed(t *testing.T) {
 	}
 }
 
-func signers(t *testing.T) map[string]providers.Provider {
+func signers(t *testing.T) map[string]providers.Signer {
 	ad, err := stripe.New([]string{secret, "whsec_old"}, 5*time.Minute)
 	require.NoError(t, err)
-	return map[string]providers.Provider{"stripe": ad}
+	return map[string]providers.Signer{"stripe": ad}
 }
 
 func fixtures(n int) []Fixture {

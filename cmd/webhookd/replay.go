@@ -102,12 +102,12 @@ func runReplay(ctx context.Context, args []string, stdout, stderr io.Writer) int
 // only PayPal holds its key) is returned among the verifiers instead:
 // replay sends its fixtures with their captured headers, once they verify
 // with this configuration.
-func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Provider, map[string]providers.Provider, error) {
+func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers.Signer, map[string]providers.Provider, error) {
 	reg, err := buildRegistry(cfg)
 	if err != nil {
 		return nil, nil, err
 	}
-	signers := map[string]providers.Provider{}
+	signers := map[string]providers.Signer{}
 	verifiers := map[string]providers.Provider{}
 	for _, f := range fixtures {
 		if _, done := signers[f.Provider]; done {
@@ -129,11 +129,11 @@ func replaySigners(cfg *config, fixtures []replay.Fixture) (map[string]providers
 		if !ok {
 			return nil, nil, fmt.Errorf("%s is not set: replay signs %s fixtures (%s) with the %s serve verifies them with", envName(entry.Secret), f.Provider, f.Path, entry.SecretNoun)
 		}
-		if _, err := p.Sign(f.Body); errors.Is(err, providers.ErrCannotSign) {
+		if _, err := providers.Sign(p, f.Body); errors.Is(err, providers.ErrCannotSign) {
 			verifiers[f.Provider] = p
 			continue
 		}
-		signers[f.Provider] = p
+		signers[f.Provider] = p.(providers.Signer)
 	}
 	return signers, verifiers, nil
 }

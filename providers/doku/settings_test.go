@@ -58,7 +58,7 @@ func TestSettingsBuildSignsForTheNotificationPath(t *testing.T) {
 	p, err := s.Build()
 	require.NoError(t, err)
 	body := []byte(vecBody)
-	signed, err := p.Sign(body)
+	signed, err := providers.Sign(p, body)
 	h := signed.Header
 	require.NoError(t, err)
 	require.NoError(t, p.Verify(context.Background(), providers.Delivery{Header: h, Body: body}))

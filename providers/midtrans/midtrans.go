@@ -110,10 +110,6 @@ func ParseAPIURL(raw string) (*url.URL, error) {
 // Name returns "midtrans".
 func (a *Adapter) Name() string { return Name }
 
-// Ack is nil: a request carries one event, and the core service's answer
-// is relayed.
-func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
-
 // Parse derives the delivery's one event from its body (see event).
 func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
 	return providers.One(d, a.event)

@@ -40,7 +40,7 @@ func TestSignFixtures(t *testing.T) {
 			body := readFixture(t, filepath.Base(path))
 			// The fixtures are already signed with testKey: re-signing
 			// them changes nothing.
-			signed, err := signer.Sign(bytes.Clone(body))
+			signed, err := providers.Sign(signer, bytes.Clone(body))
 			out, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, body, out)

@@ -66,10 +66,6 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 // Name returns "paddle".
 func (a *Adapter) Name() string { return Name }
 
-// Ack is nil: a request carries one event, and the core service's answer
-// is relayed.
-func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
-
 // Parse derives the delivery's one event from its body (see event).
 func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
 	return providers.One(d, a.event)

@@ -47,5 +47,6 @@
 // a certificate fetched from PAYPAL-CERT-URL, which must be on an allowed
 // host and chain to the roots, and a transmission is remembered with its
 // body's digest; a spec neither fetches nor chains certificates, and
-// webhookd cannot sign for PayPal at all (Sign is ErrCannotSign).
+// webhookd cannot sign for PayPal at all (the Adapter is no
+// providers.Signer).
 package paypal

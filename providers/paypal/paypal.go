@@ -222,19 +222,6 @@ func New(webhookIDs []string, opts ...Option) (*Adapter, error) {
 // Name returns "paypal".
 func (a *Adapter) Name() string { return Name }
 
-// ErrCannotSign is Sign's error: PayPal signs with a certificate's private
-// key that only PayPal holds.
-var ErrCannotSign = fmt.Errorf("%w: paypal: deliveries are signed with PayPal's own certificate", providers.ErrCannotSign)
-
-// Sign returns ErrCannotSign: see ErrCannotSign.
-func (a *Adapter) Sign([]byte) (providers.Delivery, error) {
-	return providers.Delivery{}, ErrCannotSign
-}
-
-// Ack is nil: a request carries one event, and the core service's answer
-// is relayed.
-func (a *Adapter) Ack() *providers.Acknowledgement { return nil }
-
 // Parse derives the delivery's one event from its body (see event).
 func (a *Adapter) Parse(d providers.Delivery) ([]providers.Item, error) {
 	return providers.One(d, a.event)

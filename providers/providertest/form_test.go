@@ -55,8 +55,6 @@ func (p *formToy) values(body []byte) (url.Values, error) {
 	return v, nil
 }
 
-func (p *formToy) Ack() *providers.Acknowledgement { return nil }
-
 func (p *formToy) Sign(body []byte) (providers.Delivery, error) {
 	v, err := p.values(body)
 	if err != nil {

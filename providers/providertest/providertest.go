@@ -24,38 +24,53 @@
 //     part (a notification URL) out of both Sign and Verify and still pass
 //     every other property; an adapter without a published example must say
 //     why (Kit.SelfDerived).
+//
 //   - SignedVerifies: a fixture signed by the adapter's Sign verifies and
 //     parses into usable events, the same events as the unsigned fixture.
+//
 //   - TamperedRefused: a changed byte of the signature or of what it signs,
 //     and a missing signature, are refused with an error wrapping
 //     providers.ErrUnauthorized (for a batch, one tampered item refuses the
 //     request).
+//
 //   - Rotation: with two secrets configured, a delivery signed with either
 //     verifies, Sign uses the first, and one signed with a secret not
 //     configured is refused.
+//
 //   - UnsignedFieldsInert: changing a field the signature does not cover,
 //     without signing again, fails verification or leaves every event's key
 //     and type as they were, unless the field is confirmed with the provider
 //     (Kit.ConfirmedFields) or the provider signs no body
 //     (Kit.UnsignedKeyReason).
+//
 //   - DuplicateFieldsRefused: a body that names a field twice (a JSON member
 //     in another case, as encoding/json would match it; a form field
 //     repeated) is refused.
+//
 //   - KeyStableAcrossRetries: the provider's own retry of an event has the
 //     same key, type and fingerprint.
+//
 //   - ChangedPayloadChangesFingerprint: the same event with a changed amount
 //     keeps its key but changes its fingerprint (else the receiver's 422 for
 //     a changed payload could never fire).
+//
 //   - NetworkDownUnavailable: an adapter whose verification needs the
 //     network answers ErrUnavailable, never ErrUnauthorized, while it is down.
+//
 //   - BatchItemsStandAlone: each item of a batch verifies and parses on its
 //     own, as the core service receives it.
+//
 //   - StaleRefused: with Kit.Tolerance, a delivery verified after the
 //     tolerance has passed is refused as timestamp_outside_tolerance.
 //
+//   - DistinctEventsDistinct: different fixtures have different keys.
+//
 // Run runs only the properties that apply to the provider (see Run); the
 // methods called on their own log, rather than skip, when one does not.
-//   - DistinctEventsDistinct: different fixtures have different keys.
+// Every per-fixture property signs the fixture, with the adapter's
+// providers.Signer: an adapter that is none, or whose Sign refuses with
+// providers.ErrCannotSign, is checked against its published examples only
+// (which it must have) and its fixtures' keys, and the log says so.
 //
 // The body's encoding (JSON or a form) is Kit.Format: the properties ask it
 // where a field's value lies, how to remove, repeat or change it.
@@ -64,9 +79,12 @@
 package providertest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -92,7 +110,8 @@ const RetryDelay = 2 * time.Minute
 
 // Kit describes the adapter under test. New, Secrets, Fixtures, Retry (or
 // Resend) and Change are required, and Examples or SelfDerived; the rest
-// describe how the provider signs.
+// describe how the provider signs. An adapter that cannot sign needs
+// Examples, and neither Retry nor Change.
 type Kit struct {
 	// New builds the adapter under test accepting secrets (signing
 	// secrets, keys, tokens or webhook ids), in order: Sign uses the first.
@@ -187,11 +206,16 @@ type Kit struct {
 // a skip is kept for a test that could not run here.
 func Run(t *testing.T, k Kit) {
 	t.Helper()
-	k.check(t)
+	require.NotNil(t, k.New, "Kit.New is required")
 	fixtures := k.fixtures(t)
+	unsigned := k.cannotSign(t, fixtures[0].body)
+	k.check(t, unsigned)
 	t.Run("PublishedExample", k.PublishedExample)
-	props := k.properties(t)
+	props := k.properties(t, unsigned)
 	for _, f := range fixtures {
+		if len(props) == 0 {
+			break
+		}
 		t.Run(f.name, func(t *testing.T) {
 			for _, p := range props {
 				t.Run(p.name, func(t *testing.T) { p.run(t, f.body) })
@@ -208,10 +232,12 @@ type property struct {
 }
 
 // properties lists the per-fixture properties that apply to k, logging
-// the others with why.
-func (k Kit) properties(t *testing.T) []property {
-	batch := k.adapter(t, newClock(), k.Secrets[0]).Ack() != nil
+// the others with why. Each of them signs a fixture: none applies to an
+// adapter that cannot sign (unsigned says why).
+func (k Kit) properties(t *testing.T, unsigned string) []property {
+	batch := providers.AckOf(k.adapter(t, newClock(), k.Secrets[0])) != nil
 	var out []property
+	var names []string
 	for _, p := range []struct {
 		property
 		notApplicable string // why it does not apply; "" when it does
@@ -227,11 +253,18 @@ func (k Kit) properties(t *testing.T) []property {
 		{property{"BatchItemsStandAlone", k.BatchItemsStandAlone}, when(!batch, "a request carries one event")},
 		{property{"StaleRefused", k.StaleRefused}, when(k.Tolerance <= 0, "no signed timestamp (Kit.Tolerance)")},
 	} {
+		if unsigned != "" {
+			names = append(names, p.name)
+			continue
+		}
 		if p.notApplicable != "" {
 			t.Logf("%s does not apply: %s", p.name, p.notApplicable)
 			continue
 		}
 		out = append(out, p.property)
+	}
+	if unsigned != "" {
+		t.Logf("%s do not apply: %s", strings.Join(names, ", "), unsigned)
 	}
 	return out
 }
@@ -244,12 +277,17 @@ func when(cond bool, why string) string {
 	return ""
 }
 
-// check refuses a Kit that is incomplete or contradicts itself.
-func (k Kit) check(t *testing.T) {
+// check refuses a Kit that is incomplete or contradicts itself. An adapter
+// that cannot sign (unsigned says why) needs published examples, and no
+// Retry or Change, which only signing properties use.
+func (k Kit) check(t *testing.T, unsigned string) {
 	t.Helper()
-	require.NotNil(t, k.New, "Kit.New is required")
-	require.True(t, k.Retry != nil || k.Resend != nil, "Kit.Retry is required")
-	require.NotNil(t, k.Change, "Kit.Change is required")
+	if unsigned != "" {
+		require.NotEmpty(t, k.Examples, "%s: Kit.Examples are required, since they are all it is checked against", unsigned)
+	} else {
+		require.True(t, k.Retry != nil || k.Resend != nil, "Kit.Retry is required")
+		require.NotNil(t, k.Change, "Kit.Change is required")
+	}
 	require.NotEmpty(t, k.Secrets[0], "Kit.Secrets is required")
 	require.NotEmpty(t, k.Secrets[1], "Kit.Secrets is required")
 	require.NotEqual(t, k.Secrets[0], k.Secrets[1], "Kit.Secrets must differ")
@@ -297,6 +335,31 @@ func (k Kit) secrets(i int) []string {
 	return []string{k.Secrets[i], k.Secrets[1-i]}
 }
 
+// cannotSign says why the adapter under test cannot sign fixture, "" when
+// it can: it is no providers.Signer (PayPal's, whose provider signs with its
+// certificate's private key), or its Sign refuses with
+// providers.ErrCannotSign (a spec whose sender signs with a private key).
+// Such an adapter is checked against its published examples only.
+func (k Kit) cannotSign(t *testing.T, fixture []byte) string {
+	t.Helper()
+	_, err := providers.Sign(k.adapter(t, newClock(), k.Secrets[0]), bytes.Clone(fixture))
+	if errors.Is(err, providers.ErrCannotSign) {
+		return err.Error() + ": checked against its published examples only (Kit.Examples)"
+	}
+	return ""
+}
+
+// signless reports, and logs, that the adapter under test cannot sign
+// fixture: a property that signs it does not apply.
+func (k Kit) signless(t *testing.T, fixture []byte) bool {
+	t.Helper()
+	why := k.cannotSign(t, fixture)
+	if why != "" {
+		t.Log("does not apply:", why)
+	}
+	return why != ""
+}
+
 // adapter builds the adapter under test accepting secrets, on c's clock.
 func (k Kit) adapter(t *testing.T, c *clock, secrets ...string) providers.Provider {
 	t.Helper()
@@ -321,7 +384,7 @@ func (k Kit) sign(t *testing.T, fixture []byte) subject {
 	t.Helper()
 	c := newClock()
 	p := k.adapter(t, c, k.Secrets[0])
-	d, err := p.Sign(fixture)
+	d, err := providers.Sign(p, fixture)
 	require.NoError(t, err, "Sign")
 	require.NoError(t, verify(p, d), "a body signed by Sign must verify")
 	ev, err := events(p, d)

@@ -40,8 +40,6 @@ type toy struct {
 
 func (p *toy) Name() string { return "toy" }
 
-func (p *toy) Ack() *providers.Acknowledgement { return nil }
-
 func (p *toy) Sign(body []byte) (providers.Delivery, error) {
 	secret := p.secrets[0]
 	if p.flaw == "signs-with-last" {
@@ -167,10 +165,35 @@ var toyExample = providertest.Example{
 	Keys: []string{"evt_published"},
 }
 
+// verifyOnly is the toy without its Sign: an adapter that is no
+// providers.Signer, as PayPal's is not.
+type verifyOnly struct{ toy *toy }
+
+func (p verifyOnly) Name() string { return p.toy.Name() }
+func (p verifyOnly) Verify(ctx context.Context, d providers.Delivery) error {
+	return p.toy.Verify(ctx, d)
+}
+func (p verifyOnly) Parse(d providers.Delivery) ([]providers.Item, error) { return p.toy.Parse(d) }
+
+// refusesToSign is the toy whose Sign refuses as a public-key spec's does.
+type refusesToSign struct{ *toy }
+
+func (refusesToSign) Sign([]byte) (providers.Delivery, error) {
+	return providers.Delivery{}, fmt.Errorf("toy: %w: only the sender holds its key", providers.ErrCannotSign)
+}
+
+// kit is the toy's Kit with flaw. A flaw prefixed "no-signer/" or
+// "refuses-to-sign/" is the rest of it in a toy that cannot sign.
 func kit(flaw string) providertest.Kit {
+	wrap := func(p *toy) providers.Provider { return p }
+	if rest, ok := strings.CutPrefix(flaw, "no-signer/"); ok {
+		flaw, wrap = rest, func(p *toy) providers.Provider { return verifyOnly{p} }
+	} else if rest, ok := strings.CutPrefix(flaw, "refuses-to-sign/"); ok {
+		flaw, wrap = rest, func(p *toy) providers.Provider { return refusesToSign{p} }
+	}
 	k := providertest.Kit{
 		New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
-			return &toy{secrets: secrets, now: now, flaw: flaw}, nil
+			return wrap(&toy{secrets: secrets, now: now, flaw: flaw}), nil
 		},
 		Secrets:  [2]string{"toy-secret-a", "toy-secret-b"},
 		Fixtures: "testdata/toy",
@@ -251,6 +274,39 @@ func runKit(test, env, flaw string) ([]byte, error) {
 	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$", "-test.v")
 	cmd.Env = append(os.Environ(), env+"="+flaw)
 	return cmd.CombinedOutput()
+}
+
+// TestKitWithoutSigner: an adapter that cannot sign (no providers.Signer,
+// or a Sign that refuses with ErrCannotSign) passes on its published
+// example and its fixtures' distinct keys, each signing property logged as
+// not applying and why; the example still catches a flaw, and is then
+// required.
+func TestKitWithoutSigner(t *testing.T) {
+	if _, child := os.LookupEnv("PROVIDERTEST_FLAW"); child {
+		t.Skip("child process")
+	}
+	for _, how := range []string{"no-signer/", "refuses-to-sign/"} {
+		out, err := runKit("TestToy", "PROVIDERTEST_FLAW", how)
+		require.NoError(t, err, "output:\n%s", out)
+		require.Contains(t, string(out), "SignedVerifies, TamperedRefused, Rotation,", how)
+		require.Contains(t, string(out), "StaleRefused do not apply: ", how)
+		require.Contains(t, string(out), map[string]string{"no-signer/": "provider toy cannot sign", "refuses-to-sign/": "only the sender holds its key"}[how], how)
+		require.Contains(t, string(out), "checked against its published examples only", how)
+		require.Contains(t, string(out), "--- PASS: TestToy/PublishedExample", how)
+		require.Contains(t, string(out), "--- PASS: TestToy/DistinctEventsDistinct", how)
+		require.NotContains(t, string(out), "TestToy/event_1.json/", "%s: no signing property runs", how)
+
+		for flaw, want := range map[string]string{
+			"ignores-url": "the published example must verify",
+			"no-example":  "Kit.Examples are required",
+			"same-key":    "distinct events need distinct keys",
+		} {
+			out, err := runKit("TestToy", "PROVIDERTEST_FLAW", how+flaw)
+			var exit *exec.ExitError
+			require.True(t, errors.As(err, &exit), "the kit must fail on flaw %s; output:\n%s", how+flaw, out)
+			require.Contains(t, string(out), want, how+flaw)
+		}
+	}
 }
 
 // TestIgnoresURLPassesEverythingElse: the flaw the published example

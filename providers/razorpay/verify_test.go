@@ -257,7 +257,7 @@ func TestSettingsMaxAge(t *testing.T) {
 				return
 			}
 			// Replay signs the fixture as it is: same bytes, same key.
-			signed, err := p.Sign([]byte(vecBody))
+			signed, err := providers.Sign(p, []byte(vecBody))
 			body, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, vecBody, string(body))

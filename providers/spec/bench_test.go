@@ -104,7 +104,7 @@ func TestPaddleBillingAgrees(t *testing.T) {
 		body, err := os.ReadFile(p)
 		require.NoError(t, err)
 		for _, signer := range []providers.Provider{sp, adapter} {
-			d, err := signer.Sign(body)
+			d, err := providers.Sign(signer, body)
 			require.NoError(t, err)
 			require.NoError(t, sp.Verify(ctx, d), p)
 			require.NoError(t, adapter.Verify(ctx, d), p)

@@ -69,7 +69,3 @@ func New(secrets []string, tolerance time.Duration, opts ...Option) (*Adapter, e
 
 // Name returns "standard".
 func (a *Adapter) Name() string { return Name }
-
-// Ack is nil: a request carries one event, and the core service's answer
-// is relayed.
-func (a *Adapter) Ack() *providers.Acknowledgement { return nil }

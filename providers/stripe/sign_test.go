@@ -49,7 +49,7 @@ func TestSignVerifyRoundTrip(t *testing.T) {
 			}
 			orig := append([]byte(nil), body...)
 
-			signed, err := signer.Sign(body)
+			signed, err := providers.Sign(signer, body)
 			sent, h := signed.Body, signed.Header
 			require.NoError(t, err)
 			require.Equal(t, orig, sent, "Sign must not change the body")

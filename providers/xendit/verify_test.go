@@ -162,7 +162,7 @@ func TestSign(t *testing.T) {
 	a := newAdapter(t, tokenNew, token)
 	var signer providers.Provider = a
 	body := []byte(`{"id":"x","status":"PAID"}`)
-	signed, err := signer.Sign(body)
+	signed, err := providers.Sign(signer, body)
 	out, h := signed.Body, signed.Header
 	require.NoError(t, err)
 	require.Equal(t, body, out)
