@@ -16,8 +16,8 @@ type Entry struct {
 	// Settings returns a pointer to a new, empty struct of the provider's
 	// variables. Each field is one variable, tagged with its name without
 	// the command's prefix (envconfig:"ACME_SECRETS"), its default
-	// (default:"5m"), its help text (desc:"...") and, on the variables that
-	// enable the provider, a harmless value tests set (example:"..."). The
+	// (default:"5m") and its help text (desc:"..."); no value a test sets,
+	// so that nothing but the operator's own secrets can enable it. The
 	// command fills the struct: it accepts string, bool, int, int64,
 	// time.Duration and []string fields; a []string is a comma-separated
 	// list whose items are trimmed of spaces and must not be empty.

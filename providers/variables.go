@@ -19,8 +19,10 @@ type Variable struct {
 	Default string
 	// Help is its line in `webhookd help`.
 	Help string
-	// Example is a harmless value the tests set, on the variables that
-	// enable the provider.
+	// Example is the value of the spec's own first example (the secret it
+	// was signed with, its required settings), on the variables that
+	// enable a spec: `webhookd providers check` checks the settings with
+	// it while the variable is unset. A tagged settings field has none.
 	Example string
 	// Set stores the value (the default when the variable is unset or
 	// empty; not called when both are empty). Its error does not quote

@@ -11,7 +11,7 @@ import (
 
 // VariablesOf lists the variables of the settings ptr points to: a
 // VariableLister's own, or one per field of a struct tagged
-// envconfig:"NAME" (with default:"...", desc:"..." and example:"..."),
+// envconfig:"NAME" (with default:"..." and desc:"..."),
 // whose Set parses the value into the field (SetField). It is the one
 // definition of how a provider's settings are read, whether the value comes
 // from a variable (cmd/webhookd) or from a source's settings in a
@@ -31,7 +31,7 @@ func VariablesOf(ptr any) []Variable {
 		}
 		field := v.Field(i)
 		out = append(out, Variable{
-			Name: name, Default: f.Tag.Get("default"), Help: f.Tag.Get("desc"), Example: f.Tag.Get("example"),
+			Name: name, Default: f.Tag.Get("default"), Help: f.Tag.Get("desc"),
 			List: field.Kind() == reflect.Slice, Field: field,
 			Set: func(s string) error { return SetField(field, s) },
 		})

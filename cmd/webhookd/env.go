@@ -11,9 +11,9 @@ import (
 )
 
 // envVar is one variable: a struct field tagged envconfig:"NAME", with
-// default:"..." and desc:"..." (its help line), and on a provider's enabling
-// variables example:"..." (a value tests set); or a providers.Variable of
-// a provider whose variables are data (a spec), which sets itself.
+// default:"..." and desc:"..." (its help line); or a providers.Variable of
+// a provider whose variables are data (a spec), which sets itself, and
+// whose example is the spec's own (providers.Variable.Example).
 type envVar struct {
 	key, def, desc, example string
 	field                   reflect.Value

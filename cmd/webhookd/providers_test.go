@@ -50,24 +50,29 @@ func TestEveryProviderServesAndReplays(t *testing.T) {
 			t.Setenv("WEBHOOKD_ADMIN_ADDR", "127.0.0.1:0")
 			enabling := 0
 			for _, v := range envVars(e.Settings()) {
-				if v.example == "" {
+				if testValue(v) == "" {
 					continue
 				}
 				enabling++
-				value := v.example
+				value := testValue(v)
 				if v.field.Kind() == reflect.Slice {
-					// Two items with spaces around them. An example may
-					// list its own second item, for a secret format that
-					// takes no suffix (whsec_ and base64).
-					first, second, listed := strings.Cut(v.example, ",")
-					if !listed {
+					// Two items with spaces around them. A test value
+					// may list its own second item, for a secret format
+					// that takes no suffix (whsec_ and base64); a spec's
+					// example, in whatever encoding, is listed twice.
+					first, second, listed := strings.Cut(testValue(v), ",")
+					switch {
+					case listed:
+					case v.field.IsValid():
 						second = first + "_second"
+					default:
+						second = first
 					}
 					value = " " + first + " , " + second + " "
 				}
 				t.Setenv(v.key, value)
 			}
-			require.NotZero(t, enabling, "%s: tag its enabling variable with example:\"...\"", e.Name)
+			require.NotZero(t, enabling, "%s: give its enabling variables values in testValues (testvalues_test.go)", e.Name)
 			if statusChecked[e.Name] {
 				// The fixtures are no transactions a status API knows
 				// (receiver's and the adapters' tests run the check

@@ -21,8 +21,8 @@ func TestRefusalsHaveOneShape(t *testing.T) {
 	environ := []string{"WEBHOOKD_DOWNSTREAM_URL=http://127.0.0.1:9/"}
 	for _, e := range providerTable() {
 		for _, v := range envVars(e.Settings()) {
-			if v.example != "" {
-				environ = append(environ, v.key+"="+v.example)
+			if testValue(v) != "" {
+				environ = append(environ, v.key+"="+testValue(v))
 			}
 		}
 	}

@@ -31,8 +31,8 @@ func TestTolerancesBelowRetention(t *testing.T) {
 			if strings.HasSuffix(v.key, "_TOLERANCE") {
 				tolerance = v.key
 			}
-			if v.example != "" {
-				environ = append(environ, v.key+"="+v.example)
+			if testValue(v) != "" {
+				environ = append(environ, v.key+"="+testValue(v))
 			}
 		}
 		if tolerance == "" {

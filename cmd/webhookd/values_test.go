@@ -55,11 +55,11 @@ func numericVars(t *testing.T) []numericVar {
 		vars := envVars(e.Settings())
 		enabling := map[string]string{}
 		for _, v := range vars {
-			if v.example != "" {
-				enabling[v.key] = v.example
+			if testValue(v) != "" {
+				enabling[v.key] = testValue(v)
 			}
 		}
-		require.NotEmpty(t, enabling, "%s: an enabling variable tagged with example", e.Name)
+		require.NotEmpty(t, enabling, "%s: an enabling variable with a value in testValues (testvalues_test.go)", e.Name)
 		add(vars, enabling)
 	}
 	return out

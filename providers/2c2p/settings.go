@@ -7,7 +7,7 @@ import (
 // Settings are 2C2P's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	SecretKeys []string `envconfig:"2C2P_SECRET_KEYS" desc:"comma-separated 2C2P merchant secret keys (used as their text): body {\"payload\":\"<JWT>\"}, HS256; enables /webhooks/2c2p" example:"table_test_2c2p_secret_key"`
+	SecretKeys []string `envconfig:"2C2P_SECRET_KEYS" desc:"comma-separated 2C2P merchant secret keys (used as their text): body {\"payload\":\"<JWT>\"}, HS256; enables /webhooks/2c2p"`
 }
 
 // Entry is 2C2P's line in webhookd's provider table.

@@ -18,7 +18,8 @@ import (
 
 const (
 	fixtures = "../../fixtures/adyen"
-	// exampleKey signs the fixtures as committed (Settings' example).
+	// exampleKey signs the fixtures as committed (cmd/webhookd's tests
+	// enable Adyen with it).
 	exampleKey = "44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056"
 	otherKey   = "00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"
 	// vecKey, vecText and vecSignature are the standard webhook vector of

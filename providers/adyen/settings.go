@@ -10,7 +10,7 @@ import (
 // Settings are Adyen's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	HMACKeys  []string `envconfig:"ADYEN_HMAC_KEYS" desc:"comma-separated hex HMAC keys of the Adyen standard webhook (keep the old one during a rotation); enables /webhooks/adyen" example:"44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056,00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff"`
+	HMACKeys  []string `envconfig:"ADYEN_HMAC_KEYS" desc:"comma-separated hex HMAC keys of the Adyen standard webhook (keep the old one during a rotation); enables /webhooks/adyen"`
 	BasicAuth string   `envconfig:"ADYEN_BASIC_AUTH" desc:"user:password that Adyen sends as basic auth (set in the webhook's settings; checked when set)"`
 	// MerchantAccounts, when set, are the only merchantAccountCodes whose
 	// items are accepted.

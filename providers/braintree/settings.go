@@ -9,7 +9,7 @@ import (
 // Settings are Braintree's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	Keys []string `envconfig:"BRAINTREE_KEYS" desc:"comma-separated public_key:private_key Braintree API key pairs: form field bt_signature holds public_key|<hex HMAC-SHA1 keyed by SHA-1(private_key) over bt_payload> pairs joined by &; enables /webhooks/braintree" example:"table_test_public_key:table_test_private_key,table_test_public_key_2:table_test_private_key_2"`
+	Keys []string `envconfig:"BRAINTREE_KEYS" desc:"comma-separated public_key:private_key Braintree API key pairs: form field bt_signature holds public_key|<hex HMAC-SHA1 keyed by SHA-1(private_key) over bt_payload> pairs joined by &; enables /webhooks/braintree"`
 }
 
 // Entry is Braintree's line in webhookd's provider table.

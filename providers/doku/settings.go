@@ -11,8 +11,8 @@ import (
 // Settings are DOKU's variables in webhookd (the command adds its WEBHOOKD_
 // prefix to each name).
 type Settings struct {
-	ClientID         string        `envconfig:"DOKU_CLIENT_ID" desc:"DOKU Client-Id (from the Back Office); with DOKU_SECRET_KEYS, enables /webhooks/doku" example:"MCH-0001-table-test"`
-	SecretKeys       []string      `envconfig:"DOKU_SECRET_KEYS" desc:"comma-separated DOKU secret keys (SK-...)" example:"SK-table-test-secret"`
+	ClientID         string        `envconfig:"DOKU_CLIENT_ID" desc:"DOKU Client-Id (from the Back Office); with DOKU_SECRET_KEYS, enables /webhooks/doku"`
+	SecretKeys       []string      `envconfig:"DOKU_SECRET_KEYS" desc:"comma-separated DOKU secret keys (SK-...)"`
 	NotificationPath string        `envconfig:"DOKU_NOTIFICATION_PATH" default:"/webhooks/doku" desc:"the path of the notification URL as registered in the DOKU Back Office, signed as Request-Target (differs from the local path behind a rewriting proxy)"`
 	Tolerance        time.Duration `envconfig:"DOKU_TOLERANCE" default:"24h" desc:"how far a DOKU Request-Timestamp may be from now (older, or ahead of the clock); keep it under WEBHOOKD_RETENTION"`
 }

@@ -11,8 +11,8 @@ import (
 // Settings are Duitku's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	MerchantCode string   `envconfig:"DUITKU_MERCHANT_CODE" desc:"the Duitku merchant (project) code; with DUITKU_API_KEYS, enables /webhooks/duitku" example:"DS15782"`
-	APIKeys      []string `envconfig:"DUITKU_API_KEYS" desc:"comma-separated Duitku API keys of that project" example:"duitku_table_test_api_key"`
+	MerchantCode string   `envconfig:"DUITKU_MERCHANT_CODE" desc:"the Duitku merchant (project) code; with DUITKU_API_KEYS, enables /webhooks/duitku"`
+	APIKeys      []string `envconfig:"DUITKU_API_KEYS" desc:"comma-separated Duitku API keys of that project"`
 	VerifyStatus bool     `envconfig:"DUITKU_VERIFY_STATUS" default:"true" desc:"confirm each new Duitku callback with Duitku's transaction status API before forwarding it, with the merchant code and API key already configured: the signature covers neither resultCode nor reference, and joins its fields without a separator; false turns it off (serve warns)"`
 	APIURL       string   `envconfig:"DUITKU_API_URL" default:"https://passport.duitku.com" desc:"Duitku API the status check asks (sandbox: https://sandbox.duitku.com; https only, plain http only for a loopback host)"`
 }

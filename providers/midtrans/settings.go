@@ -11,7 +11,7 @@ import (
 // Settings are Midtrans's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	ServerKey    string `envconfig:"MIDTRANS_SERVER_KEY" desc:"Midtrans server key; enables /webhooks/midtrans" example:"SB-Mid-server-table-test"`
+	ServerKey    string `envconfig:"MIDTRANS_SERVER_KEY" desc:"Midtrans server key; enables /webhooks/midtrans"`
 	VerifyStatus bool   `envconfig:"MIDTRANS_VERIFY_STATUS" default:"true" desc:"confirm each new Midtrans notification with Midtrans's GET status API before forwarding it, with the server key already configured: the signature covers neither the status nor the transaction id, and joins its fields without a separator; false turns it off (serve warns)"`
 	APIURL       string `envconfig:"MIDTRANS_API_URL" default:"https://api.midtrans.com" desc:"Midtrans API the status check asks (a sandbox server key, SB-..., asks https://api.sandbox.midtrans.com instead of the production default)"`
 }

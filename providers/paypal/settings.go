@@ -14,7 +14,7 @@ import (
 // Settings are PayPal's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	WebhookIDs []string `envconfig:"PAYPAL_WEBHOOK_IDS" desc:"comma-separated webhook ids from the PayPal developer dashboard; enables /webhooks/paypal" example:"8PT597110X687430LKGECATA"`
+	WebhookIDs []string `envconfig:"PAYPAL_WEBHOOK_IDS" desc:"comma-separated webhook ids from the PayPal developer dashboard; enables /webhooks/paypal"`
 	CertHosts  []string `envconfig:"PAYPAL_CERT_HOSTS" default:"api.paypal.com,api.sandbox.paypal.com" desc:"hosts PAYPAL-CERT-URL may name (host, or host:port for another port than 443; https only, plain http only for a loopback host)"`
 	CAFile     string   `envconfig:"PAYPAL_CA_FILE" desc:"PEM file of the roots PayPal's signing certificate must chain to, instead of the system roots"`
 	// Tolerance and TransmissionCache bound what one captured signature

@@ -10,7 +10,7 @@ import (
 // Settings are Razorpay's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	Secrets []string      `envconfig:"RAZORPAY_SECRETS" desc:"comma-separated Razorpay webhook secrets (keep the old one a day after a rotation); enables /webhooks/razorpay" example:"rzp_table_test_webhook_secret"`
+	Secrets []string      `envconfig:"RAZORPAY_SECRETS" desc:"comma-separated Razorpay webhook secrets (keep the old one a day after a rotation); enables /webhooks/razorpay"`
 	MaxAge  time.Duration `envconfig:"RAZORPAY_MAX_AGE" desc:"refuse (401) an event whose signed created_at is older than this; unset or 0, WEBHOOKD_RETENTION is the bound; when set, longer than 24h and shorter than WEBHOOKD_RETENTION"`
 	// retention is WEBHOOKD_RETENTION, as Check saw it: the bound on
 	// created_at when MaxAge is not set.

@@ -97,14 +97,8 @@ type Settings struct {
 // order.
 func (st *Settings) Variables() []providers.Variable {
 	s := st.spec
-	// The tests set the example with a second item of their own, made by
-	// appending to it; an encoded secret lists its second item itself.
-	example := s.examples[0].secret
-	if s.secret.encoding != "raw" && s.secret.encoding != "pem" {
-		example += "," + example
-	}
 	vars := []providers.Variable{{
-		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: example, List: true, Secret: true,
+		Name: s.variable(s.secret.variable), Help: s.secret.help, Example: s.examples[0].secret, List: true, Secret: true,
 		Set: func(v string) error {
 			if s.secret.encoding == "pem" {
 				// PEM text holds no commas worth splitting at, and a list

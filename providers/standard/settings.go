@@ -12,7 +12,7 @@ import (
 // command adds its WEBHOOKD_ prefix to each name). The example lists two
 // secrets, since a whsec_ secret takes no suffix.
 type Settings struct {
-	Secrets   []string      `envconfig:"STANDARD_SECRETS" desc:"comma-separated whsec_... secrets of a Standard Webhooks (or Svix) sender; enables /webhooks/standard" example:"whsec_dGFibGUtdGVzdC1zdGFuZGFyZC1zZWNyZXQ=,whsec_dGFibGUtdGVzdC1zdGFuZGFyZC1yb3RhdGVk"`
+	Secrets   []string      `envconfig:"STANDARD_SECRETS" desc:"comma-separated whsec_... secrets of a Standard Webhooks (or Svix) sender; enables /webhooks/standard"`
 	Tolerance time.Duration `envconfig:"STANDARD_TOLERANCE" default:"5m" desc:"how far webhook-timestamp may be from now, either way"`
 }
 

@@ -5,7 +5,7 @@ import "github.com/webhookd/webhookd/providers"
 // Settings are Xendit's variables in webhookd (the command adds its
 // WEBHOOKD_ prefix to each name).
 type Settings struct {
-	CallbackTokens []string `envconfig:"XENDIT_CALLBACK_TOKENS" desc:"comma-separated accepted x-callback-token values; enables /webhooks/xendit" example:"xnd_table_test_token"`
+	CallbackTokens []string `envconfig:"XENDIT_CALLBACK_TOKENS" desc:"comma-separated accepted x-callback-token values; enables /webhooks/xendit"`
 }
 
 // Entry is Xendit's line in webhookd's provider table.
