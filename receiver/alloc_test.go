@@ -102,10 +102,6 @@ var stubItems = []providers.Item{{Event: providers.Event{Key: "evt_1", Type: "ch
 func (stubProvider) Name() string                                       { return "stub" }
 func (stubProvider) Verify(context.Context, providers.Delivery) error   { return nil }
 func (stubProvider) Parse(providers.Delivery) ([]providers.Item, error) { return stubItems, nil }
-func (stubProvider) Ack() *providers.Acknowledgement                    { return nil }
-func (stubProvider) Sign([]byte) (providers.Delivery, error) {
-	return providers.Delivery{}, providers.ErrCannotSign
-}
 
 // nopStore claims every key and records nothing.
 type nopStore struct{}
