@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/pem"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -107,4 +108,30 @@ func TestRSAMinimumKept(t *testing.T) {
 	require.NoError(t, err)
 	digest := sha256.Sum256([]byte(winpayCallback))
 	require.ErrorContains(t, rsa.VerifyPKCS1v15(pub.(*rsa.PublicKey), crypto.SHA256, digest[:], sig), "insecure")
+}
+
+// TestWinpayCheckNeedsTheAllowance: `providers check` verifies Winpay's
+// published callback under its 1023-bit key only where the example's
+// settings allow weak keys; a copy of the spec without the allowance is
+// refused, naming the size and the setting that accepts it.
+func TestWinpayCheckNeedsTheAllowance(t *testing.T) {
+	builtin, err := os.ReadFile(filepath.Join("..", "..", "providers", "spec", "builtin", "winpay.yaml"))
+	require.NoError(t, err)
+	copied := strings.Replace(string(builtin), "\nname: winpay\n", "\nname: winpaycopy\n", 1)
+	require.NotEqual(t, string(builtin), copied)
+	for _, tc := range []struct {
+		name, spec string
+		code       int
+		want       string
+	}{
+		{"allowed", copied, 0, "ok   %s: winpaycopy, /webhooks/winpaycopy, 2 example(s) verified\n"},
+		{"not allowed", strings.Replace(copied, "      ALLOW_WEAK_KEYS: \"true\"\n", "", 1), 1,
+			"FAIL %s: example winpay-published-callback: winpaycopy: PUBLIC_KEYS: RSA key shorter than 2048 bits (1023 bits; WINPAYCOPY_ALLOW_WEAK_KEYS=true accepts it)\n"},
+	} {
+		file := filepath.Join(t.TempDir(), "winpaycopy.yaml")
+		require.NoError(t, os.WriteFile(file, []byte(tc.spec), 0o600))
+		var out bytes.Buffer
+		require.Equal(t, tc.code, run(context.Background(), []string{"providers", "check", file}, &out, io.Discard), tc.name)
+		require.Equal(t, fmt.Sprintf(tc.want, file), out.String(), tc.name)
+	}
 }
