@@ -1,6 +1,7 @@
 package providers_test
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -48,4 +49,37 @@ func TestCheckTolerance(t *testing.T) {
 			require.EqualError(t, err, tc.err)
 		})
 	}
+}
+
+// verifier is an adapter with the three methods every provider has, and no
+// optional interface.
+type verifier struct{}
+
+func (verifier) Name() string                                       { return "plain" }
+func (verifier) Verify(context.Context, providers.Delivery) error   { return nil }
+func (verifier) Parse(providers.Delivery) ([]providers.Item, error) { return nil, nil }
+
+// signingAcker is verifier that signs and acknowledges.
+type signingAcker struct{ verifier }
+
+var testAck = &providers.Acknowledgement{Status: http.StatusOK, Body: []byte("[accepted]")}
+
+func (signingAcker) Sign(body []byte) (providers.Delivery, error) {
+	return providers.Delivery{Header: http.Header{"X-Sig": {"s"}}, Body: body}, nil
+}
+func (signingAcker) Ack() *providers.Acknowledgement { return testAck }
+
+// TestOptionalInterfaces: Sign signs with a Signer and names the provider
+// that is none with an error wrapping ErrCannotSign; AckOf is an
+// Acknowledger's answer, nil for any other adapter.
+func TestOptionalInterfaces(t *testing.T) {
+	d, err := providers.Sign(signingAcker{}, []byte("b"))
+	require.NoError(t, err)
+	require.Equal(t, providers.Delivery{Header: http.Header{"X-Sig": {"s"}}, Body: []byte("b")}, d)
+	_, err = providers.Sign(verifier{}, []byte("b"))
+	require.ErrorIs(t, err, providers.ErrCannotSign)
+	require.EqualError(t, err, "provider plain cannot sign: provider's signature cannot be made here")
+
+	require.Same(t, testAck, providers.AckOf(signingAcker{}))
+	require.Nil(t, providers.AckOf(verifier{}))
 }
