@@ -42,9 +42,9 @@ type Settings interface {
 	// env.Var of the variable at fault and never quotes a secret.
 	Check(env Env) error
 	// Build returns the adapter, or nil and no error when the settings
-	// leave the provider off (its Secret is not set). An adapter whose
-	// Sign fails with ErrCannotSign has its fixtures replayed with their
-	// captured headers.
+	// leave the provider off (its Secret is not set). An adapter that
+	// cannot sign (no Signer, or a Sign that wraps ErrCannotSign) has its
+	// fixtures replayed with their captured headers.
 	Build() (Provider, error)
 }
 

@@ -10,7 +10,7 @@ import (
 	"github.com/webhookd/webhookd/providers"
 )
 
-// A request of a batch provider (one whose Ack is not nil: Adyen's
+// A request of a batch provider (a providers.Acknowledger: Adyen's
 // notificationItems) runs each item through the very steps of a
 // single-event request (deliver: capture, claim, confirm, forward, record),
 // in the request's order, with the item's own key and forwarded body, and
@@ -25,7 +25,7 @@ import (
 //     being forwarded and recorded, so that the provider's retry of the
 //     request finds them finished and forwards only what is not, as far
 //     as the request's time budget reaches (below).
-//   - The provider is answered its acknowledgement (Provider.Ack) once
+//   - The provider is answered its acknowledgement (its Ack) once
 //     every item is COMPLETED or FAILED, forwarded now or replayed; else
 //     the answer of the most urgent item that is not, in this order: 503,
 //     409, 422, then any other (a core service's 4xx under

@@ -84,7 +84,7 @@ const (
 	// acknowledged as a delivered one would be and forwarded nowhere.
 	OutcomeUnrouted Outcome = "unrouted"
 	// OutcomeBatch: a verified request split into items (a batch
-	// provider's, whose Ack is not nil), answered from its items'
+	// provider's, a providers.Acknowledger), answered from its items'
 	// outcomes; each item is counted with its own outcome besides.
 	OutcomeBatch Outcome = "batch"
 	// OutcomeQueued: stored QUEUED for a queue destination, which webhookd
