@@ -29,12 +29,12 @@ const MaxBits = 1023
 
 // sha256Prefix is the DER encoding of SHA-256's DigestInfo up to the digest
 // (RFC 8017, section 9.2, note 1).
-var sha256Prefix = []byte{0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20}
+var sha256Prefix = [...]byte{0x30, 0x31, 0x30, 0x0d, 0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00, 0x04, 0x20}
 
 // minSize is the shortest modulus, in bytes, that holds an encoded SHA-256
 // DigestInfo: the DigestInfo, 0x00 0x01, eight bytes of 0xff padding at
 // least, and 0x00 (RFC 8017, section 9.2, step 3).
-var minSize = len(sha256Prefix) + sha256.Size + 11
+const minSize = len(sha256Prefix) + sha256.Size + 11
 
 // Errors of Check and VerifySHA256.
 var (
@@ -117,7 +117,7 @@ func encode(digest []byte, k int) []byte {
 	for i := 2; i < t-1; i++ {
 		em[i] = 0xff
 	}
-	copy(em[t:], sha256Prefix)
+	copy(em[t:], sha256Prefix[:])
 	copy(em[t+len(sha256Prefix):], digest)
 	return em
 }

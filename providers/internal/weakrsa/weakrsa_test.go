@@ -171,8 +171,8 @@ func TestEncodingExact(t *testing.T) {
 		cases := map[string][]byte{
 			"another algorithm's DigestInfo": block(slices.Concat(sha1Prefix, digest[:20])),
 			"no NULL parameters":             block(slices.Concat(noNull, digest[:])),
-			"garbage after the digest":       block(slices.Concat(sha256Prefix, digest[:], []byte("garbage!"))),
-			"the digest's tail as garbage":   block(slices.Concat(sha256Prefix, digest[:16], make([]byte, 16))),
+			"garbage after the digest":       block(slices.Concat(sha256Prefix[:], digest[:], []byte("garbage!"))),
+			"the digest's tail as garbage":   block(slices.Concat(sha256Prefix[:], digest[:16], make([]byte, 16))),
 			"block type 2":                   set(1, 0x02),
 			"a leading 0x01":                 set(0, 0x01),
 			"padding with a zero in it":      set(5, 0x00),
