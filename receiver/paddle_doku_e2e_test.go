@@ -16,7 +16,7 @@ import (
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers/doku"
-	"github.com/webhookd/webhookd/providers/paddle"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // End-to-end tests for Paddle and DOKU, on the harness of receiver_test.go.
@@ -32,8 +32,8 @@ const (
 	dokuPublicPath = "/payments/doku/notify"
 )
 
-func newPaddle(t *testing.T, secrets ...string) *paddle.Adapter {
-	a, err := paddle.New(secrets, 5*time.Minute)
+func newPaddle(t *testing.T, secrets ...string) *spec.Provider {
+	a, err := spec.NewBuiltin("paddle", secrets, nil, nil)
 	require.NoError(t, err)
 	return a
 }
@@ -57,7 +57,7 @@ func TestPaddleEndToEnd(t *testing.T) {
 		require.Equal(t, http.StatusCreated, r.status)
 		require.Empty(t, r.header.Get("Idempotent-Replayed"))
 		// Paddle's retry: the same notification signed again later.
-		retry := h.send("paddle", body, http.Header{paddle.HeaderName: {paddle.SignatureHeader(paddleSecret, time.Now().Add(time.Minute), body)}})
+		retry := h.send("paddle", body, http.Header{"Paddle-Signature": {paddleSignature(t, paddleSecret, time.Now().Add(time.Minute), body)}})
 		require.Equal(t, http.StatusCreated, retry.status)
 		require.Equal(t, "true", retry.header.Get("Idempotent-Replayed"))
 		// A replay from the dashboard: a new notification_id, same event.
@@ -73,21 +73,21 @@ func TestPaddleEndToEnd(t *testing.T) {
 		require.Equal(t, "evt_01jwh3k8q4m7r2t9v5x0b6c1d8", got.Header.Get("Webhook-Event-Id"))
 		require.Equal(t, "transaction.completed", got.Header.Get("Webhook-Event-Type"))
 		require.Equal(t, "application/json", got.Header.Get("Content-Type"))
-		require.Empty(t, got.Header.Get(paddle.HeaderName), "the signature is not forwarded")
+		require.Empty(t, got.Header.Get("Paddle-Signature"), "the signature is not forwarded")
 		require.Equal(t, dedupe.Completed, h.state(key))
 	})
 
 	t.Run("rotation: signed with the old secret, or with both", func(t *testing.T) {
 		before := h.down.calls.Load()
 		old := fixture(t, "paddle", "subscription_created.json")
-		r := h.send("paddle", old, http.Header{paddle.HeaderName: {paddle.SignatureHeader(paddleSecretOld, time.Now(), old)}})
+		r := h.send("paddle", old, http.Header{"Paddle-Signature": {paddleSignature(t, paddleSecretOld, time.Now(), old)}})
 		require.Equal(t, http.StatusCreated, r.status)
 		both := fixture(t, "paddle", "adjustment_created.json")
 		now := time.Now()
-		newH := paddle.SignatureHeader(paddleSecret, now, both)
-		oldH := paddle.SignatureHeader(paddleSecretOld, now, both)
+		newH := paddleSignature(t, paddleSecret, now, both)
+		oldH := paddleSignature(t, paddleSecretOld, now, both)
 		_, newH1, _ := strings.Cut(newH, ";")
-		r = h.send("paddle", both, http.Header{paddle.HeaderName: {oldH + ";" + newH1}})
+		r = h.send("paddle", both, http.Header{"Paddle-Signature": {oldH + ";" + newH1}})
 		require.Equal(t, http.StatusCreated, r.status)
 		keys, types := h.forwarded()
 		require.Equal(t, []string{"paddle:evt_01jwh3k9b7e3h9l5p1s7v3y9c5", "paddle:evt_01jwm2a6f1j7m3q9t5w1z7c3f9"}, keys[before:])
@@ -103,16 +103,16 @@ func TestPaddleEndToEnd(t *testing.T) {
 			header string
 		}{
 			"unsigned":           {fresh, ""},
-			"amount edited":      {bytes.Replace(fresh, []byte(`"6532"`), []byte(`"6533"`), 1), paddle.SignatureHeader(paddleSecret, now, fresh)},
-			"unknown secret":     {fresh, paddle.SignatureHeader("pdl_ntfset_someone_else", now, fresh)},
-			"older than 5m":      {fresh, paddle.SignatureHeader(paddleSecret, now.Add(-6*time.Minute), fresh)},
-			"more than 5m ahead": {fresh, paddle.SignatureHeader(paddleSecret, now.Add(6*time.Minute), fresh)},
-			"a year ahead":       {fresh, paddle.SignatureHeader(paddleSecret, now.AddDate(1, 0, 0), fresh)},
-			"timestamp replaced": {fresh, strings.Replace(paddle.SignatureHeader(paddleSecret, now, fresh), "ts=", "ts=1", 1)},
+			"amount edited":      {bytes.Replace(fresh, []byte(`"6532"`), []byte(`"6533"`), 1), paddleSignature(t, paddleSecret, now, fresh)},
+			"unknown secret":     {fresh, paddleSignature(t, "pdl_ntfset_someone_else", now, fresh)},
+			"older than 5m":      {fresh, paddleSignature(t, paddleSecret, now.Add(-6*time.Minute), fresh)},
+			"more than 5m ahead": {fresh, paddleSignature(t, paddleSecret, now.Add(6*time.Minute), fresh)},
+			"a year ahead":       {fresh, paddleSignature(t, paddleSecret, now.AddDate(1, 0, 0), fresh)},
+			"timestamp replaced": {fresh, strings.Replace(paddleSignature(t, paddleSecret, now, fresh), "ts=", "ts=1", 1)},
 		} {
 			var header http.Header
 			if tc.header != "" {
-				header = http.Header{paddle.HeaderName: {tc.header}}
+				header = http.Header{"Paddle-Signature": {tc.header}}
 			}
 			r := h.send("paddle", tc.body, header)
 			require.Equal(t, http.StatusUnauthorized, r.status, name)
@@ -271,4 +271,13 @@ func mustTime(t *testing.T, s string) time.Time {
 	ts, err := time.Parse(doku.TimestampLayout, s)
 	require.NoError(t, err)
 	return ts
+}
+
+// paddleSignature is the Paddle-Signature header of body signed with
+// secret at time at, as the built-in paddle spec signs it.
+func paddleSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("paddle", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Paddle-Signature")
 }

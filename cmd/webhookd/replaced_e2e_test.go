@@ -11,8 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/webhookd/webhookd/providers/paddle"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // TestReplacedProvidersEndToEnd: stripe and paddle, served by their
@@ -34,8 +33,8 @@ func TestReplacedProvidersEndToEnd(t *testing.T) {
 		name, header, id string
 		sign             func(t time.Time, body []byte) string
 	}{
-		{"stripe", stripe.HeaderName, "id", func(at time.Time, body []byte) string { return stripe.SignatureHeader(testSecret, at, body) }},
-		{"paddle", paddle.HeaderName, "event_id", func(at time.Time, body []byte) string { return paddle.SignatureHeader(paddleSecret, at, body) }},
+		{"stripe", "Stripe-Signature", "id", func(at time.Time, body []byte) string { return stripeSignature(t, testSecret, at, body) }},
+		{"paddle", "Paddle-Signature", "event_id", func(at time.Time, body []byte) string { return paddleSignature(t, paddleSecret, at, body) }},
 	} {
 		paths, err := filepath.Glob(filepath.Join("..", "..", "fixtures", gw.name, "*.json"))
 		require.NoError(t, err)
@@ -64,4 +63,22 @@ func TestReplacedProvidersEndToEnd(t *testing.T) {
 			require.Equal(t, 1, c.count(key), "%s: the retry is not forwarded again", p)
 		}
 	}
+}
+
+// stripeSignature is the Stripe-Signature header of body signed with
+// secret at time at, as the built-in stripe spec signs it.
+func stripeSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("stripe", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Stripe-Signature")
+}
+
+// paddleSignature is the Paddle-Signature header of body signed with
+// secret at time at, as the built-in paddle spec signs it.
+func paddleSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("paddle", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Paddle-Signature")
 }
