@@ -15,11 +15,10 @@ import (
 )
 
 // TestReplacedProvidersEndToEnd: stripe and paddle, served by their
-// built-in specs, take every fixture signed as the Go adapters signed it
-// (stripe.SignatureHeader, paddle.SignatureHeader): each is forwarded once
-// under the adapter's key, and a retry signed a minute later, as the
-// gateway retries an event in flight across the upgrade, is answered as a
-// replay, never forwarded again or answered 422.
+// built-in specs, take every fixture signed as the gateways sign it
+// (spec.SignBuiltin): each is forwarded once under the key the Go adapters
+// used, and a retry signed a minute later is answered as a replay, never
+// forwarded again or answered 422.
 func TestReplacedProvidersEndToEnd(t *testing.T) {
 	const paddleSecret = "pdl_ntfset_e2e_replaced"
 	c := newCore(t)
