@@ -17,7 +17,7 @@ import (
 // The built-in provider specs for the receiver's tests, each built from its
 // variables as `webhookd serve` builds it. Every built-in provider's
 // forwarding, replay, 422 and 401 are cmd/webhookd's provider suite
-// (providers_e2e_test.go); the tests here are of what the receiver does
+// (cmd/webhookd/providers_e2e_test.go); the tests here are of what the receiver does
 // with one provider's deliveries.
 
 // builtinSpec returns the built-in spec called name.
