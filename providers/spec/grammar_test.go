@@ -16,14 +16,12 @@ import (
 )
 
 // grammar is a built-in spec that replaced a hand-written adapter, and
-// the signature headers on which the two read the grammar differently.
-// TestGoAndSpecAgree ran both side by side over every fixture, the
-// published vectors, the kit's body and header mutations, the clock and
-// the secrets until the adapters went (git holds it): they agreed on every
-// verdict, key, type and fingerprint except on these header mutations,
-// each a header the gateway never sends. The test below holds the spec to
-// its side of each, so the difference the gateway's page documents
-// (docs/providers/<name>.md, "Header grammar") cannot drift.
+// the signature headers on which the two read the grammar differently:
+// the only deliveries they did not agree on (docs/provider-specs.md, "The
+// Go adapters that stay Go"), each a header the gateway never sends. The
+// test below holds the spec to its side of each, so the difference the
+// gateway's page documents (docs/providers/<name>.md, "Header grammar")
+// cannot drift.
 type grammar struct {
 	spec    string
 	header  string
