@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -140,7 +141,7 @@ func providerEndToEnd(t *testing.T, e providers.Entry) {
 	// own second item, for a format that takes no suffix), and one that
 	// is not configured.
 	first, second, listed := strings.Cut(secretVar.Example, ",")
-	rotates := secretVar.List || secretVar.Field.Kind().String() == "slice"
+	rotates := secretVar.List || secretVar.Field.Kind() == reflect.Slice
 	if !listed || second == first {
 		second = first + "_second"
 	}
