@@ -21,7 +21,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 )
@@ -57,7 +57,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	down := newDownstream(t)
 	fwd, err := dispatch.New(dispatch.Options{URL: down.URL, Timeout: 2 * time.Second})
 	require.NoError(t, err)
-	sa, err := stripe.New([]string{"whsec_browser_test"}, 5*time.Minute)
+	sa, err := spec.NewBuiltin("stripe", []string{"whsec_browser_test"}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(sa))

@@ -23,7 +23,7 @@ import (
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/xendit"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
@@ -44,7 +44,7 @@ func TestOverviewInBrowser(t *testing.T) {
 	down := newDownstream(t)
 	fwd, err := dispatch.New(dispatch.Options{URL: down.URL, Timeout: 2 * time.Second, RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond})
 	require.NoError(t, err)
-	sa, err := stripe.New([]string{"whsec_overview_test"}, 5*time.Minute)
+	sa, err := spec.NewBuiltin("stripe", []string{"whsec_overview_test"}, nil, nil)
 	require.NoError(t, err)
 	xa, err := xendit.New([]string{"xnd-overview-token"})
 	require.NoError(t, err)

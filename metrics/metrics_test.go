@@ -25,7 +25,7 @@ import (
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/metrics"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -90,7 +90,7 @@ func newStack(t *testing.T) *stack {
 	s.store = store
 	require.NoError(t, m.WatchStore(store))
 
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var providerReg providers.Registry
 	require.NoError(t, providerReg.Register(ad))
@@ -123,7 +123,7 @@ func (s *stack) post(provider string, body []byte, sig string) int {
 }
 
 func (s *stack) deliver(body []byte) int {
-	return s.post("stripe", body, stripe.SignatureHeader(secret, time.Now(), body))
+	return s.post("stripe", body, stripeSignature(s.t, secret, time.Now(), body))
 }
 
 // scrape fetches /metrics and parses the text format.
@@ -429,4 +429,13 @@ func TestRecordCountIsReusedForMaxAge(t *testing.T) {
 	mu.Unlock()
 	require.Equal(t, 9.0, completed(), "past max age: a fresh count")
 	require.Equal(t, 2, store.calls)
+}
+
+// stripeSignature is the Stripe-Signature header of body signed with
+// secret at time at, as the built-in stripe spec signs it.
+func stripeSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("stripe", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Stripe-Signature")
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paypal"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // TestReason holds the reasons of docs/contract.md ("Refusals and the
@@ -31,8 +31,8 @@ func TestReason(t *testing.T) {
 		{providers.ErrUnauthorized, providers.ReasonSignatureInvalid},
 		{providers.ErrMalformed, providers.ReasonMalformed},
 		{providers.ErrMismatch, providers.ReasonNotConfirmed},
-		{stripe.ErrNotSigned, providers.ReasonSignatureMissing},
-		{fmt.Errorf("wrapped: %w", stripe.ErrTooOld), providers.ReasonTimestamp},
+		{spec.ErrNotSigned, providers.ReasonSignatureMissing},
+		{fmt.Errorf("wrapped: %w", spec.ErrTooOld), providers.ReasonTimestamp},
 		{adyen.ErrMerchantAccount, providers.ReasonAccountNotAllowed},
 		{duitku.ErrForeignMerchant, providers.ReasonAccountNotAllowed},
 		{doku.ErrWrongClient, providers.ReasonAccountNotAllowed},
@@ -44,8 +44,8 @@ func TestReason(t *testing.T) {
 		{paypal.ErrEventMismatch, providers.ReasonNotConfirmed},
 		{midtrans.ErrStatusMismatch, providers.ReasonNotConfirmed},
 		{duitku.ErrStatusMismatch, providers.ReasonNotConfirmed},
-		{stripe.ErrNotJSON, providers.ReasonMalformed},
-		{stripe.ErrNoEventID, providers.ReasonNoEventKey},
+		{spec.ErrNotJSON, providers.ReasonMalformed},
+		{spec.ErrNoEventKey, providers.ReasonNoEventKey},
 		{adyen.ErrNoEventKey, providers.ReasonNoEventKey},
 	} {
 		require.Equal(t, c.reason, providers.Reason(c.err), "%v", c.err)
@@ -58,9 +58,9 @@ func TestReason(t *testing.T) {
 // TestReasonKeepsTheText checks that a precise class reads as the class it
 // wraps: the gateway's answer says no more than before reasons existed.
 func TestReasonKeepsTheText(t *testing.T) {
-	require.Equal(t, "delivery not authenticated: stripe: no Stripe-Signature header", stripe.ErrNotSigned.Error())
-	require.ErrorIs(t, stripe.ErrNotSigned, providers.ErrUnauthorized)
-	require.ErrorIs(t, stripe.ErrNoEventID, providers.ErrMalformed)
+	require.Equal(t, "delivery not authenticated: no signature header", spec.ErrNotSigned.Error())
+	require.ErrorIs(t, spec.ErrNotSigned, providers.ErrUnauthorized)
+	require.ErrorIs(t, spec.ErrNoEventKey, providers.ErrMalformed)
 	for _, err := range []error{providers.ErrSignatureMissing, providers.ErrSignatureInvalid, providers.ErrTimestamp,
 		providers.ErrAccountNotAllowed, providers.ErrCertificateInvalid} {
 		require.Equal(t, providers.ErrUnauthorized.Error(), err.Error())
@@ -71,7 +71,7 @@ func TestReasonKeepsTheText(t *testing.T) {
 // TestReasonAllocatesNothing: Reason is on the path of every refusal,
 // which anyone can send.
 func TestReasonAllocatesNothing(t *testing.T) {
-	err := fmt.Errorf("%w (item 1 of 2)", stripe.ErrNotSigned)
+	err := fmt.Errorf("%w (item 1 of 2)", spec.ErrNotSigned)
 	joined := errors.Join(errors.New("other"), paypal.ErrCertURL)
 	require.Equal(t, providers.ReasonCertificateInvalid, providers.Reason(joined))
 	require.Zero(t, testing.AllocsPerRun(100, func() {

@@ -17,7 +17,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -50,7 +50,7 @@ func benchReceive(b *testing.B, duplicate bool, callers int) {
 		b.Fatal(err)
 	}
 	defer store.Close()
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -74,9 +74,10 @@ func benchReceive(b *testing.B, duplicate bool, callers int) {
 	}
 	bodies := make([][]byte, n)
 	sigs := make([]string, n)
+	signBody := signer(b)
 	for i := range bodies {
 		bodies[i] = event(fmt.Sprintf("evt_bench_%d", i), 1000+i)
-		sigs[i] = sign(bodies[i])
+		sigs[i] = signBody(bodies[i])
 	}
 	send := func(i int) int {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/stripe", bytes.NewReader(bodies[i]))
@@ -152,7 +153,7 @@ func benchDelivery(b *testing.B, kind string, logger *slog.Logger) {
 // benchDeliveryWith is benchDelivery with set applied to the receiver's
 // Config (a nil set changes nothing).
 func benchDeliveryWith(b *testing.B, kind string, logger *slog.Logger, set func(*receiver.Config)) {
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,9 +178,10 @@ func benchDeliveryWith(b *testing.B, kind string, logger *slog.Logger, set func(
 	}
 	bodies := make([][]byte, n)
 	sigs := make([]string, n)
+	signBody := signer(b)
 	for i := range bodies {
 		bodies[i] = event(fmt.Sprintf("evt_bench_%d", i), 1000+i)
-		sigs[i] = sign(bodies[i])
+		sigs[i] = signBody(bodies[i])
 	}
 	if kind == "unsigned" {
 		sigs[0], want = "t=1,v1=00", http.StatusUnauthorized

@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -50,7 +50,7 @@ func BenchmarkStalledUploadsRSS(b *testing.B) {
 // limit−1 bytes and returns how much RSS and the heap in use grew once the
 // server has taken what it will of them.
 func stalledUploadsGrowth(b *testing.B, conns int, limit int64) (rss, heap int64) {
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(b, err)
 	var reg providers.Registry
 	require.NoError(b, reg.Register(ad))

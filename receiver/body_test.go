@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -128,7 +128,7 @@ func TestLargestBodyLimit(t *testing.T) {
 // read again.
 func TestReadTimeoutGivesTheShareBack(t *testing.T) {
 	const limit = 4096
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -151,7 +151,7 @@ func TestReadTimeoutGivesTheShareBack(t *testing.T) {
 		body := event(id, 1)
 		req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set("Stripe-Signature", sign(body))
+		req.Header.Set("Stripe-Signature", sign(t, body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()

@@ -14,7 +14,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -34,7 +34,7 @@ func TestCaptureSeesOnlyVerifiedDeliveries(t *testing.T) {
 	store, err := lmdb.Open(t.TempDir(), lmdb.Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { store.Close() })
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -65,12 +65,12 @@ func TestCaptureSeesOnlyVerifiedDeliveries(t *testing.T) {
 
 	good := event("evt_cap", 1)
 	require.Equal(t, http.StatusUnauthorized, post(good, "t=1,v1=00"))
-	require.Equal(t, http.StatusUnauthorized, post(good, stripe.SignatureHeader("whsec_other", time.Now(), good)))
-	require.Equal(t, http.StatusBadRequest, post([]byte(`not json`), sign([]byte(`not json`))))
+	require.Equal(t, http.StatusUnauthorized, post(good, stripeSignature(t, "whsec_other", time.Now(), good)))
+	require.Equal(t, http.StatusBadRequest, post([]byte(`not json`), sign(t, []byte(`not json`))))
 	require.Empty(t, got, "nothing unverified or unparsable is captured")
 
-	require.Equal(t, http.StatusCreated, post(good, sign(good)))
-	require.Equal(t, http.StatusCreated, post(good, sign(good)), "replayed duplicate")
+	require.Equal(t, http.StatusCreated, post(good, sign(t, good)))
+	require.Equal(t, http.StatusCreated, post(good, sign(t, good)), "replayed duplicate")
 	require.Equal(t, []captured{{"stripe", "evt_cap", good}, {"stripe", "evt_cap", good}}, got)
 	require.EqualValues(t, 1, down.calls.Load())
 }

@@ -56,11 +56,12 @@ routes:
 		body []byte
 		sig  string
 	}
+	signBody := signer(b)
 	prepare := func(kind string) []delivery {
 		out := make([]delivery, n)
 		for i := range out {
 			out[i].body = event(fmt.Sprintf("evt_%s_%d", kind, i), 1000+i)
-			out[i].sig = sign(out[i].body)
+			out[i].sig = signBody(out[i].body)
 		}
 		return out
 	}

@@ -73,12 +73,12 @@ func TestOneLogLinePerDeliveryWithoutSecrets(t *testing.T) {
 	})
 	const marker = "card_holder_marker_never_logged"
 	body := []byte(`{"id":"evt_log","object":"event","type":"charge.succeeded","data":{"object":{"name":"` + marker + `"}}}`)
-	sig := sign(body)
-	require.Equal(t, http.StatusCreated, h.post("stripe", body, sig).status)                               // forwarded
-	require.Equal(t, http.StatusCreated, h.post("stripe", body, sig).status)                               // replayed
-	require.Equal(t, http.StatusUnauthorized, h.post("stripe", body, sig+"0").status)                      // bad signature
-	require.Equal(t, http.StatusNotFound, h.post("paypal", body, sig).status)                              // unknown provider
-	require.Equal(t, http.StatusBadRequest, h.post("stripe", []byte(marker), sign([]byte(marker))).status) // not JSON
+	sig := sign(t, body)
+	require.Equal(t, http.StatusCreated, h.post("stripe", body, sig).status)                                  // forwarded
+	require.Equal(t, http.StatusCreated, h.post("stripe", body, sig).status)                                  // replayed
+	require.Equal(t, http.StatusUnauthorized, h.post("stripe", body, sig+"0").status)                         // bad signature
+	require.Equal(t, http.StatusNotFound, h.post("paypal", body, sig).status)                                 // unknown provider
+	require.Equal(t, http.StatusBadRequest, h.post("stripe", []byte(marker), sign(t, []byte(marker))).status) // not JSON
 
 	out := buf.String()
 	lines := withMessage(logLines(t, out), "delivery")
@@ -218,7 +218,7 @@ func TestProviderHangingUpDoesNotCancelTheForward(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, h.srv.URL+"/webhooks/stripe", strings.NewReader(string(body)))
 	require.NoError(t, err)
-	req.Header.Set("Stripe-Signature", sign(body))
+	req.Header.Set("Stripe-Signature", sign(t, body))
 	errc := make(chan error, 1)
 	go func() {
 		resp, err := http.DefaultClient.Do(req)

@@ -21,7 +21,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/tiered"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -59,7 +59,7 @@ func openPG(t *testing.T, dsn, schema string) *postgres.Store {
 
 // node serves a receiver ("a webhookd node") on store, forwarding to down.
 func node(t *testing.T, store receiver.Store, down string) *httptest.Server {
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -76,7 +76,7 @@ func node(t *testing.T, store receiver.Store, down string) *httptest.Server {
 func postTo(t *testing.T, srv *httptest.Server, body []byte) int {
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Stripe-Signature", sign(body))
+	req.Header.Set("Stripe-Signature", sign(t, body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()

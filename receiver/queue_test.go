@@ -16,7 +16,6 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/deliver"
 	"github.com/webhookd/webhookd/dispatch"
-	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -85,7 +84,7 @@ func (h *queued) post(body []byte) reply {
 	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/stripe-eu", bytes.NewReader(body))
 	require.NoError(h.t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", stripe.SignatureHeader(euSecret, time.Now(), body))
+	req.Header.Set("Stripe-Signature", stripeSignature(h.t, euSecret, time.Now(), body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(h.t, err)
 	defer resp.Body.Close()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/doku"
-	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -42,14 +41,14 @@ func TestRefusalsSayWhy(t *testing.T) {
 		reason   string
 		answer   string
 	}{
-		{"no signature", "stripe", event("evt_a", 1), "", 401, "signature_missing", "no Stripe-Signature header"},
-		{"wrong secret", "stripe", event("evt_a", 1), stripe.SignatureHeader("whsec_other", time.Now(), event("evt_a", 1)), 401, "signature_invalid", "no valid v1 signature"},
-		{"stale timestamp", "stripe", event("evt_a", 1), stripe.SignatureHeader(secret, time.Now().Add(-time.Hour), event("evt_a", 1)), 401, "timestamp_outside_tolerance", "timestamp outside tolerance"},
-		{"not json", "stripe", []byte(`[1]`), sign([]byte(`[1]`)), 400, "malformed", "not a JSON object"},
-		{"no event id", "stripe", []byte(`{"type":"x"}`), sign([]byte(`{"type":"x"}`)), 400, "no_event_key", "no usable id"},
-		{"unknown route", "nosuch", ok, sign(ok), 404, "unknown_source", "unknown or unconfigured provider"},
+		{"no signature", "stripe", event("evt_a", 1), "", 401, "signature_missing", "no signature header"},
+		{"wrong secret", "stripe", event("evt_a", 1), stripeSignature(t, "whsec_other", time.Now(), event("evt_a", 1)), 401, "signature_invalid", "no valid signature"},
+		{"stale timestamp", "stripe", event("evt_a", 1), stripeSignature(t, secret, time.Now().Add(-time.Hour), event("evt_a", 1)), 401, "timestamp_outside_tolerance", "timestamp older than the tolerance"},
+		{"not json", "stripe", []byte(`[1]`), sign(t, []byte(`[1]`)), 400, "malformed", "not a JSON object"},
+		{"no event id", "stripe", []byte(`{"type":"x"}`), sign(t, []byte(`{"type":"x"}`)), 400, "no_event_key", "no usable event key"},
+		{"unknown route", "nosuch", ok, sign(t, ok), 404, "unknown_source", "unknown or unconfigured provider"},
 		{"too large", "stripe", []byte(strings.Repeat("x", 5000)), "", 413, "too_large", "too large"},
-		{"changed payload", "stripe", event("evt_ok", 2), sign(event("evt_ok", 2)), 422, "payload_mismatch", "payload differs"},
+		{"changed payload", "stripe", event("evt_ok", 2), sign(t, event("evt_ok", 2)), 422, "payload_mismatch", "payload differs"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

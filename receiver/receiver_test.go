@@ -21,7 +21,7 @@ import (
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
@@ -111,7 +111,7 @@ func (h *harness) start() {
 	store, err := lmdb.Open(h.dir, lmdb.Options{Options: dedupe.Options{Lease: time.Minute, Now: h.clock.Now, PruneInterval: -1}, NoSync: true})
 	require.NoError(t, err)
 	h.store = store
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -156,7 +156,7 @@ type reply struct {
 }
 
 // post sends body to /webhooks/provider with the given Stripe-Signature
-// (sign() for a valid one).
+// (sign for a valid one).
 func (h *harness) post(provider string, body []byte, sig string) reply {
 	h.t.Helper()
 	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/"+provider, bytes.NewReader(body))
@@ -173,9 +173,21 @@ func (h *harness) post(provider string, body []byte, sig string) reply {
 	return reply{resp.StatusCode, resp.Header, string(b)}
 }
 
-func sign(body []byte) string { return stripe.SignatureHeader(secret, time.Now(), body) }
+func sign(t testing.TB, body []byte) string { return stripeSignature(t, secret, time.Now(), body) }
 
-func (h *harness) deliver(body []byte) reply { return h.post("stripe", body, sign(body)) }
+// signer is sign for many bodies (a benchmark's): the signing provider is
+// built once.
+func signer(t testing.TB) func(body []byte) string {
+	p, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
+	require.NoError(t, err)
+	return func(body []byte) string {
+		d, err := p.Sign(body)
+		require.NoError(t, err)
+		return d.Header.Get("Stripe-Signature")
+	}
+}
+
+func (h *harness) deliver(body []byte) reply { return h.post("stripe", body, sign(h.t, body)) }
 
 func (h *harness) records() []dedupe.Record {
 	recs, err := h.store.List(context.Background(), dedupe.ListOptions{})
@@ -197,7 +209,7 @@ func TestStatusTable(t *testing.T) {
 		h := newHarness(t)
 		body := event("evt_404", 1)
 		for _, p := range []string{"paypal", "midtrans", "xendit"} {
-			r := h.post(p, body, sign(body))
+			r := h.post(p, body, sign(t, body))
 			require.Equal(t, http.StatusNotFound, r.status, p)
 		}
 		require.Empty(t, h.records())
@@ -210,7 +222,7 @@ func TestStatusTable(t *testing.T) {
 		// Without a Content-Length the limit still holds.
 		req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/stripe", io.MultiReader(bytes.NewReader(body)))
 		req.ContentLength = -1
-		req.Header.Set("Stripe-Signature", sign(body))
+		req.Header.Set("Stripe-Signature", sign(t, body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -222,12 +234,12 @@ func TestStatusTable(t *testing.T) {
 		body := event("evt_401", 1)
 		cases := map[string]string{
 			"missing":      "",
-			"wrong secret": stripe.SignatureHeader("whsec_other", time.Now(), body),
-			"stale":        stripe.SignatureHeader(secret, time.Now().Add(-6*time.Minute), body),
-			"other body":   sign(event("evt_401", 2)),
+			"wrong secret": stripeSignature(t, "whsec_other", time.Now(), body),
+			"stale":        stripeSignature(t, secret, time.Now().Add(-6*time.Minute), body),
+			"other body":   sign(t, event("evt_401", 2)),
 			"malformed":    "t=abc,v1=zz",
 			"oversized":    "t=1," + strings.Repeat("v1=00,", 3000),
-			"v0 only":      strings.Replace(sign(body), "v1=", "v0=", 1),
+			"v0 only":      strings.Replace(sign(t, body), "v1=", "v0=", 1),
 		}
 		for name, sig := range cases {
 			r := h.post("stripe", body, sig)
@@ -239,12 +251,20 @@ func TestStatusTable(t *testing.T) {
 	})
 	t.Run("verified but not JSON or no event key is 400, store untouched", func(t *testing.T) {
 		h := newHarness(t)
-		for _, body := range []string{`not json`, `[1,2]`, `{"object":"event"}`, `{"id":""}`, `{"id":42}`, `{"id":"evt_\u0000x"}`, `{"id":"` + strings.Repeat("e", 600) + `"}`, ``} {
+		for _, body := range []string{`not json`, `[1,2]`, `{"object":"event"}`, `{"id":""}`, `{"id":"evt_\u0000x"}`, `{"id":"` + strings.Repeat("e", 600) + `"}`, ``} {
 			r := h.deliver([]byte(body))
 			require.Equal(t, http.StatusBadRequest, r.status, body)
 		}
 		require.Empty(t, h.records())
 		require.Zero(t, h.down.calls.Load())
+	})
+	t.Run("a numeric id is a key as written", func(t *testing.T) {
+		// docs/provider-specs.md ({{json.a.b}}): Stripe's ids are
+		// strings, but a spec reads a number as its text.
+		h := newHarness(t)
+		r := h.deliver([]byte(`{"id":42}`))
+		require.Equal(t, http.StatusCreated, r.status)
+		require.Equal(t, dedupe.Completed, h.state("stripe:42"))
 	})
 	t.Run("same key, different fingerprint is 422, store unchanged", func(t *testing.T) {
 		h := newHarness(t)
@@ -363,7 +383,7 @@ func TestStormReachesDownstreamOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/stripe", bytes.NewReader(body))
-			req.Header.Set("Stripe-Signature", sign(body))
+			req.Header.Set("Stripe-Signature", sign(t, body))
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
 				t.Error(err)
@@ -418,7 +438,7 @@ func TestCrashedClaimIsReclaimedAfterLease(t *testing.T) {
 }
 
 func fingerprint(t *testing.T, body []byte) string {
-	ad, err := stripe.New([]string{secret}, time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, map[string]string{"TOLERANCE": "1m"}, nil)
 	require.NoError(t, err)
 	ev, err := providertest.OneEvent(ad.Parse(providers.Delivery{Body: body}))
 	require.NoError(t, err)
@@ -476,4 +496,13 @@ func TestHealthAndReady(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	// A store that cannot write answers deliveries 503.
 	require.Equal(t, http.StatusServiceUnavailable, h.deliver(event("evt_closed", 1)).status)
+}
+
+// stripeSignature is the Stripe-Signature header of body signed with
+// secret at time at, as the built-in stripe spec signs it.
+func stripeSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("stripe", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Stripe-Signature")
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/routing"
 )
@@ -128,7 +127,7 @@ func (h *routed) post(source, secret string, body []byte) reply {
 	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/"+source, bytes.NewReader(body))
 	require.NoError(h.t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", stripe.SignatureHeader(secret, time.Now(), body))
+	req.Header.Set("Stripe-Signature", stripeSignature(h.t, secret, time.Now(), body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(h.t, err)
 	defer resp.Body.Close()

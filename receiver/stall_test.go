@@ -21,14 +21,14 @@ import (
 	"github.com/webhookd/webhookd/dedupe/tiered"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
 // stallNode serves a receiver on store with the given store timeout,
 // forwarding to down.
 func stallNode(t *testing.T, store receiver.Store, storeTimeout time.Duration, down string) *httptest.Server {
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -49,7 +49,7 @@ func postStripe(t *testing.T, srv *httptest.Server, body []byte) (int, bool) {
 	req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", sign(body))
+	req.Header.Set("Stripe-Signature", sign(t, body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	_, _ = io.Copy(io.Discard, resp.Body)
@@ -198,7 +198,7 @@ func TestStalledPostgresAnswers503InTime(t *testing.T) {
 			body := event(fmt.Sprintf("evt_in_stall_%d", i), i)
 			req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(body))
 			require.NoError(t, err)
-			req.Header.Set("Stripe-Signature", sign(body))
+			req.Header.Set("Stripe-Signature", sign(t, body))
 			start := time.Now()
 			resp, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)

@@ -23,7 +23,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 	"github.com/webhookd/webhookd/tracing"
@@ -82,7 +82,7 @@ func newTracedFixture(t *testing.T, sp sdktrace.SpanProcessor) *tracedFixture {
 	fwd, err := dispatch.New(dispatch.Options{URL: srv.URL, Timeout: 2 * time.Second, Retries: 2,
 		RetryWaitMin: time.Millisecond, RetryWaitMax: time.Millisecond, Tracer: tr.Tracer, Propagator: tr.Propagator})
 	require.NoError(t, err)
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -99,7 +99,7 @@ func (f *tracedFixture) deliver(t *testing.T, id string, hdr http.Header) int {
 	for k, v := range hdr {
 		req.Header[k] = v
 	}
-	req.Header.Set("Stripe-Signature", sign(body))
+	req.Header.Set("Stripe-Signature", sign(t, body))
 	req.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	f.recv.ServeHTTP(w, req)

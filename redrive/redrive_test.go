@@ -20,7 +20,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/tiered"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 	"github.com/webhookd/webhookd/webhookverify"
@@ -92,7 +92,7 @@ func TestRedriveEndToEnd(t *testing.T) {
 			t.Cleanup(down.Close)
 			fwd, err := dispatch.New(dispatch.Options{URL: down.URL, Timeout: 2 * time.Second, SigningSecrets: []string{downstreamSecret}})
 			require.NoError(t, err)
-			sa, err := stripe.New([]string{stripeSecret}, 5*time.Minute)
+			sa, err := spec.NewBuiltin("stripe", []string{stripeSecret}, nil, nil)
 			require.NoError(t, err)
 			var reg providers.Registry
 			require.NoError(t, reg.Register(sa))

@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 const secret = "whsec_replay_test"
@@ -89,7 +89,7 @@ type receiverStub struct {
 }
 
 func newReceiverStub(t *testing.T, answer func(r *http.Request) (int, http.Header, string)) *receiverStub {
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	s := &receiverStub{}
 	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -122,7 +122,7 @@ func (s *receiverStub) requireWellFormed(t *testing.T) {
 }
 
 func signers(t *testing.T) map[string]providers.Signer {
-	ad, err := stripe.New([]string{secret, "whsec_old"}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret, "whsec_old"}, nil, nil)
 	require.NoError(t, err)
 	return map[string]providers.Signer{"stripe": ad}
 }

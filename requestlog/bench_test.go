@@ -26,7 +26,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/requestlog"
 )
@@ -103,7 +103,7 @@ func flood(b *testing.B, store floodStore, commits *atomic.Int64, disk func() in
 		b.Fatal(err)
 	}
 	defer fwd.CloseIdleConnections()
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -153,7 +153,12 @@ func flood(b *testing.B, store floodStore, commits *atomic.Int64, disk func() in
 						p := body(i, variant)
 						req, _ := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/stripe", bytes.NewReader(p))
 						if signed {
-							req.Header.Set("Stripe-Signature", stripe.SignatureHeader(secret, time.Now(), p))
+							d, err := ad.Sign(p)
+							if err != nil {
+								b.Error(err)
+								return
+							}
+							req.Header.Set("Stripe-Signature", d.Header.Get("Stripe-Signature"))
 						}
 						resp, err := client.Do(req)
 						if err != nil {

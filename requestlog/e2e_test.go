@@ -17,7 +17,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 	"github.com/webhookd/webhookd/requestlog"
@@ -41,7 +41,7 @@ func TestEveryRequestIsLogged(t *testing.T) {
 	t.Cleanup(core.Close)
 	fwd, err := dispatch.New(dispatch.Options{URL: core.URL, Timeout: time.Second, Retries: 0})
 	require.NoError(t, err)
-	ad, err := stripe.New([]string{secret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{secret}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(ad))
@@ -55,7 +55,7 @@ func TestEveryRequestIsLogged(t *testing.T) {
 		req, err := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/"+route, bytes.NewReader(body))
 		require.NoError(t, err)
 		if signed {
-			req.Header.Set("Stripe-Signature", stripe.SignatureHeader(secret, time.Now(), body))
+			req.Header.Set("Stripe-Signature", stripeSignature(t, secret, time.Now(), body))
 		}
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
@@ -129,4 +129,13 @@ func TestEveryRequestIsLogged(t *testing.T) {
 		code, body = get(q)
 		require.Equal(t, http.StatusBadRequest, code, "%s: %s", q, body)
 	}
+}
+
+// stripeSignature is the Stripe-Signature header of body signed with
+// secret at time at, as the built-in stripe spec signs it.
+func stripeSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("stripe", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Stripe-Signature")
 }

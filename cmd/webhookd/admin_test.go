@@ -16,8 +16,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 // TestAdminAddressNeedsATokenOffLoopback: serve refuses a non-loopback admin
@@ -122,7 +120,7 @@ func TestServeAdminListenerAndKeysRedrive(t *testing.T) {
 		body := []byte(`{"id":"` + id + `","object":"event","type":"invoice.paid"}`)
 		req, err := http.NewRequest(http.MethodPost, base+"/webhooks/stripe", bytes.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+		req.Header.Set("Stripe-Signature", stripeSignature(t, testSecret, time.Now(), body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()
@@ -232,7 +230,7 @@ func TestShutdownWaitsForARedrive(t *testing.T) {
 	body := []byte(`{"id":"evt_grace","object":"event","type":"invoice.paid"}`)
 	req, err := http.NewRequest(http.MethodPost, base+"/webhooks/stripe", bytes.NewReader(body))
 	require.NoError(t, err)
-	req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+	req.Header.Set("Stripe-Signature", stripeSignature(t, testSecret, time.Now(), body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()

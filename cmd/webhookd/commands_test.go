@@ -23,14 +23,14 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // stubReceiver answers every delivery with status (and
 // Idempotent-Replayed when replayed), counting those whose Stripe
 // signature verifies with testSecret.
 func stubReceiver(t *testing.T, status int, replayed bool) (*httptest.Server, *atomic.Int32) {
-	ad, err := stripe.New([]string{testSecret}, 5*time.Minute)
+	ad, err := spec.NewBuiltin("stripe", []string{testSecret}, nil, nil)
 	require.NoError(t, err)
 	var verified atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -330,7 +330,7 @@ func TestServeCapturesHostileKeysSafely(t *testing.T) {
 		body := []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"x"}`, id))
 		req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+		req.Header.Set("Stripe-Signature", stripeSignature(t, testSecret, time.Now(), body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()

@@ -13,7 +13,6 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 func TestConfigErrorsNameTheVariable(t *testing.T) {
@@ -98,10 +97,10 @@ func TestConfigDefaults(t *testing.T) {
 	require.NoError(t, err)
 	for _, secret := range []string{"whsec_a", "whsec_b"} {
 		body := []byte(`{"id":"evt_defaults","object":"event"}`)
-		h := http.Header{stripe.HeaderName: {stripe.SignatureHeader(secret, time.Now(), body)}}
+		h := http.Header{"Stripe-Signature": {stripeSignature(t, secret, time.Now(), body)}}
 		require.NoError(t, stripeP.Verify(context.Background(), providers.Delivery{Header: h, Body: body}), secret)
 		// Five minutes is the default tolerance.
-		h = http.Header{stripe.HeaderName: {stripe.SignatureHeader(secret, time.Now().Add(-5*time.Minute-time.Second), body)}}
+		h = http.Header{"Stripe-Signature": {stripeSignature(t, secret, time.Now().Add(-5*time.Minute-time.Second), body)}}
 		require.Equal(t, providers.ReasonTimestamp, providers.Reason(stripeP.Verify(context.Background(), providers.Delivery{Header: h, Body: body})))
 	}
 	require.Equal(t, 60*time.Second, c.Lease)

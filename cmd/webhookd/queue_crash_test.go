@@ -12,8 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 // TestQueueSurvivesKill9: serve is killed with SIGKILL while attempts are
@@ -64,7 +62,7 @@ routes:
 		body := []byte(fmt.Sprintf(`{"id":"evt_%d","object":"event","type":"invoice.paid","data":{"object":{}}}`, i))
 		req, err := http.NewRequest(http.MethodPost, s.url+"/webhooks/stripe-eu", bytes.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set("Stripe-Signature", stripe.SignatureHeader(euTestSecret, time.Now(), body))
+		req.Header.Set("Stripe-Signature", stripeSignature(t, euTestSecret, time.Now(), body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		resp.Body.Close()

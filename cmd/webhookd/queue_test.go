@@ -14,8 +14,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 // queueCore is a core service that is down until up is set, and counts
@@ -74,7 +72,7 @@ routes:
 		body := []byte(fmt.Sprintf(`{"id":%q,"object":"event","type":"invoice.paid","data":{"object":{}}}`, id))
 		req, err := http.NewRequest(http.MethodPost, s.url+"/webhooks/stripe-eu", bytes.NewReader(body))
 		require.NoError(t, err)
-		req.Header.Set("Stripe-Signature", stripe.SignatureHeader(euTestSecret, time.Now(), body))
+		req.Header.Set("Stripe-Signature", stripeSignature(t, euTestSecret, time.Now(), body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		_, _ = io.Copy(io.Discard, resp.Body)

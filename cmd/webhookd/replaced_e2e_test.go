@@ -11,16 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/webhookd/webhookd/providers/paddle"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // TestReplacedProvidersEndToEnd: stripe and paddle, served by their
-// built-in specs, take every fixture signed as the Go adapters signed it
-// (stripe.SignatureHeader, paddle.SignatureHeader): each is forwarded once
-// under the adapter's key, and a retry signed a minute later, as the
-// gateway retries an event in flight across the upgrade, is answered as a
-// replay, never forwarded again or answered 422.
+// built-in specs, take every fixture signed as the gateways sign it
+// (spec.SignBuiltin): each is forwarded once under the key the Go adapters
+// used, and a retry signed a minute later is answered as a replay, never
+// forwarded again or answered 422.
 func TestReplacedProvidersEndToEnd(t *testing.T) {
 	const paddleSecret = "pdl_ntfset_e2e_replaced"
 	c := newCore(t)
@@ -34,8 +32,8 @@ func TestReplacedProvidersEndToEnd(t *testing.T) {
 		name, header, id string
 		sign             func(t time.Time, body []byte) string
 	}{
-		{"stripe", stripe.HeaderName, "id", func(at time.Time, body []byte) string { return stripe.SignatureHeader(testSecret, at, body) }},
-		{"paddle", paddle.HeaderName, "event_id", func(at time.Time, body []byte) string { return paddle.SignatureHeader(paddleSecret, at, body) }},
+		{"stripe", "Stripe-Signature", "id", func(at time.Time, body []byte) string { return stripeSignature(t, testSecret, at, body) }},
+		{"paddle", "Paddle-Signature", "event_id", func(at time.Time, body []byte) string { return paddleSignature(t, paddleSecret, at, body) }},
 	} {
 		paths, err := filepath.Glob(filepath.Join("..", "..", "fixtures", gw.name, "*.json"))
 		require.NoError(t, err)
@@ -64,4 +62,22 @@ func TestReplacedProvidersEndToEnd(t *testing.T) {
 			require.Equal(t, 1, c.count(key), "%s: the retry is not forwarded again", p)
 		}
 	}
+}
+
+// stripeSignature is the Stripe-Signature header of body signed with
+// secret at time at, as the built-in stripe spec signs it.
+func stripeSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("stripe", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Stripe-Signature")
+}
+
+// paddleSignature is the Paddle-Signature header of body signed with
+// secret at time at, as the built-in paddle spec signs it.
+func paddleSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("paddle", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Paddle-Signature")
 }

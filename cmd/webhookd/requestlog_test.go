@@ -15,7 +15,6 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
 	"github.com/webhookd/webhookd/dedupe/postgres/pgtest"
-	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 // TestServeKeepsTheRequestLog runs serve on each store with a signed event,
@@ -65,9 +64,9 @@ func TestServeKeepsTheRequestLog(t *testing.T) {
 				return resp.StatusCode
 			}
 			old := []byte(`{"id":"evt_pushed_out","object":"event","type":"invoice.paid"}`)
-			require.Equal(t, http.StatusOK, post("stripe", old, stripe.SignatureHeader(testSecret, time.Now(), old)))
+			require.Equal(t, http.StatusOK, post("stripe", old, stripeSignature(t, testSecret, time.Now(), old)))
 			ok := []byte(`{"id":"evt_logged","object":"event","type":"invoice.paid"}`)
-			require.Equal(t, http.StatusOK, post("stripe", ok, stripe.SignatureHeader(testSecret, time.Now(), ok)))
+			require.Equal(t, http.StatusOK, post("stripe", ok, stripeSignature(t, testSecret, time.Now(), ok)))
 			require.Equal(t, http.StatusUnauthorized, post("stripe", ok, "t=1,v1=00"))
 			require.Equal(t, http.StatusNotFound, post("nosuch", ok, ""))
 			cancel()

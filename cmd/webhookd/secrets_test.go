@@ -16,7 +16,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/webhookd/webhookd/providers/stripe"
 	"github.com/webhookd/webhookd/webhookverify"
 )
 
@@ -112,16 +111,16 @@ func TestNoSecretInLogsOrAnswers(t *testing.T) {
 		sent = append(sent, sig)
 		return do(http.MethodPost, "/webhooks/stripe", body, http.Header{"Stripe-Signature": {sig}, "Content-Type": {"application/json"}})
 	}
-	signed := func(body []byte) string { return stripe.SignatureHeader(stripeSecret, time.Now(), body) }
+	signed := func(body []byte) string { return stripeSignature(t, stripeSecret, time.Now(), body) }
 
 	require.Equal(t, 200, post(event("evt_ok"), signed(event("evt_ok"))))
-	require.Equal(t, 200, post(event("evt_ok"), signed(event("evt_ok"))))                                                    // replayed
-	require.Equal(t, 422, post(event("evt_reject"), signed(event("evt_reject"))))                                            // rejected
-	require.Equal(t, 503, post(event("evt_down"), signed(event("evt_down"))))                                                // core 502
-	require.Equal(t, 503, post(event("evt_reset"), signed(event("evt_reset"))))                                              // connection reset: an error quoting the URL
-	require.Equal(t, 401, post(event("evt_forged"), signed(event("evt_other"))))                                             // signature of another body
-	require.Equal(t, 401, post(event("evt_forged"), stripe.SignatureHeader(stripeSecret, time.Now().Add(-time.Hour), nil)))  // stale
-	require.Equal(t, 401, post(event("evt_forged"), stripe.SignatureHeader("whsec_wrong", time.Now(), event("evt_forged")))) // wrong secret
+	require.Equal(t, 200, post(event("evt_ok"), signed(event("evt_ok"))))                                                // replayed
+	require.Equal(t, 422, post(event("evt_reject"), signed(event("evt_reject"))))                                        // rejected
+	require.Equal(t, 503, post(event("evt_down"), signed(event("evt_down"))))                                            // core 502
+	require.Equal(t, 503, post(event("evt_reset"), signed(event("evt_reset"))))                                          // connection reset: an error quoting the URL
+	require.Equal(t, 401, post(event("evt_forged"), signed(event("evt_other"))))                                         // signature of another body
+	require.Equal(t, 401, post(event("evt_forged"), stripeSignature(t, stripeSecret, time.Now().Add(-time.Hour), nil)))  // stale
+	require.Equal(t, 401, post(event("evt_forged"), stripeSignature(t, "whsec_wrong", time.Now(), event("evt_forged")))) // wrong secret
 	require.Equal(t, 401, post(event("evt_forged"), "t=garbage,v1="+mustNotAppear))
 	require.Equal(t, 400, post([]byte(bodyMarker), signed([]byte(bodyMarker))))
 	require.Equal(t, 422, post(bytes.Replace(event("evt_ok"), []byte(bodyMarker), []byte("other"), 1), signed(bytes.Replace(event("evt_ok"), []byte(bodyMarker), []byte("other"), 1))))

@@ -18,7 +18,6 @@ import (
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dedupe/lmdb"
-	"github.com/webhookd/webhookd/providers/stripe"
 )
 
 // numericVar is a variable whose value is a number or a duration, with the
@@ -152,7 +151,7 @@ func deliverThroughServe(t *testing.T, cfg *config, c *core, id string) {
 		req, err := http.NewRequest(http.MethodPost, "http://"+addr+"/webhooks/stripe", bytes.NewReader(body))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+		req.Header.Set("Stripe-Signature", stripeSignature(t, testSecret, time.Now(), body))
 		resp, err := http.DefaultClient.Do(req)
 		require.NoError(t, err)
 		got, _ := io.ReadAll(resp.Body)
@@ -213,7 +212,7 @@ func TestLargestBodyLimitEndToEnd(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, srv.url+"/webhooks/stripe", bytes.NewReader(body))
 	require.NoError(t, err)
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Stripe-Signature", stripe.SignatureHeader(testSecret, time.Now(), body))
+	req.Header.Set("Stripe-Signature", stripeSignature(t, testSecret, time.Now(), body))
 	resp, err := http.DefaultClient.Do(req)
 	require.NoError(t, err)
 	got, _ := io.ReadAll(resp.Body)

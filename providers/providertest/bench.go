@@ -17,7 +17,7 @@ import (
 // are the fixtures' total size. An adapter's benchmark is one call:
 //
 //	func BenchmarkParse(b *testing.B) {
-//		providertest.BenchmarkParse(b, newAdapter(b), nil, "../../fixtures/stripe")
+//		providertest.BenchmarkParse(b, newAdapter(b), nil, "../../fixtures/acme")
 //	}
 func BenchmarkParse(b *testing.B, p providers.Provider, header http.Header, dir string) {
 	b.Helper()

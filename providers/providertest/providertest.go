@@ -4,11 +4,10 @@
 //	func TestConformance(t *testing.T) {
 //		providertest.Run(t, providertest.Kit{
 //			New: func(secrets []string, now func() time.Time) (providers.Provider, error) {
-//				return stripe.New(secrets, 5*time.Minute, stripe.WithClock(now))
+//				return acme.New(secrets, 5*time.Minute, acme.WithClock(now))
 //			},
-//			Secrets:  [2]string{"whsec_conformance_a", "whsec_conformance_b"},
-//			Fixtures: "../../fixtures/stripe",
-//			Retry:    providertest.BumpPendingWebhooks,
+//			Secrets:  [2]string{"acme_conformance_a", "acme_conformance_b"},
+//			Fixtures: "../../fixtures/acme",
 //			Change:   providertest.ChangeAmount("amount"),
 //			Examples: []providertest.Example{{Source: "https://...", ...}},
 //		})

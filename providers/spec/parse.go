@@ -295,8 +295,8 @@ func lookup(o *rawjson.Object, path []string) (string, bool, error) {
 
 // fingerprint hashes the spec's fingerprint members of o: in canonical
 // form (rawjson's Fingerprint), or compacted in the order listed, as
-// {"name":value,...} without the absent ones (the encoding of
-// providers/stripe, so that a spec can take over its stored fingerprints).
+// {"name":value,...} without the absent ones (the encoding of the Go
+// Stripe adapter, so that a spec can take over its stored fingerprints).
 func (p *Provider) fingerprint(o *rawjson.Object) (string, error) {
 	if !p.s.compact {
 		return o.Fingerprint(p.s.fingerprint...)

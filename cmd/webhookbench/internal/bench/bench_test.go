@@ -19,7 +19,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // childEnv makes the test binary run webhookbench instead of the tests,
@@ -225,9 +225,9 @@ func TestFaultsAFewDozenEvents(t *testing.T) {
 }
 
 func TestEventIsASignedStripeEvent(t *testing.T) {
-	a, err := stripe.New([]string{benchSecret}, stripe.DefaultTolerance)
+	a, err := spec.NewBuiltin("stripe", []string{benchSecret}, nil, nil)
 	require.NoError(t, err)
-	ev := newEvent(eventID("run1", 2, 3), 7, time.Now())
+	ev := newEvent(eventID("run1", 2, 3), 7, time.Now(), newSigner())
 	require.GreaterOrEqual(t, len(ev.body), 1024)
 	require.LessOrEqual(t, len(ev.body), 2048)
 	require.NoError(t, a.Verify(context.Background(), providers.Delivery{Header: ev.header(), Body: ev.body}))

@@ -3,7 +3,7 @@
 // downstream stub, and checks what each design forwards.
 //
 // It signs Stripe deliveries with the repository's own signing code
-// (providers/stripe), sends U unique events D times each from C concurrent
+// (the built-in stripe spec, providers/spec), sends U unique events D times each from C concurrent
 // clients, and counts in its own in-process downstream stub how often each
 // event was forwarded and with which Idempotency-Key. Every system under
 // test runs as a subprocess: webhookd from a binary it builds or is given,

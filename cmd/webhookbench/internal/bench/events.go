@@ -7,10 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // benchSecret is the Stripe signing secret every target is started with.
@@ -28,6 +29,8 @@ type event struct {
 	// event within seconds of building it, so one signature serves all
 	// copies and the client spends no HMAC in the timed loop.
 	sig string
+	// sign makes sig; every event of a run shares one.
+	sign *signer
 
 	sent atomic.Int32 // deliveries answered (any status, errors included)
 	ok   atomic.Int32 // deliveries answered 2xx
@@ -36,7 +39,42 @@ type event struct {
 // resign refreshes the signature's timestamp, for resends that may come
 // long after the event was built.
 func (e *event) resign(now time.Time) {
-	e.sig = stripe.SignatureHeader(benchSecret, now, e.body)
+	e.sig = e.sign.header(now, e.body)
+}
+
+// signer signs events with the provider webhookd serves for Stripe (the
+// built-in spec), at the time each caller gives: one per run, built once
+// so that the feeder spends one HMAC per event.
+type signer struct {
+	p  *spec.Provider
+	mu sync.Mutex
+	at time.Time // the clock of p while mu is held
+}
+
+// newSigner returns the run's signer. The built-in spec is the binary's
+// own and its tests build it: failing here is a broken build, not a run's
+// mistake, so it panics as webhookd's provider table does.
+func newSigner() *signer {
+	s := &signer{}
+	p, err := spec.NewBuiltin("stripe", []string{benchSecret}, nil, func() time.Time { return s.at })
+	if err != nil {
+		panic(fmt.Sprintf("built-in stripe spec: %v", err))
+	}
+	s.p = p
+	return s
+}
+
+// header is the Stripe-Signature of body signed at now.
+func (s *signer) header(now time.Time, body []byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.at = now
+	d, err := s.p.Sign(body)
+	if err != nil {
+		// An HMAC spec with its secret signs every body.
+		panic(fmt.Sprintf("built-in stripe spec: %v", err))
+	}
+	return d.Header.Get("Stripe-Signature")
 }
 
 // header is the delivery's request header, as Stripe sends it.
@@ -59,14 +97,14 @@ func newRunID() string {
 // newEvent builds the n-th event of a run: a payment_intent.succeeded
 // event of about 1.5 KiB, shaped as Stripe sends it (API version
 // 2025-06-30.basil), with its own event, intent and charge ids and amount.
-func newEvent(id string, n int, now time.Time) *event {
+func newEvent(id string, n int, now time.Time, sign *signer) *event {
 	amount := 1000 + n%9000
 	body := fmt.Appendf(make([]byte, 0, 1700), stripeTemplate,
 		id, now.Unix(), // id, created
 		n, amount, amount, n, // object id, amount, amount received, charge id
 		now.Unix()-2, n, n, // object created, metadata order_id, payment method
 	)
-	e := &event{id: id, body: body}
+	e := &event{id: id, body: body, sign: sign}
 	e.resign(now)
 	return e
 }

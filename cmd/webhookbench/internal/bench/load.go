@@ -118,6 +118,7 @@ func runLoad(ctx context.Context, spec loadSpec) *loadResult {
 		spec.count = spec.u * spec.d
 	}
 	res := &loadResult{statuses: make(map[int]int)}
+	sign := newSigner()
 	queue := make(chan *event, 4*spec.c)
 
 	// The feeder builds and signs each block before handing it out.
@@ -134,7 +135,7 @@ func runLoad(ctx context.Context, spec loadSpec) *loadResult {
 			evs := make([]*event, spec.u)
 			now := time.Now()
 			for i := range evs {
-				evs[i] = newEvent(eventID(spec.run, b, i), b*spec.u+i, now)
+				evs[i] = newEvent(eventID(spec.run, b, i), b*spec.u+i, now, sign)
 			}
 			res.events = append(res.events, evs...)
 			for _, e := range schedule(evs, spec.d, spec.dup) {

@@ -16,7 +16,7 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/spec"
 )
 
 // redisInFlight is the value of a claimed key whose forward has not ended.
@@ -29,7 +29,7 @@ const redisInFlight = "inflight"
 // than the lease can be sent twice, and its DEL can free another's claim.
 // It exists only for webhookbench.
 type redisReceiver struct {
-	verify    *stripe.Adapter
+	verify    *spec.Provider
 	fwd       *dispatch.Forwarder
 	rdb       *redis.Client
 	prefix    string
@@ -52,7 +52,7 @@ func runRedisReceiver(ctx context.Context, args []string, stderr io.Writer) int 
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	verify, err := stripe.New([]string{benchSecret}, stripe.DefaultTolerance)
+	verify, err := spec.NewBuiltin("stripe", []string{benchSecret}, nil, nil)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -87,7 +87,7 @@ func (h *redisReceiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ev := items[0]
-	k := dedupe.Key{Source: stripe.Name, Event: ev.Key}
+	k := dedupe.Key{Source: "stripe", Event: ev.Key}
 	idem := k.ID()
 	key := h.prefix + idem
 	ctx := context.WithoutCancel(r.Context())

@@ -1,6 +1,6 @@
 //go:build race
 
-package paddle_test
+package spec_test
 
 // raceEnabled: the race detector's instrumentation allocates, so allocation
 // counts are only checked without it.

@@ -18,8 +18,9 @@ import (
 	"github.com/webhookd/webhookd/providers/braintree"
 )
 
-// End-to-end tests for the fourth-wave gateways written in Go (Braintree's
-// form of base64 XML, 2C2P's JWT body), on the harness of receiver_test.go:
+// End-to-end tests of events wrapped in what the signature covers
+// (Braintree's form of base64 XML, 2C2P's JWT body), on the harness of
+// receiver_test.go:
 // forwarded once with the contract's headers, a resend replayed, tampering
 // 401 and unusable keys 400 with the store untouched, a rotation's old key
 // accepted.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,7 +19,13 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/duitku"
+	"github.com/webhookd/webhookd/providers/midtrans"
 )
+
+// End-to-end tests of the notifications confirmed with the gateway's status
+// API before they are forwarded (Midtrans's and Duitku's, whose signatures
+// cover neither the status nor all of the amount), on the harness of
+// receiver_test.go, against a stand-in of each API.
 
 // duitkuStatus is an answer of Duitku's transaction status API for the
 // failed card callback of fixtures/duitku/credit_card_failed.json.
@@ -166,4 +173,103 @@ func TestDuitkuShiftedDigits(t *testing.T) {
 	}
 	require.EqualValues(t, 1, h.down.calls.Load())
 	require.Equal(t, calls, api.calls.Load(), "a replayed duplicate makes no status call")
+}
+
+// statusStub is a local stand-in for Midtrans's GET status API whose answer
+// a test changes as it goes.
+type statusStub struct {
+	*httptest.Server
+	mu     sync.Mutex
+	status int
+	answer string
+	calls  int
+}
+
+func newStatusStub(t *testing.T) *statusStub {
+	s := &statusStub{status: http.StatusOK}
+	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		s.mu.Lock()
+		s.calls++
+		status, answer := s.status, s.answer
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, answer)
+	}))
+	t.Cleanup(s.Close)
+	return s
+}
+
+func (s *statusStub) set(status int, answer string) {
+	s.mu.Lock()
+	s.status, s.answer = status, answer
+	s.mu.Unlock()
+}
+
+func cardStatus(status, fraud string) string {
+	return fmt.Sprintf(`{"status_code":"200","transaction_id":"0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04",`+
+		`"order_id":"WH-ORDER-2042","gross_amount":"1250000.00","transaction_status":%q,"fraud_status":%q}`, status, fraud)
+}
+
+func TestMidtransVerifyStatus(t *testing.T) {
+	api := newStatusStub(t)
+	mt := newMidtrans(t, midtrans.WithStatusCheck(api.URL), midtrans.WithStatusTimeout(2*time.Second))
+	h := newHarness(t, withProviders(mt))
+	accept := fixture(t, "midtrans", "credit_card_capture_accept.json")
+	// A captured notification replayed with its status edited still carries
+	// a valid signature: Midtrans does not sign the status.
+	forged := bytes.Replace(accept, []byte(`"transaction_status": "capture"`), []byte(`"transaction_status": "settlement"`), 1)
+	require.NoError(t, newMidtrans(t).Verify(context.Background(), providers.Delivery{Body: forged}))
+
+	t.Run("mismatch is 401, not forwarded, key released", func(t *testing.T) {
+		api.set(http.StatusOK, cardStatus("capture", "accept"))
+		r := h.signed(mt, forged)
+		require.Equal(t, http.StatusUnauthorized, r.status)
+		require.Zero(t, h.down.calls.Load())
+		require.Empty(t, h.records(), "the key is released")
+		// A notification whose challenge was already accepted is refused
+		// the same way: the API reports only the current status.
+		r = h.signed(mt, fixture(t, "midtrans", "credit_card_capture_challenge.json"))
+		require.Equal(t, http.StatusUnauthorized, r.status)
+		require.Zero(t, h.down.calls.Load())
+		require.Empty(t, h.records())
+	})
+
+	t.Run("API down is 503 with Retry-After, key released, the retry is forwarded", func(t *testing.T) {
+		api.set(http.StatusInternalServerError, `{"status_code":"500"}`)
+		r := h.signed(mt, accept)
+		require.Equal(t, http.StatusServiceUnavailable, r.status)
+		require.NotEmpty(t, r.header.Get("Retry-After"))
+		require.Zero(t, h.down.calls.Load())
+		require.Empty(t, h.records(), "the key is released")
+
+		// Midtrans retries once the API is back: forwarded once.
+		api.set(http.StatusOK, cardStatus("capture", "accept"))
+		r = h.signed(mt, accept)
+		require.Equal(t, http.StatusCreated, r.status)
+		require.EqualValues(t, 1, h.down.calls.Load())
+		require.Equal(t, dedupe.Completed, h.state("midtrans:0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04:capture:accept"))
+	})
+
+	t.Run("a completed event is replayed without asking the API", func(t *testing.T) {
+		api.set(http.StatusInternalServerError, ``)
+		api.mu.Lock()
+		calls := api.calls
+		api.mu.Unlock()
+		r := h.signed(mt, accept)
+		require.Equal(t, http.StatusCreated, r.status)
+		require.Equal(t, "true", r.header.Get("Idempotent-Replayed"))
+		api.mu.Lock()
+		require.Equal(t, calls, api.calls)
+		api.mu.Unlock()
+	})
+
+	t.Run("API unreachable is 503, key released", func(t *testing.T) {
+		api.Close()
+		r := h.signed(mt, fixture(t, "midtrans", "credit_card_settlement.json"))
+		require.Equal(t, http.StatusServiceUnavailable, r.status)
+		require.EqualValues(t, 1, h.down.calls.Load())
+		require.Zero(t, h.state("midtrans:0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04:settlement:accept"), "no record")
+		require.NotContains(t, r.body, api.URL)
+	})
 }

@@ -14,8 +14,9 @@ import (
 	"github.com/webhookd/webhookd/providers/standard"
 )
 
-// End-to-end tests for the standard (Standard Webhooks, Svix) and Razorpay
-// adapters, on the harness of receiver_test.go.
+// End-to-end tests of event keys that are not a body's id member: Standard
+// Webhooks' webhook-id header (and Svix's names for it) and Razorpay's id
+// of the entity named first in contains, on the harness of receiver_test.go.
 
 var (
 	stdSecret    = "whsec_" + base64.StdEncoding.EncodeToString([]byte("e2e-standard-webhooks-key-0001"))

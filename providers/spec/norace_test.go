@@ -1,6 +1,6 @@
 //go:build !race
 
-package stripe_test
+package spec_test
 
 // raceEnabled: see race_test.go.
 const raceEnabled = false

@@ -2,14 +2,11 @@ package receiver_test
 
 import (
 	"bytes"
-	"context"
-	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,11 +15,15 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
 
-// End-to-end tests for Midtrans and Xendit, on the harness of
-// receiver_test.go with the adapters registered next to Stripe's.
+// End-to-end tests of what a gateway's own deliveries exercise beyond
+// cmd/webhookd's provider suite (a key or secret format, a signature
+// carried in the body or as a token, a dashboard replay), on the harness of
+// receiver_test.go with the providers registered next to Stripe's, and the
+// helpers the receiver's end-to-end tests share.
 
 const (
 	midtransKey = "SB-Mid-server-test" // signs fixtures/midtrans
@@ -241,101 +242,107 @@ func TestSameIDAcrossProviders(t *testing.T) {
 	require.EqualValues(t, 2, h.down.calls.Load())
 }
 
-// statusStub is a local stand-in for Midtrans's GET status API whose answer
-// a test changes as it goes.
-type statusStub struct {
-	*httptest.Server
-	mu     sync.Mutex
-	status int
-	answer string
-	calls  int
+const (
+	paddleSecret    = "pdl_ntfset_01jwe2e000000000000000000_e2eSecretNew"
+	paddleSecretOld = "pdl_ntfset_01jwe2e000000000000000000_e2eSecretOld"
+)
+
+func newPaddle(t *testing.T, secrets ...string) *spec.Provider {
+	a, err := spec.NewBuiltin("paddle", secrets, nil, nil)
+	require.NoError(t, err)
+	return a
 }
 
-func newStatusStub(t *testing.T) *statusStub {
-	s := &statusStub{status: http.StatusOK}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.calls++
-		status, answer := s.status, s.answer
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, answer)
-	}))
-	t.Cleanup(s.Close)
-	return s
-}
+func TestPaddleEndToEnd(t *testing.T) {
+	// Rotation: the new secret first (replay signs with it), the old one
+	// still accepted.
+	p := newPaddle(t, paddleSecret, paddleSecretOld)
+	h := newHarness(t, withProviders(p))
+	body := fixture(t, "paddle", "transaction_completed.json")
+	const key = "paddle:evt_01jwh3k8q4m7r2t9v5x0b6c1d8"
 
-func (s *statusStub) set(status int, answer string) {
-	s.mu.Lock()
-	s.status, s.answer = status, answer
-	s.mu.Unlock()
-}
-
-func cardStatus(status, fraud string) string {
-	return fmt.Sprintf(`{"status_code":"200","transaction_id":"0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04",`+
-		`"order_id":"WH-ORDER-2042","gross_amount":"1250000.00","transaction_status":%q,"fraud_status":%q}`, status, fraud)
-}
-
-func TestMidtransVerifyStatus(t *testing.T) {
-	api := newStatusStub(t)
-	mt := newMidtrans(t, midtrans.WithStatusCheck(api.URL), midtrans.WithStatusTimeout(2*time.Second))
-	h := newHarness(t, withProviders(mt))
-	accept := fixture(t, "midtrans", "credit_card_capture_accept.json")
-	// A captured notification replayed with its status edited still carries
-	// a valid signature: Midtrans does not sign the status.
-	forged := bytes.Replace(accept, []byte(`"transaction_status": "capture"`), []byte(`"transaction_status": "settlement"`), 1)
-	require.NoError(t, newMidtrans(t).Verify(context.Background(), providers.Delivery{Body: forged}))
-
-	t.Run("mismatch is 401, not forwarded, key released", func(t *testing.T) {
-		api.set(http.StatusOK, cardStatus("capture", "accept"))
-		r := h.signed(mt, forged)
-		require.Equal(t, http.StatusUnauthorized, r.status)
-		require.Zero(t, h.down.calls.Load())
-		require.Empty(t, h.records(), "the key is released")
-		// A notification whose challenge was already accepted is refused
-		// the same way: the API reports only the current status.
-		r = h.signed(mt, fixture(t, "midtrans", "credit_card_capture_challenge.json"))
-		require.Equal(t, http.StatusUnauthorized, r.status)
-		require.Zero(t, h.down.calls.Load())
-		require.Empty(t, h.records())
-	})
-
-	t.Run("API down is 503 with Retry-After, key released, the retry is forwarded", func(t *testing.T) {
-		api.set(http.StatusInternalServerError, `{"status_code":"500"}`)
-		r := h.signed(mt, accept)
-		require.Equal(t, http.StatusServiceUnavailable, r.status)
-		require.NotEmpty(t, r.header.Get("Retry-After"))
-		require.Zero(t, h.down.calls.Load())
-		require.Empty(t, h.records(), "the key is released")
-
-		// Midtrans retries once the API is back: forwarded once.
-		api.set(http.StatusOK, cardStatus("capture", "accept"))
-		r = h.signed(mt, accept)
+	t.Run("forwarded once with the contract's headers, resend and dashboard replay replayed", func(t *testing.T) {
+		r := h.signed(p, body)
 		require.Equal(t, http.StatusCreated, r.status)
+		require.Empty(t, r.header.Get("Idempotent-Replayed"))
+		// Paddle's retry: the same notification signed again later.
+		retry := h.send("paddle", body, http.Header{"Paddle-Signature": {paddleSignature(t, paddleSecret, time.Now().Add(time.Minute), body)}})
+		require.Equal(t, http.StatusCreated, retry.status)
+		require.Equal(t, "true", retry.header.Get("Idempotent-Replayed"))
+		// A replay from the dashboard: a new notification_id, same event.
+		replayed := bytes.Replace(body, []byte("ntf_01jwh3k8t2n6p0s4w8y3a7e5f9"), []byte("ntf_01jwzzreplayed00000000000"), 1)
+		require.NotEqual(t, body, replayed)
+		require.Equal(t, "true", h.signed(p, replayed).header.Get("Idempotent-Replayed"))
+
 		require.EqualValues(t, 1, h.down.calls.Load())
-		require.Equal(t, dedupe.Completed, h.state("midtrans:0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04:capture:accept"))
+		got := h.down.got[0]
+		require.Equal(t, body, h.down.bodies[0], "the raw body, byte for byte")
+		require.Equal(t, key, got.Header.Get("Idempotency-Key"))
+		require.Equal(t, "paddle", got.Header.Get("Webhook-Provider"))
+		require.Equal(t, "evt_01jwh3k8q4m7r2t9v5x0b6c1d8", got.Header.Get("Webhook-Event-Id"))
+		require.Equal(t, "transaction.completed", got.Header.Get("Webhook-Event-Type"))
+		require.Equal(t, "application/json", got.Header.Get("Content-Type"))
+		require.Empty(t, got.Header.Get("Paddle-Signature"), "the signature is not forwarded")
+		require.Equal(t, dedupe.Completed, h.state(key))
 	})
 
-	t.Run("a completed event is replayed without asking the API", func(t *testing.T) {
-		api.set(http.StatusInternalServerError, ``)
-		api.mu.Lock()
-		calls := api.calls
-		api.mu.Unlock()
-		r := h.signed(mt, accept)
+	t.Run("rotation: signed with the old secret, or with both", func(t *testing.T) {
+		before := h.down.calls.Load()
+		old := fixture(t, "paddle", "subscription_created.json")
+		r := h.send("paddle", old, http.Header{"Paddle-Signature": {paddleSignature(t, paddleSecretOld, time.Now(), old)}})
 		require.Equal(t, http.StatusCreated, r.status)
-		require.Equal(t, "true", r.header.Get("Idempotent-Replayed"))
-		api.mu.Lock()
-		require.Equal(t, calls, api.calls)
-		api.mu.Unlock()
+		both := fixture(t, "paddle", "adjustment_created.json")
+		now := time.Now()
+		newH := paddleSignature(t, paddleSecret, now, both)
+		oldH := paddleSignature(t, paddleSecretOld, now, both)
+		_, newH1, _ := strings.Cut(newH, ";")
+		r = h.send("paddle", both, http.Header{"Paddle-Signature": {oldH + ";" + newH1}})
+		require.Equal(t, http.StatusCreated, r.status)
+		keys, types := h.forwarded()
+		require.Equal(t, []string{"paddle:evt_01jwh3k9b7e3h9l5p1s7v3y9c5", "paddle:evt_01jwm2a6f1j7m3q9t5w1z7c3f9"}, keys[before:])
+		require.Equal(t, []string{"subscription.created", "adjustment.created"}, types[before:])
 	})
 
-	t.Run("API unreachable is 503, key released", func(t *testing.T) {
-		api.Close()
-		r := h.signed(mt, fixture(t, "midtrans", "credit_card_settlement.json"))
-		require.Equal(t, http.StatusServiceUnavailable, r.status)
-		require.EqualValues(t, 1, h.down.calls.Load())
-		require.Zero(t, h.state("midtrans:0b9e4d2a-71c5-4f60-a8d3-5e2f1c9b7a04:settlement:accept"), "no record")
-		require.NotContains(t, r.body, api.URL)
+	t.Run("forged, stale or future-dated notifications are 401, store untouched", func(t *testing.T) {
+		before, recs := h.down.calls.Load(), len(h.records())
+		fresh := fixture(t, "paddle", "transaction_payment_failed.json")
+		now := time.Now()
+		for name, tc := range map[string]struct {
+			body   []byte
+			header string
+		}{
+			"unsigned":           {fresh, ""},
+			"amount edited":      {bytes.Replace(fresh, []byte(`"6532"`), []byte(`"6533"`), 1), paddleSignature(t, paddleSecret, now, fresh)},
+			"unknown secret":     {fresh, paddleSignature(t, "pdl_ntfset_someone_else", now, fresh)},
+			"older than 5m":      {fresh, paddleSignature(t, paddleSecret, now.Add(-6*time.Minute), fresh)},
+			"more than 5m ahead": {fresh, paddleSignature(t, paddleSecret, now.Add(6*time.Minute), fresh)},
+			"a year ahead":       {fresh, paddleSignature(t, paddleSecret, now.AddDate(1, 0, 0), fresh)},
+			"timestamp replaced": {fresh, strings.Replace(paddleSignature(t, paddleSecret, now, fresh), "ts=", "ts=1", 1)},
+		} {
+			var header http.Header
+			if tc.header != "" {
+				header = http.Header{"Paddle-Signature": {tc.header}}
+			}
+			r := h.send("paddle", tc.body, header)
+			require.Equal(t, http.StatusUnauthorized, r.status, name)
+			require.NotContains(t, r.body, paddleSecret, name)
+		}
+		require.Equal(t, before, h.down.calls.Load())
+		require.Len(t, h.records(), recs)
 	})
+
+	t.Run("a changed payload under the same event_id is 422", func(t *testing.T) {
+		changed := bytes.Replace(body, []byte(`"grand_total": "16331"`), []byte(`"grand_total": "16332"`), 1)
+		require.NotEqual(t, body, changed)
+		require.Equal(t, http.StatusUnprocessableEntity, h.signed(p, changed).status)
+	})
+}
+
+// paddleSignature is the Paddle-Signature header of body signed with
+// secret at time at, as the built-in paddle spec signs it.
+func paddleSignature(t testing.TB, secret string, at time.Time, body []byte) string {
+	t.Helper()
+	h, err := spec.SignBuiltin("paddle", secret, at, body)
+	require.NoError(t, err)
+	return h.Get("Paddle-Signature")
 }

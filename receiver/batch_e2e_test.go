@@ -3,6 +3,7 @@ package receiver_test
 import (
 	"bytes"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,11 +13,15 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/adyen"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/receiver"
 )
 
-// End-to-end tests for Adyen's batches (docs/contract.md, "Batches
-// (Adyen)"), on the harness of receiver_test.go.
+// End-to-end tests of deliveries that carry several events (docs/contract.md,
+// "Batches (Adyen)"): Adyen's notification items and GoCardless's events, on
+// the harness of receiver_test.go. cmd/webhookd's provider suite forwards,
+// replays and refuses every provider's batch fixtures; these cover what a
+// batch answers and retries item by item.
 
 const adyenKey = "44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056"
 
@@ -308,4 +313,30 @@ func TestAdyenBatchTimeBudget(t *testing.T) {
 	for _, k := range adyenBatch {
 		require.Equal(t, dedupe.Completed, h.state(k))
 	}
+}
+
+// TestGoCardlessBatchEdges: one genuine request whose batch repeats an
+// element forwards it once; an empty batch or one longer than
+// spec.MaxBatch is 400 and stores nothing.
+func TestGoCardlessBatchEdges(t *testing.T) {
+	s := builtinSpec(t, "gocardless")
+	const secret = "gc-edges-secret"
+	h := newHarness(t, withProviders(buildGateway(t, s, nil, secret)), func(h *harness) {
+		h.config = func(c *receiver.Config) { c.MaxBodyBytes = 1 << 20 }
+	})
+	ev := `{"id":"EV_EDGE_1","resource_type":"payments","action":"confirmed","links":{"payment":"PM1"}}`
+
+	r := h.sendDelivery("gocardless", signedDelivery(t, s, nil, secret, []byte(`{"events":[`+ev+`,`+ev+`]}`)))
+	require.Equal(t, http.StatusOK, r.status, r.body)
+	require.EqualValues(t, 1, h.down.calls.Load(), "the repeat is replayed, not forwarded")
+	require.Equal(t, dedupe.Completed, h.state("gocardless:EV_EDGE_1"))
+
+	recs := len(h.records())
+	huge := `{"events":[` + strings.Repeat(`{"id":"E2"},`, spec.MaxBatch) + `{"id":"E3"}]}`
+	for name, body := range map[string]string{"empty": `{"events":[]}`, "longer than MaxBatch": huge} {
+		r := h.sendDelivery("gocardless", signedDelivery(t, s, nil, secret, []byte(body)))
+		require.Equal(t, http.StatusBadRequest, r.status, name)
+	}
+	require.EqualValues(t, 1, h.down.calls.Load())
+	require.Len(t, h.records(), recs)
 }
