@@ -102,6 +102,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.DurationVar(&cr.gapMin, "gap-min", 200*time.Millisecond, "least load time before a kill")
 		fs.DurationVar(&cr.gapMax, "gap-max", time.Second, "most load time before a kill")
 		fs.StringVar(&cr.store, "store", variantLMDB, "webhookd's store: lmdb, postgres or tiered")
+		fs.StringVar(&cr.delivery, "delivery", deliverySync, "the destination's delivery: sync, or queue (store and forward: the check waits for the queue to reach the core)")
+		fs.DurationVar(&cr.drainTimeout, "drain-timeout", 2*time.Minute, "with -delivery queue, how long to wait after the resends for every event to reach the core")
 	case "faults":
 		fs.DurationVar(&fo.lease, "lease", 3*time.Second, "lease of the design under test")
 		fs.DurationVar(&fo.timeout, "dispatch-timeout", time.Second, "forward budget of the design under test (below the lease)")
@@ -156,8 +158,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		return 0
 	case "crash":
 		cr.u, cr.d, cr.c, cr.dup, cr.pgDSN = u, d, c, dup, *pgDSN
-		if cr.kills < 1 || cr.timeout >= cr.lease || cr.gapMin <= 0 || cr.gapMax < cr.gapMin {
-			fmt.Fprintln(stderr, "webhookbench crash: need -kills ≥ 1, -dispatch-timeout below -lease, 0 < -gap-min ≤ -gap-max")
+		if cr.kills < 1 || cr.timeout >= cr.lease || cr.gapMin <= 0 || cr.gapMax < cr.gapMin ||
+			(cr.delivery != deliverySync && cr.delivery != deliveryQueue) || cr.drainTimeout <= 0 {
+			fmt.Fprintln(stderr, "webhookbench crash: need -kills ≥ 1, -dispatch-timeout below -lease, 0 < -gap-min ≤ -gap-max, -delivery sync or queue, a positive -drain-timeout")
 			return 2
 		}
 		r, err := e.crash(ctx, cr, stdout)
@@ -165,7 +168,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 			fmt.Fprintln(stderr, "webhookbench:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "\n| crash mode (%s store, lease %s, dispatch timeout %s) | |\n| --- | --- |\n%s", cr.store, cr.lease, cr.timeout, r)
+		fmt.Fprintf(stdout, "\n| crash mode (%s store, delivery %s, lease %s, dispatch timeout %s) | |\n| --- | --- |\n%s", cr.store, cr.delivery, cr.lease, cr.timeout, r)
 		return exitFor(r.ok())
 	default:
 		fo.u, fo.d, fo.c, fo.dup, fo.pgDSN, fo.redis = u, d, c, dup, *pgDSN, *redisAddr
