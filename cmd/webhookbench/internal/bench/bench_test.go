@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -151,6 +152,35 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	met, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.metrics"))
 	require.NoError(t, err)
 	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
+}
+
+// A burst to a queue destination beside the sync default: the run waits
+// for the queue to drain, every event reaches the core exactly once, and
+// the table gives the drain and the CPU per event at the core of both.
+func TestCompareQueueDrains(t *testing.T) {
+	e := testEnv(t)
+	var log strings.Builder
+	sums, err := e.compare(context.Background(), compareOpts{
+		u: 300, d: 1, c: 16, dup: "mix", count: 300, rounds: 1, warmup: 50,
+		variants: []string{variantQueue, variantLMDB}, drainTimeout: time.Minute,
+	}, &log)
+	require.NoError(t, err, log.String())
+	for _, s := range sums {
+		require.Len(t, s.runs, 1, s.variant)
+		r := s.runs[0]
+		require.Equal(t, 300, r.once.events, s.variant)
+		require.Equal(t, 300, r.once.once, "%s: every event at the core exactly once: %+v", s.variant, r.once)
+		require.Equal(t, 300, r.delivered, s.variant)
+		require.Positive(t, cpuPerEventAtCore(r), s.variant)
+	}
+	q, sync := sums[0].runs[0], sums[1].runs[0]
+	require.GreaterOrEqual(t, q.toCore.wall, q.cpu.wall, "the queue's CPU at the core counts its drain")
+	require.Zero(t, sync.drain, "a sync design has it at the core when it answers")
+	require.Equal(t, sync.cpu, sync.toCore)
+	tbl := table(sums)
+	require.Contains(t, tbl, "| at the core, s after the load | CPU µs / event at the core | × sync |")
+	require.Regexp(t, `\| `+regexp.QuoteMeta(variantLabels[variantLMDB])+` \|.* \| 0 / 300 / 0 \| 0\.00 \| [1-9]\d* \| 1\.00 \|\n`, tbl)
+	require.Regexp(t, `\| `+regexp.QuoteMeta(variantLabels[variantQueue])+` \|.* \| 0 / 300 / 0 \| \d+\.\d\d \| [1-9]\d* \| \d+\.\d\d \|\n`, tbl)
 }
 
 // The other two dedupe designs, each where its server is at hand (CI has
