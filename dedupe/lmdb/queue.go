@@ -284,6 +284,62 @@ func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Res
 	})
 }
 
+// Settle ends every settlement's attempt in one op of the writer, so that
+// a delivery pass records the answers of its attempts in one write
+// (dedupe.Queue.Settle). An attempt whose lease is lost changes nothing
+// and is that settlement's ErrLeaseLost; any other error inside fails the
+// op whole (the writer rolls it back), and the caller settles each on its
+// own, where a completion's write is retried as Complete's is.
+func (s *Store) Settle(ctx context.Context, settlements []dedupe.Settlement) ([]error, error) {
+	for i := range settlements {
+		if r := &settlements[i].Response; len(r.Body) > dedupe.MaxStoredBody {
+			r.Body = r.Body[:dedupe.MaxStoredBody]
+		}
+	}
+	errs := make([]error, len(settlements))
+	err := s.settle(ctx, func(txn *mdb.Txn) error {
+		for i := range settlements {
+			// The op may run twice (writer.go): each run sets every answer.
+			errs[i] = s.settleOne(txn, &settlements[i])
+			if errs[i] != nil && !errors.Is(errs[i], dedupe.ErrLeaseLost) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// settleOne writes one settlement in txn, as Complete, Retry or
+// FailAttempt would.
+func (s *Store) settleOne(txn *mdb.Txn, st *dedupe.Settlement) error {
+	cur, err := s.ownedQueued(txn, st.Lease)
+	if err != nil {
+		return err
+	}
+	if err := s.unindex(txn, &cur); err != nil {
+		return err
+	}
+	now := s.opts.Now()
+	cur.Token, cur.LeaseUntil, cur.UpdatedAt, cur.Response = 0, time.Time{}, now, st.Response
+	cur.Attempts++
+	switch st.Outcome {
+	case dedupe.SettleComplete:
+		cur.State, cur.ExpiresAt = dedupe.Completed, now.Add(s.opts.Retention)
+	case dedupe.SettleRetry:
+		cur.Retries++
+		cur.NextAttempt = st.Next
+	case dedupe.SettleFail:
+		cur.State, cur.ExpiresAt, cur.Reason = dedupe.Failed, now.Add(s.opts.Retention), dedupe.CutReason(st.Reason)
+	default:
+		return fmt.Errorf("dedupe: unknown settle outcome %d", st.Outcome)
+	}
+	return s.put(txn, &cur)
+}
+
 // ownedQueued is owned for a queued event's attempt.
 func (s *Store) ownedQueued(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 	cur, err := s.owned(txn, l)
