@@ -242,7 +242,7 @@ func (w *worker) run(ctx context.Context) {
 	defer wg.Wait()
 	results := make(chan result, w.Concurrency)
 	open := 0 // attempts whose result has not arrived
-	var pending []result
+	pending := make([]result, 0, w.Concurrency)
 	var firstPending time.Time
 	collect := func(r result) {
 		open--
@@ -274,11 +274,12 @@ func (w *worker) run(ctx context.Context) {
 		now := w.opts.Clock.Now()
 		free := w.Concurrency - open
 		if free >= batch || open == 0 || len(pending) > 0 && !now.Before(firstPending.Add(settleDelay)) {
-			if len(pending) > 0 {
-				settled := pending
-				pending = nil
-				wg.Go(func() { w.settle(ctx, settled) })
-			}
+			// Settled before the take, so that the attempts a crash can
+			// cut short (forwarded, their answers not yet written) are
+			// never more than the concurrency: a slot is free once its
+			// answer is written.
+			w.settle(ctx, pending)
+			pending = pending[:0]
 			until = w.pass(ctx, now, &open, results, &wg)
 			if until.IsZero() {
 				continue
