@@ -274,13 +274,8 @@ func (w *worker) run(ctx context.Context) {
 		now := w.opts.Clock.Now()
 		free := w.Concurrency - open
 		if free >= batch || open == 0 || len(pending) > 0 && !now.Before(firstPending.Add(settleDelay)) {
-			// Settled before the take, so that the attempts a crash can
-			// cut short (forwarded, their answers not yet written) are
-			// never more than the concurrency: a slot is free once its
-			// answer is written.
-			w.settle(ctx, pending)
+			until = w.pass(ctx, now, pending, &open, results, &wg)
 			pending = pending[:0]
-			until = w.pass(ctx, now, &open, results, &wg)
 			if until.IsZero() {
 				continue
 			}
@@ -300,9 +295,19 @@ func (w *worker) run(ctx context.Context) {
 	}
 }
 
-// pass takes what may start now and starts it; it returns when to pass
-// again at the latest (zero: at once, more may be due).
-func (w *worker) pass(ctx context.Context, now time.Time, open *int, results chan<- result, wg *sync.WaitGroup) time.Time {
+// pass settles the attempts that ended (ended), takes what may start now
+// and starts it; it returns when to pass again at the latest (zero: at
+// once, more may be due). The settle and the take go to the store at once,
+// so that they can share a commit, and the new attempts start only once
+// both have returned: the attempts a crash can cut short (forwarded, their
+// answers not yet written) are never more than the concurrency.
+func (w *worker) pass(ctx context.Context, now time.Time, ended []result, open *int, results chan<- result, wg *sync.WaitGroup) time.Time {
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		w.settle(ctx, ended)
+	}()
+	defer func() { <-settled }()
 	poll := now.Add(w.opts.Poll)
 	if w.isPaused(ctx, now) {
 		return poll
@@ -326,6 +331,7 @@ func (w *worker) pass(ctx context.Context, now time.Time, open *int, results cha
 		}
 		return poll
 	}
+	<-settled
 	for _, a := range attempts {
 		*open++
 		wg.Go(func() { results <- w.attempt(ctx, a) })
