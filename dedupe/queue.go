@@ -3,6 +3,7 @@ package dedupe
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -64,6 +65,59 @@ type Attempt struct {
 	Record Record
 }
 
+// SettleOutcome is how an attempt ended, for Queue.Settle.
+type SettleOutcome uint8
+
+// The ways an attempt ends.
+const (
+	SettleComplete SettleOutcome = iota + 1 // a 2xx: COMPLETED with Response
+	SettleRetry                             // QUEUED again, due at Next, Response its last answer
+	SettleFail                              // FAILED with Response (the last answer) and Reason
+)
+
+// Settlement is one attempt's end, for Queue.Settle.
+type Settlement struct {
+	Lease    Lease
+	Outcome  SettleOutcome
+	Response Response
+	Next     time.Time // SettleRetry
+	Reason   string    // SettleFail
+}
+
+// Settler is what SettleEach needs: a backend's one-attempt settles.
+type Settler interface {
+	Complete(ctx context.Context, l Lease, resp Response) error
+	Retry(ctx context.Context, l Lease, next time.Time, resp Response) error
+	FailAttempt(ctx context.Context, l Lease, resp Response, reason string) error
+}
+
+// SettleEach settles each of settlements on its own, all at once, so that
+// a backend whose writer batches the writes that wait together (Postgres's
+// pipelines) writes them as one; it is that backend's Settle, and what a
+// caller of Settle falls back to when the store fails the batch. A
+// settlement whose write failed with the store unavailable is that one's
+// error, so the second result is always nil.
+func SettleEach(ctx context.Context, s Settler, settlements []Settlement) ([]error, error) {
+	errs := make([]error, len(settlements))
+	var wg sync.WaitGroup
+	for i, st := range settlements {
+		wg.Go(func() {
+			switch st.Outcome {
+			case SettleComplete:
+				errs[i] = s.Complete(ctx, st.Lease, st.Response)
+			case SettleRetry:
+				errs[i] = s.Retry(ctx, st.Lease, st.Next, st.Response)
+			case SettleFail:
+				errs[i] = s.FailAttempt(ctx, st.Lease, st.Response, st.Reason)
+			default:
+				errs[i] = fmt.Errorf("dedupe: unknown settle outcome %d", st.Outcome)
+			}
+		})
+	}
+	wg.Wait()
+	return errs, nil
+}
+
 // QueueStats is a destination's queue as the operator sees it.
 type QueueStats struct {
 	// Depth counts the events waiting: QUEUED and not in an attempt.
@@ -119,6 +173,16 @@ type Queue interface {
 	// queues of destinations a reload removed, whose events stay
 	// undelivered until a destination of that name returns.
 	QueueDestinations(ctx context.Context) ([]string, error)
+	// Settle ends several attempts in one write, each as Complete (a 2xx),
+	// Retry or FailAttempt would (Settlement.Outcome), and returns each
+	// one's logical outcome in order (nil, or ErrLeaseLost for an attempt
+	// whose lease no longer owns its event, which changes nothing). An
+	// error of the store itself (ErrUnavailable, ErrClosed) is the second
+	// result and means none of them is known to have landed: the caller
+	// settles each on its own, where Complete's answer is written again
+	// until it lands (docs/contract.md, "The store under faults"). Like
+	// Complete, it is written even once ctx has ended.
+	Settle(ctx context.Context, settlements []Settlement) ([]error, error)
 	// NextDue is when destination's earliest event comes due (ok false
 	// when none is queued), so a delivery loop sleeps exactly that long.
 	NextDue(ctx context.Context, destination string) (due time.Time, ok bool, err error)

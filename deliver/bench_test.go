@@ -3,8 +3,13 @@ package deliver
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"sort"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,4 +90,127 @@ func BenchmarkRate200(b *testing.B) {
 	// 1,000 at 200 a second is five windows: the last starts 4 s after the first.
 	b.ReportMetric(starts[len(starts)-1].Sub(starts[0]).Seconds(), "first-to-last-s")
 	b.ReportMetric(float64(core.most), "max-open")
+}
+
+// BenchmarkDeliverySide measures the delivery side of a queue destination
+// against a sync forward, in the same process on the same kind of store (a
+// synced LMDB) to the same core (a loopback server answering 200 at once,
+// its CPU counted too), 16 at a time each: mode=queue drains b.N queued
+// events with the loop (Take, the forward, Settle; the enqueues before it
+// are not counted), mode=sync makes b.N sync forwards as the receiver does
+// (Claim, the forward, Complete). cpu-µs/event is the process's CPU per
+// event; the modes alternate with -count, so that they are compared within
+// one run:
+//
+//	go test ./deliver -run '^$' -bench DeliverySide -benchtime 3000x -count 5
+func BenchmarkDeliverySide(b *testing.B) {
+	for _, mode := range []string{"queue", "sync"} {
+		b.Run("mode="+mode, func(b *testing.B) { benchDeliverySide(b, mode) })
+	}
+}
+
+// deliveryBody is an event of about the size of a Stripe event.
+var deliveryBody = []byte(`{"id":"evt_bench","type":"payment_intent.succeeded","data":{"object":{"pad":"` + strings.Repeat("x", 1900) + `"}}}`)
+
+func benchDeliverySide(b *testing.B, mode string) {
+	const concurrency = 16
+	s, err := lmdb.Open(b.TempDir(), lmdb.Options{Options: dedupe.Options{PruneInterval: -1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var got atomic.Int64
+	done := make(chan struct{})
+	n := int64(b.N)
+	core := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"received":true}`))
+		got.Add(1)
+	}))
+	defer core.Close()
+	fwd, err := dispatch.New(dispatch.Options{URL: core.URL, Timeout: 10 * time.Second})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	key := func(i int) dedupe.Key {
+		return dedupe.Key{Source: "stripe", Event: fmt.Sprintf("evt_%s_%d", mode, i), Destination: "ledger"}
+	}
+	request := func() *dedupe.Request {
+		return dedupe.NewRequest("application/json", "payment_intent.succeeded", deliveryBody, true)
+	}
+	// each runs f for every event, concurrency at a time.
+	each := func(f func(i int)) {
+		next := make(chan int)
+		var wg sync.WaitGroup
+		for range concurrency {
+			wg.Go(func() {
+				for i := range next {
+					f(i)
+				}
+			})
+		}
+		for i := range b.N {
+			next <- i
+		}
+		close(next)
+		wg.Wait()
+	}
+	if mode == "queue" {
+		each(func(i int) {
+			if _, err := s.Enqueue(ctx, dedupe.Enqueue{Key: key(i).String(), Fingerprint: "fp", MaxAge: time.Hour, Request: request()}); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	b.ResetTimer()
+	cpu0, ok := processCPU()
+	switch mode {
+	case "queue":
+		var settled atomic.Int64
+		onAttempt := func(_, outcome string) {
+			if outcome == OutcomeDelivered && settled.Add(1) == n {
+				close(done)
+			}
+		}
+		loop, err := New(Options{Store: s, OnAttempt: onAttempt}, []Destination{{Name: "ledger", Forwarder: fwd, Concurrency: concurrency}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		runCtx, cancel := context.WithCancel(ctx)
+		finished := make(chan struct{})
+		go func() { defer close(finished); loop.Run(runCtx) }()
+		<-done
+		cancel()
+		<-finished
+	case "sync":
+		each(func(i int) {
+			k := key(i)
+			lease, _, err := s.Claim(ctx, k.String(), "fp", request())
+			if err != nil {
+				b.Error(err)
+				return
+			}
+			res := fwd.Forward(ctx, dispatch.NewRequest(k, "stripe", "payment_intent.succeeded", "application/json", deliveryBody))
+			if err := s.Complete(ctx, lease, dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}); err != nil {
+				b.Error(err)
+			}
+		})
+	}
+	cpu1, ok1 := processCPU()
+	b.StopTimer()
+	if ok && ok1 {
+		b.ReportMetric(float64(cpu1-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/event")
+	}
+	if mode == "queue" {
+		// Every event delivered and recorded, none twice.
+		st, err := s.Stats(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if st[dedupe.Completed] != b.N || got.Load() != n {
+			b.Fatalf("%d completed, %d at the core, of %d", st[dedupe.Completed], got.Load(), b.N)
+		}
+	}
 }

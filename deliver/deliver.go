@@ -15,9 +15,12 @@ import (
 )
 
 // Store is what the loop needs of the store: dedupe.Queue's delivery side
-// and the Claimer's Complete, which records a 2xx.
+// and the Claimer's Complete, which records a 2xx. Settle records a
+// pass's answers in one write; the one-attempt settles are what the loop
+// falls back to when that write fails.
 type Store interface {
 	Take(ctx context.Context, destination string, limit int) ([]dedupe.Attempt, error)
+	Settle(ctx context.Context, settlements []dedupe.Settlement) ([]error, error)
 	Complete(ctx context.Context, l dedupe.Lease, resp dedupe.Response) error
 	Retry(ctx context.Context, l dedupe.Lease, next time.Time, resp dedupe.Response) error
 	FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Response, reason string) error
@@ -215,42 +218,96 @@ type worker struct {
 	pausedKnown bool
 }
 
+// result is one attempt's end, to settle.
+type result struct {
+	key        string
+	settlement dedupe.Settlement
+	outcome    string
+}
+
+// settleDelay bounds how long a finished attempt's answer waits for others
+// to share its write: far inside any lease, so that waiting never costs
+// one.
+const settleDelay = 20 * time.Millisecond
+
+// run takes, attempts and settles the destination's events. Each write is
+// for many events: a pass settles every attempt that has ended since the
+// last one (Store.Settle, one write) and takes as many due events as there
+// are free slots (Take, one write), and under load it waits until half
+// the destination's concurrency is free, so that the writes of a busy queue
+// carry half its concurrency each instead of one event. A lone event is
+// taken and settled at once, and an answer waits at most settleDelay.
 func (w *worker) run(ctx context.Context) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
-	done := make(chan struct{}, w.Concurrency)
-	open := 0
+	results := make(chan result, w.Concurrency)
+	open := 0 // attempts whose result has not arrived
+	pending := make([]result, 0, w.Concurrency)
+	var firstPending time.Time
+	collect := func(r result) {
+		open--
+		if len(pending) == 0 {
+			firstPending = w.opts.Clock.Now()
+		}
+		pending = append(pending, r)
+	}
+	// batch is how many free slots a pass waits for while attempts are
+	// open.
+	batch := (w.Concurrency + 1) / 2
 	for {
 		for drained := false; !drained; {
 			select {
-			case <-done:
-				open--
+			case r := <-results:
+				collect(r)
 			default:
 				drained = true
 			}
 		}
 		if ctx.Err() != nil {
+			for open > 0 {
+				collect(<-results)
+			}
+			w.settle(context.WithoutCancel(ctx), pending)
 			return
 		}
-		until := w.pass(ctx, &open, done, &wg)
-		if until.IsZero() {
-			continue
+		var until time.Time
+		now := w.opts.Clock.Now()
+		free := w.Concurrency - open
+		if free >= batch || open == 0 || len(pending) > 0 && !now.Before(firstPending.Add(settleDelay)) {
+			until = w.pass(ctx, now, pending, &open, results, &wg)
+			pending = pending[:0]
+			if until.IsZero() {
+				continue
+			}
+		} else {
+			until = now.Add(w.opts.Poll)
+			if len(pending) > 0 {
+				until = firstPending.Add(settleDelay)
+			}
 		}
 		select {
 		case <-ctx.Done():
-			return
 		case <-w.wake:
-		case <-done:
-			open--
+		case r := <-results:
+			collect(r)
 		case <-w.opts.Clock.Until(until):
 		}
 	}
 }
 
-// pass takes what may start now and starts it; it returns when to pass
-// again at the latest (zero: at once, more may be due).
-func (w *worker) pass(ctx context.Context, open *int, done chan<- struct{}, wg *sync.WaitGroup) time.Time {
-	now := w.opts.Clock.Now()
+// pass settles the attempts that ended (ended), takes what may start now
+// and starts it; it returns when to pass again at the latest (zero: at
+// once, more may be due). The settle and the take go to the store at once,
+// so that they can share a commit, and the new attempts start only once
+// both have returned: the attempts a crash can cut short (forwarded, their
+// answers not yet written) are never more than the concurrency.
+func (w *worker) pass(ctx context.Context, now time.Time, ended []result, open *int, results chan<- result, wg *sync.WaitGroup) time.Time {
+	settled := make(chan struct{})
+	go func() {
+		defer close(settled)
+		w.settle(ctx, ended)
+	}()
+	defer func() { <-settled }()
 	poll := now.Add(w.opts.Poll)
 	if w.isPaused(ctx, now) {
 		return poll
@@ -274,19 +331,44 @@ func (w *worker) pass(ctx context.Context, open *int, done chan<- struct{}, wg *
 		}
 		return poll
 	}
+	<-settled
 	for _, a := range attempts {
 		*open++
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.attempt(ctx, a)
-			done <- struct{}{}
-		}()
+		wg.Go(func() { results <- w.attempt(ctx, a) })
 	}
 	if len(attempts) == n {
 		return time.Time{}
 	}
 	return w.nextDue(ctx, now, poll)
+}
+
+// settle records the ends of attempts in one write, or each on its own
+// when the store fails that write (Complete's answer is then written
+// again until it lands), and reports each outcome.
+func (w *worker) settle(ctx context.Context, rs []result) {
+	if len(rs) == 0 {
+		return
+	}
+	sts := make([]dedupe.Settlement, len(rs))
+	for i, r := range rs {
+		sts[i] = r.settlement
+	}
+	errs, err := w.opts.Store.Settle(ctx, sts)
+	if err != nil {
+		errs, _ = dedupe.SettleEach(ctx, w.opts.Store, sts)
+	}
+	for i, r := range rs {
+		if errs[i] != nil {
+			// The lease passes and the event comes due again: nothing is
+			// lost, and the core dedupes a second delivery by
+			// Idempotency-Key.
+			w.opts.Logger.Warn("deliver: could not record an attempt; it is retried when its lease passes",
+				"destination", w.Name, "key", r.key, "outcome", r.outcome, "error", errs[i].Error())
+		}
+		if w.opts.OnAttempt != nil {
+			w.opts.OnAttempt(w.Name, r.outcome)
+		}
+	}
 }
 
 // nextDue is when the destination's next event is due, within the poll
@@ -325,8 +407,8 @@ func (w *worker) isPaused(ctx context.Context, now time.Time) bool {
 	return w.paused
 }
 
-// attempt forwards a's event once and settles the attempt.
-func (w *worker) attempt(ctx context.Context, a dedupe.Attempt) {
+// attempt forwards a's event once and says how to settle the attempt.
+func (w *worker) attempt(ctx context.Context, a dedupe.Attempt) result {
 	if w.window != nil {
 		// The start counts from now, when the request goes, not from the
 		// pass that reserved it: that is the time the core sees.
@@ -334,36 +416,21 @@ func (w *worker) attempt(ctx context.Context, a dedupe.Attempt) {
 	}
 	rec := &a.Record
 	deadline := rec.QueuedAt.Add(w.MaxAge)
-	var outcome string
-	var err error
+	r := result{key: rec.Key}
+	fail := func(outcome string, resp dedupe.Response, reason string) result {
+		r.outcome = outcome
+		r.settlement = dedupe.Settlement{Lease: a.Lease, Outcome: dedupe.SettleFail, Response: resp, Reason: reason}
+		return r
+	}
 	switch {
 	case rec.Request == nil || len(rec.Request.Body) != rec.Request.Size:
-		outcome = OutcomeDamaged
-		err = w.opts.Store.FailAttempt(ctx, a.Lease, lastAnswer(rec),
-			"the stored request is not whole (it is never sent in part)")
+		return fail(OutcomeDamaged, lastAnswer(rec), "the stored request is not whole (it is never sent in part)")
 	case w.opts.Clock.Now().After(deadline):
-		outcome = OutcomeExpired
-		err = w.opts.Store.FailAttempt(ctx, a.Lease, lastAnswer(rec), w.expired(rec))
-	default:
-		outcome, err = w.forward(ctx, a, deadline)
+		return fail(OutcomeExpired, lastAnswer(rec), w.expired(rec))
 	}
-	if err != nil {
-		// The lease passes and the event comes due again: nothing is lost,
-		// and the core dedupes a second delivery by Idempotency-Key.
-		w.opts.Logger.Warn("deliver: could not record an attempt; it is retried when its lease passes",
-			"destination", w.Name, "key", rec.Key, "outcome", outcome, "error", err.Error())
-	}
-	if w.opts.OnAttempt != nil {
-		w.opts.OnAttempt(w.Name, outcome)
-	}
-}
-
-// forward sends the attempt and records its answer.
-func (w *worker) forward(ctx context.Context, a dedupe.Attempt, deadline time.Time) (string, error) {
-	rec := &a.Record
 	key, err := dedupe.ParseKey(rec.Key)
 	if err != nil {
-		return OutcomeDamaged, w.opts.Store.FailAttempt(ctx, a.Lease, lastAnswer(rec), "the stored key does not parse: "+err.Error())
+		return fail(OutcomeDamaged, lastAnswer(rec), "the stored key does not parse: "+err.Error())
 	}
 	provider := ""
 	if w.opts.Provider != nil {
@@ -373,10 +440,11 @@ func (w *worker) forward(ctx context.Context, a dedupe.Attempt, deadline time.Ti
 	resp := dedupe.Response{Status: res.Status, ContentType: res.ContentType, Body: res.Body}
 	switch res.Outcome {
 	case dispatch.Delivered:
-		return OutcomeDelivered, w.opts.Store.Complete(ctx, a.Lease, resp)
+		r.outcome = OutcomeDelivered
+		r.settlement = dedupe.Settlement{Lease: a.Lease, Outcome: dedupe.SettleComplete, Response: resp}
+		return r
 	case dispatch.Rejected:
-		return OutcomeRejected, w.opts.Store.FailAttempt(ctx, a.Lease, resp,
-			fmt.Sprintf("the destination rejected it (%d)", res.Status))
+		return fail(OutcomeRejected, resp, fmt.Sprintf("the destination rejected it (%d)", res.Status))
 	}
 	if resp.Status == 0 {
 		resp = unavailable(res.Err)
@@ -384,9 +452,11 @@ func (w *worker) forward(ctx context.Context, a dedupe.Attempt, deadline time.Ti
 	next := w.opts.Clock.Now().Add(w.opts.Backoff(int(rec.Retries) + 1))
 	if next.After(deadline) {
 		rec.Response = resp
-		return OutcomeExpired, w.opts.Store.FailAttempt(ctx, a.Lease, resp, w.expired(rec))
+		return fail(OutcomeExpired, resp, w.expired(rec))
 	}
-	return OutcomeUnavailable, w.opts.Store.Retry(ctx, a.Lease, next, resp)
+	r.outcome = OutcomeUnavailable
+	r.settlement = dedupe.Settlement{Lease: a.Lease, Outcome: dedupe.SettleRetry, Response: resp, Next: next}
+	return r
 }
 
 func (w *worker) expired(rec *dedupe.Record) string {

@@ -356,6 +356,91 @@ func TestConcurrencyBoundsTheOpenAttempts(t *testing.T) {
 	require.Equal(t, 2, h.core.maxOpen, "attempts open at once")
 }
 
+// countingWrites counts the loop's writes: its Takes and its Settles, with
+// the attempts each carried.
+type countingWrites struct {
+	Store
+	mu      sync.Mutex
+	takes   []int
+	settles []int
+}
+
+func (c *countingWrites) Take(ctx context.Context, destination string, limit int) ([]dedupe.Attempt, error) {
+	got, err := c.Store.Take(ctx, destination, limit)
+	c.mu.Lock()
+	c.takes = append(c.takes, len(got))
+	c.mu.Unlock()
+	return got, err
+}
+
+func (c *countingWrites) Settle(ctx context.Context, sts []dedupe.Settlement) ([]error, error) {
+	c.mu.Lock()
+	c.settles = append(c.settles, len(sts))
+	c.mu.Unlock()
+	return c.Store.Settle(ctx, sts)
+}
+
+// A busy queue is taken and settled many events a write: a pass waits
+// until half the concurrency is free, then settles every attempt that
+// ended in one write and takes as many as are free in another.
+func TestABusyQueueIsTakenAndSettledInBatches(t *testing.T) {
+	w := &countingWrites{}
+	h := start(t, func(d *Destination) { d.Concurrency = 4 }, func(s Store) Store { w.Store = s; return w })
+	h.core.answers = make(chan dispatch.Result) // unbuffered: an answer goes to an attempt under way
+	for i := range 8 {
+		h.enqueue(fmt.Sprintf("evt_%d", i))
+	}
+	h.run()
+	for range 4 {
+		h.core.next(t)
+	}
+	h.core.answers <- delivered
+	h.clock.waitArmed(t) // one slot free of four: the answer waits for a second
+	h.core.none(t)
+	h.core.answers <- delivered
+	for range 2 {
+		require.Equal(t, OutcomeDelivered, h.outcome())
+	}
+	for range 2 {
+		h.core.next(t) // two free: two taken
+	}
+	for range 4 {
+		h.core.answers <- delivered
+	}
+	for range 2 {
+		h.core.next(t)
+	}
+	for range 2 {
+		h.core.answers <- delivered
+	}
+	for range 6 {
+		require.Equal(t, OutcomeDelivered, h.outcome())
+	}
+	for i := range 8 {
+		require.Equal(t, dedupe.Completed, h.record(fmt.Sprintf("evt_%d", i)).State)
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	require.Equal(t, 4, w.takes[0], "the first pass takes every free slot")
+	require.Equal(t, 2, w.settles[0], "the first two answers in one write")
+	sum := 0
+	for _, n := range w.settles {
+		sum += n
+	}
+	require.Equal(t, 8, sum)
+	// Written one by one, eight answers are eight writes; a full queue's
+	// are written two or more at a time (the last two may go alone, with
+	// half the slots free).
+	require.LessOrEqual(t, len(w.settles), 5, "eight answers in at most five writes: %v", w.settles)
+	taking := 0
+	for _, n := range w.takes {
+		if n > 0 {
+			taking++
+		}
+	}
+	require.LessOrEqual(t, taking, 3, "eight events taken in at most three writes: %v", w.takes)
+}
+
 func TestRateBoundsTheStartsPerSecond(t *testing.T) {
 	h := start(t, func(d *Destination) { d.Rate = 2 }, nil)
 	for i := range 5 {

@@ -5,6 +5,14 @@
 // and settles the attempt: COMPLETED on a 2xx, FAILED on a permanent 4xx or
 // once max_age has passed, otherwise QUEUED again after a backoff.
 //
+// A busy queue is written many events at a time: a worker settles the
+// attempts that have ended in one write (dedupe.Queue.Settle) and takes the
+// due events in another, waiting, while attempts are open, until half its
+// concurrency is free, so that a drained event costs about the CPU of a sync
+// forward (BENCHMARKS.md, "Store and forward"). A slot is free once its
+// attempt's answer is written, not when the core answered, so no more than
+// the concurrency are ever forwarded and unrecorded.
+//
 // An attempt is exactly one request: the destination's Forwarder is made
 // with no retries of its own (dispatch.Options.Retries 0), and its timeout
 // is that one request's budget. The store's backoff, not retryablehttp's,

@@ -256,6 +256,64 @@ func queueCases() []kitCase {
 			_, err = q.Requeue(ctx, "stripe:sync", time.Hour)
 			require.ErrorIs(t, err, dedupe.ErrNotQueueable, "a sync record is redriven by Redrive")
 		}},
+		{"queue: settle ends several attempts at once, each as its own settle would", func(t *testing.T, s dedupe.Store, clock *Clock) {
+			q := queueStore(t, s)
+			arrived := clock.Now()
+			keys := []string{ledgerKey("evt_c"), ledgerKey("evt_r"), ledgerKey("evt_f"), ledgerKey("evt_lost")}
+			for _, k := range keys {
+				_, err := q.Enqueue(ctx, queued(k))
+				require.NoError(t, err)
+			}
+			got, err := q.Take(ctx, "ledger", 10)
+			require.NoError(t, err)
+			require.Len(t, got, 4)
+			leases := map[string]dedupe.Lease{}
+			for _, a := range got {
+				leases[a.Lease.Key] = a.Lease
+			}
+			lost := leases[keys[3]]
+			require.NoError(t, q.Retry(ctx, lost, clock.Now().Add(time.Hour), unavailable), "settled before: the batch's lease is lost")
+			next := clock.Now().Add(2 * time.Second)
+			clock.Advance(time.Second)
+			errs, err := q.Settle(ctx, []dedupe.Settlement{
+				{Lease: leases[keys[0]], Outcome: dedupe.SettleComplete, Response: ok},
+				{Lease: leases[keys[1]], Outcome: dedupe.SettleRetry, Response: unavailable, Next: next},
+				{Lease: leases[keys[2]], Outcome: dedupe.SettleFail, Response: unavailable, Reason: "rejected"},
+				{Lease: lost, Outcome: dedupe.SettleComplete, Response: ok},
+			})
+			require.NoError(t, err)
+			require.Len(t, errs, 4)
+			require.NoError(t, errs[0])
+			require.NoError(t, errs[1])
+			require.NoError(t, errs[2])
+			require.ErrorIs(t, errs[3], dedupe.ErrLeaseLost)
+
+			c, err := q.Get(ctx, keys[0])
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Completed, c.State)
+			require.Equal(t, ok, c.Response)
+			require.Equal(t, uint32(1), c.Attempts)
+			require.Equal(t, clock.Now().Add(2*time.Hour), c.ExpiresAt)
+			r, err := q.Get(ctx, keys[1])
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Queued, r.State)
+			require.Equal(t, next, r.NextAttempt)
+			require.Equal(t, uint32(1), r.Retries)
+			require.Equal(t, unavailable, r.Response)
+			f, err := q.Get(ctx, keys[2])
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Failed, f.State)
+			require.Equal(t, "rejected", f.Reason)
+			l, err := q.Get(ctx, keys[3])
+			require.NoError(t, err)
+			require.Equal(t, dedupe.Queued, l.State, "a lost lease changes nothing")
+			require.Equal(t, clock.Now().Add(time.Hour-time.Second), l.NextAttempt)
+			requireDepth(t, q, "ledger", 2, arrived)
+
+			errs, err = q.Settle(ctx, nil)
+			require.NoError(t, err)
+			require.Empty(t, errs)
+		}},
 		{"queue: due order, limit and destinations apart", func(t *testing.T, s dedupe.Store, clock *Clock) {
 			q := queueStore(t, s)
 			first := clock.Now()

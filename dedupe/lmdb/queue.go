@@ -162,7 +162,7 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 	err := s.update(ctx, func(txn *mdb.Txn) error {
 		taken = taken[:0] // the op may run twice (writer.go)
 		now := s.opts.Now()
-		keys, stale, err := s.dueKeys(txn, destination, now, limit)
+		recs, stale, err := s.dueRecords(txn, destination, now, limit)
 		if err != nil {
 			return err
 		}
@@ -171,25 +171,15 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 				return err
 			}
 		}
-		for _, key := range keys {
-			cur, err := s.get(txn, key, allBodies)
-			if err != nil {
-				return err
-			}
-			if cur.State != dedupe.Queued || cur.Leased(now) {
+		for i := range recs {
+			cur := &recs[i]
+			if cur.Leased(now) {
 				continue
 			}
-			if err := s.unindex(txn, &cur); err != nil {
+			if err := s.lease(txn, cur, tokens[len(taken)], now); err != nil {
 				return err
 			}
-			cur.Token, cur.LeaseUntil = tokens[len(taken)], now.Add(s.opts.Lease)
-			// Due again when the lease passes: an attempt lost in a crash
-			// is taken again then.
-			cur.NextAttempt, cur.UpdatedAt = cur.LeaseUntil, now
-			if err := s.put(txn, &cur); err != nil {
-				return err
-			}
-			taken = append(taken, dedupe.Attempt{Lease: dedupe.Lease{Key: key, Token: cur.Token, Until: cur.LeaseUntil}, Record: cur})
+			taken = append(taken, dedupe.Attempt{Lease: dedupe.Lease{Key: cur.Key, Token: cur.Token, Until: cur.LeaseUntil}, Record: *cur})
 		}
 		return nil
 	})
@@ -199,11 +189,46 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 	return taken, nil
 }
 
-// dueKeys walks destination's due index from its earliest entry and
-// returns the keys of up to limit entries due at now, and the index keys of
-// entries whose record is gone or no longer QUEUED (left by nothing this
-// package writes, but never trusted over the record), to delete.
-func (s *Store) dueKeys(txn *mdb.Txn, destination string, now time.Time, limit int) (keys []string, stale [][]byte, err error) {
+// lease gives rec, QUEUED and due, to an attempt under token until a lease
+// from now: the record is rewritten, and of its index entries only those a
+// lease changes, since its state, creation and expiry stay as they are
+// (put and unindex would delete and write again all of them, and the
+// counts, for every event a delivery pass takes). Due again when the lease
+// passes: an attempt lost in a crash is taken again then.
+func (s *Store) lease(txn *mdb.Txn, rec *dedupe.Record, token uint64, now time.Time) error {
+	s.wkey = queueIndexKey(s.wkey[:0], rec.Destination, rec.NextAttempt, rec.Key)
+	if err := s.delKV(txn, s.due, s.wkey); err != nil && !mdb.IsNotFound(err) {
+		return err
+	}
+	if rec.Token == 0 {
+		// Waiting until now: no longer, while the attempt holds it.
+		s.wkey = queueIndexKey(s.wkey[:0], rec.Destination, rec.QueuedAt, rec.Key)
+		switch err := s.delKV(txn, s.waiting, s.wkey); {
+		case err == nil:
+			if err := s.addDepth(txn, rec.Destination, -1); err != nil {
+				return err
+			}
+		case !mdb.IsNotFound(err):
+			return err
+		}
+	}
+	rec.Token, rec.LeaseUntil = token, now.Add(s.opts.Lease)
+	rec.NextAttempt, rec.UpdatedAt = rec.LeaseUntil, now
+	s.wval = encodeRecord(s.wval[:0], rec)
+	s.wkey = append(s.wkey[:0], rec.Key...)
+	if err := s.putKV(txn, s.records, s.wkey, s.wval); err != nil {
+		return err
+	}
+	s.wkey = queueIndexKey(s.wkey[:0], rec.Destination, rec.NextAttempt, rec.Key)
+	return s.putKV(txn, s.due, s.wkey, []byte(rec.Key))
+}
+
+// dueRecords walks destination's due index from its earliest entry and
+// returns the records, whole, of up to limit entries due at now, and the
+// index keys of entries whose record is gone or no longer QUEUED (left by
+// nothing this package writes, but never trusted over the record), to
+// delete.
+func (s *Store) dueRecords(txn *mdb.Txn, destination string, now time.Time, limit int) (recs []dedupe.Record, stale [][]byte, err error) {
 	cur, err := txn.OpenCursor(s.due)
 	if err != nil {
 		return nil, nil, err
@@ -211,13 +236,13 @@ func (s *Store) dueKeys(txn *mdb.Txn, destination string, now time.Time, limit i
 	defer cur.Close()
 	prefix := queuePrefix(destination)
 	k, v, err := cur.Get(prefix, nil, mdb.SetRange)
-	for ; err == nil && len(keys) < limit && bytes.HasPrefix(k, prefix); k, v, err = cur.Get(nil, nil, mdb.Next) {
+	for ; err == nil && len(recs) < limit && bytes.HasPrefix(k, prefix); k, v, err = cur.Get(nil, nil, mdb.Next) {
 		s.dueRead.Add(1)
 		at, ok := splitQueueIndexKey(k, destination)
 		if ok && at.After(now) {
 			break
 		}
-		rec, gerr := s.get(txn, string(v), noBodies)
+		rec, gerr := s.get(txn, string(v), allBodies)
 		if errors.Is(gerr, dedupe.ErrCorrupt) {
 			// It cannot be delivered, nor rewritten as FAILED: out of the
 			// queue, so that it stops no pass, and left for Check.
@@ -232,12 +257,12 @@ func (s *Store) dueKeys(txn *mdb.Txn, destination string, now time.Time, limit i
 		if gerr != nil {
 			return nil, nil, gerr
 		}
-		keys = append(keys, string(v))
+		recs = append(recs, rec)
 	}
 	if err != nil && !mdb.IsNotFound(err) {
 		return nil, nil, err
 	}
-	return keys, stale, nil
+	return recs, stale, nil
 }
 
 // Retry puts l's event back to QUEUED, due at next, with resp as its last
@@ -282,6 +307,62 @@ func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Res
 		cur.Response, cur.Reason = resp, dedupe.CutReason(reason)
 		return s.put(txn, &cur)
 	})
+}
+
+// Settle ends every settlement's attempt in one op of the writer, so that
+// a delivery pass records the answers of its attempts in one write
+// (dedupe.Queue.Settle). An attempt whose lease is lost changes nothing
+// and is that settlement's ErrLeaseLost; any other error inside fails the
+// op whole (the writer rolls it back), and the caller settles each on its
+// own, where a completion's write is retried as Complete's is.
+func (s *Store) Settle(ctx context.Context, settlements []dedupe.Settlement) ([]error, error) {
+	for i := range settlements {
+		if r := &settlements[i].Response; len(r.Body) > dedupe.MaxStoredBody {
+			r.Body = r.Body[:dedupe.MaxStoredBody]
+		}
+	}
+	errs := make([]error, len(settlements))
+	err := s.settle(ctx, func(txn *mdb.Txn) error {
+		for i := range settlements {
+			// The op may run twice (writer.go): each run sets every answer.
+			errs[i] = s.settleOne(txn, &settlements[i])
+			if errs[i] != nil && !errors.Is(errs[i], dedupe.ErrLeaseLost) {
+				return errs[i]
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// settleOne writes one settlement in txn, as Complete, Retry or
+// FailAttempt would.
+func (s *Store) settleOne(txn *mdb.Txn, st *dedupe.Settlement) error {
+	cur, err := s.ownedQueued(txn, st.Lease)
+	if err != nil {
+		return err
+	}
+	if err := s.unindex(txn, &cur); err != nil {
+		return err
+	}
+	now := s.opts.Now()
+	cur.Token, cur.LeaseUntil, cur.UpdatedAt, cur.Response = 0, time.Time{}, now, st.Response
+	cur.Attempts++
+	switch st.Outcome {
+	case dedupe.SettleComplete:
+		cur.State, cur.ExpiresAt = dedupe.Completed, now.Add(s.opts.Retention)
+	case dedupe.SettleRetry:
+		cur.Retries++
+		cur.NextAttempt = st.Next
+	case dedupe.SettleFail:
+		cur.State, cur.ExpiresAt, cur.Reason = dedupe.Failed, now.Add(s.opts.Retention), dedupe.CutReason(st.Reason)
+	default:
+		return fmt.Errorf("dedupe: unknown settle outcome %d", st.Outcome)
+	}
+	return s.put(txn, &cur)
 }
 
 // ownedQueued is owned for a queued event's attempt.

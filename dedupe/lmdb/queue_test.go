@@ -102,3 +102,38 @@ func TestTakeCostsTheDueEvents(t *testing.T) {
 	require.Equal(t, "stripe:due\x1fledger", got[0].Lease.Key)
 	require.LessOrEqual(t, s.dueRead.Load()-before, uint64(2), "index entries read by the pass")
 }
+
+// A lease changes a queued record, its due entry and its waiting entry
+// with the depth, nothing else: a delivery pass writes five entries for
+// each event it takes (the record; the due entry, moved; the waiting entry
+// and the depth it counted), not every index of the record again. Its
+// record and indexes stay what Check expects.
+func TestTakeWritesOnlyWhatALeaseChanges(t *testing.T) {
+	dir := t.TempDir()
+	s, err := Open(dir, Options{Options: dedupe.Options{PruneInterval: -1}, NoSync: true})
+	require.NoError(t, err)
+	defer s.Close()
+	ctx := context.Background()
+	for _, k := range []string{"stripe:a\x1fledger", "stripe:b\x1fledger"} {
+		_, err := s.Enqueue(ctx, dedupe.Enqueue{Key: k, Fingerprint: "fp", MaxAge: time.Hour,
+			Request: dedupe.NewRequest("application/json", "", []byte("{}"), true)})
+		require.NoError(t, err)
+	}
+	var before, after uint64
+	require.NoError(t, s.update(ctx, func(*mdb.Txn) error { before = s.changes; return nil }))
+	got, err := s.Take(ctx, "ledger", 10)
+	require.NoError(t, err)
+	require.Len(t, got, 2)
+	require.NoError(t, s.update(ctx, func(*mdb.Txn) error { after = s.changes; return nil }))
+	require.Equal(t, uint64(2*5), after-before, "writes for two leases")
+	st, err := s.QueueStats(ctx, "ledger")
+	require.NoError(t, err)
+	require.Zero(t, st.Depth, "both in an attempt")
+	stats, err := s.Stats(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, stats[dedupe.Queued])
+	require.NoError(t, s.Close())
+	report, err := Check(dir)
+	require.NoError(t, err)
+	require.False(t, report.Damaged(), "%+v", report)
+}

@@ -243,6 +243,13 @@ func (s *Store) settleAttempt(ctx context.Context, l dedupe.Lease, fail bool, ne
 	return nil
 }
 
+// Settle ends the attempts each as its own op, all at once: they wait for
+// the writer together and ride one of its batches (writer.go), one round
+// trip and one transaction (dedupe.Queue.Settle, dedupe.SettleEach).
+func (s *Store) Settle(ctx context.Context, settlements []dedupe.Settlement) ([]error, error) {
+	return dedupe.SettleEach(ctx, s, settlements)
+}
+
 // queueAttempts adds the statement settling attempts to b.
 func (s *Store) queueAttempts(b *pgx.Batch, attempts []*op) {
 	if len(attempts) == 0 {

@@ -259,6 +259,13 @@ func (t *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Res
 	return t.shared.FailAttempt(ctx, l, resp, reason)
 }
 
+// Settle ends attempts in the shared store, each as Complete, Retry or
+// FailAttempt does here (a completion copied locally), all at once, so
+// that they ride one of the shared store's batches (dedupe.SettleEach).
+func (t *Store) Settle(ctx context.Context, settlements []dedupe.Settlement) ([]error, error) {
+	return dedupe.SettleEach(ctx, t, settlements)
+}
+
 // Requeue puts a FAILED queued event back to QUEUED in the shared store,
 // and drops the local copy of the finished record it was.
 func (t *Store) Requeue(ctx context.Context, key string, maxAge time.Duration) (dedupe.Record, error) {

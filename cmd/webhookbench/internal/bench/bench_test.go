@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"strings"
 	"sync"
@@ -153,6 +154,35 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
 }
 
+// A burst to a queue destination beside the sync default: the run waits
+// for the queue to drain, every event reaches the core exactly once, and
+// the table gives the drain and the CPU per event at the core of both.
+func TestCompareQueueDrains(t *testing.T) {
+	e := testEnv(t)
+	var log strings.Builder
+	sums, err := e.compare(context.Background(), compareOpts{
+		u: 300, d: 1, c: 16, dup: "mix", count: 300, rounds: 1, warmup: 50,
+		variants: []string{variantQueue, variantLMDB}, drainTimeout: time.Minute,
+	}, &log)
+	require.NoError(t, err, log.String())
+	for _, s := range sums {
+		require.Len(t, s.runs, 1, s.variant)
+		r := s.runs[0]
+		require.Equal(t, 300, r.once.events, s.variant)
+		require.Equal(t, 300, r.once.once, "%s: every event at the core exactly once: %+v", s.variant, r.once)
+		require.Equal(t, 300, r.delivered, s.variant)
+		require.Positive(t, cpuPerEventAtCore(r), s.variant)
+	}
+	q, sync := sums[0].runs[0], sums[1].runs[0]
+	require.GreaterOrEqual(t, q.toCore.wall, q.cpu.wall, "the queue's CPU at the core counts its drain")
+	require.Zero(t, sync.drain, "a sync design has it at the core when it answers")
+	require.Equal(t, sync.cpu, sync.toCore)
+	tbl := table(sums)
+	require.Contains(t, tbl, "| at the core, s after the load | CPU µs / event at the core | × sync |")
+	require.Regexp(t, `\| `+regexp.QuoteMeta(variantLabels[variantLMDB])+` \|.* \| 0 / 300 / 0 \| 0\.00 \| [1-9]\d* \| 1\.00 \|\n`, tbl)
+	require.Regexp(t, `\| `+regexp.QuoteMeta(variantLabels[variantQueue])+` \|.* \| 0 / 300 / 0 \| \d+\.\d\d \| [1-9]\d* \| \d+\.\d\d \|\n`, tbl)
+}
+
 // The other two dedupe designs, each where its server is at hand (CI has
 // Postgres; Redis only where it runs): every event forwarded exactly once.
 func TestComparePostgresAndRedis(t *testing.T) {
@@ -205,6 +235,111 @@ func TestCrashThreeKills(t *testing.T) {
 	require.Equal(t, 3, r.kills)
 	require.Positive(t, r.events)
 	require.True(t, r.ok(), "%s", r)
+}
+
+// Three SIGKILLs under load against a queue destination, on LMDB and on
+// Postgres: the queue drains to the core after the last restart, nothing
+// acknowledged is lost, and an event reaches the core again only after a
+// kill cut its attempt short.
+func TestCrashQueueThreeKills(t *testing.T) {
+	for _, store := range []string{variantLMDB, variantPostgres} {
+		t.Run(store, func(t *testing.T) {
+			dsn := os.Getenv("WEBHOOKD_TEST_POSTGRES_DSN")
+			if store == variantPostgres && dsn == "" {
+				if os.Getenv("CI") == "true" {
+					t.Fatal("CI needs WEBHOOKD_TEST_POSTGRES_DSN")
+				}
+				t.Skip("no WEBHOOKD_TEST_POSTGRES_DSN")
+			}
+			e := testEnv(t)
+			var log strings.Builder
+			r, err := e.crash(context.Background(), crashOpts{
+				kills: 3, u: 100, d: 2, c: 8, dup: "mix", lease: 2 * time.Second, timeout: time.Second,
+				gapMin: 200 * time.Millisecond, gapMax: 500 * time.Millisecond, store: store, pgDSN: dsn,
+				delivery: deliveryQueue, drainTimeout: 30 * time.Second,
+			}, &log)
+			require.NoError(t, err, log.String())
+			require.True(t, r.queue)
+			require.Equal(t, 3, r.kills)
+			require.Positive(t, r.events)
+			require.True(t, r.drain.drained(), "%s", r)
+			require.True(t, r.ok(), "%s", r)
+		})
+	}
+}
+
+// A queue that never reaches the core fails the wait with the count of
+// the events missing, once its timeout has passed.
+func TestWaitDrainedTimesOut(t *testing.T) {
+	st, err := newStub(false, 0)
+	require.NoError(t, err)
+	defer st.Close()
+	d := waitDrained(context.Background(), st, []*event{sentEvent("a", 1), sentEvent("b", 0)}, time.Second, 50*time.Millisecond)
+	require.False(t, d.drained())
+	require.Equal(t, 1, d.missing, "only the event answered 2xx is waited for")
+	require.GreaterOrEqual(t, d.took, 50*time.Millisecond)
+	require.Contains(t, d.String(), "NOT drained: 1 events")
+}
+
+func TestTallyQueueCrash(t *testing.T) {
+	t0 := time.Now()
+	const lease = 2 * time.Second
+	kill := [2]time.Time{t0.Add(time.Second), t0.Add(time.Second + 10*time.Millisecond)}
+	at := func(ms ...int) stubEvent {
+		s := stubEvent{forwards: len(ms), keys: keys("stripe:a")}
+		for _, m := range ms {
+			s.arrivals = append(s.arrivals, t0.Add(time.Duration(m)*time.Millisecond))
+		}
+		return s
+	}
+	for _, tc := range []struct {
+		name  string
+		seen  stubEvent
+		ok    bool
+		check func(*testing.T, *crashReport)
+	}{
+		{"once", at(500), true, func(t *testing.T, r *crashReport) {
+			require.Equal(t, 1, r.once)
+			require.Zero(t, r.cutShort)
+		}},
+		{"again after a kill that cut the attempt short", at(900, 3500), true, func(t *testing.T, r *crashReport) {
+			require.Equal(t, 1, r.more)
+			require.Equal(t, 1, r.cutShort)
+			require.Equal(t, 1, r.mostAtOneKill)
+		}},
+		{"twice before the kill", at(100, 200), false, func(t *testing.T, r *crashReport) {
+			require.Equal(t, 1, r.extraNotInFlight)
+		}},
+		{"twice after the kill", at(2000, 2100), false, func(t *testing.T, r *crashReport) {
+			require.Equal(t, 1, r.extraNotInFlight)
+		}},
+		{"the kill more than a lease after the forward", at(-1500, 3000), false, func(t *testing.T, r *crashReport) {
+			require.Equal(t, 1, r.extraNotInFlight)
+		}},
+		{"lost", stubEvent{}, false, func(t *testing.T, r *crashReport) {
+			require.Equal(t, 1, r.lost)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tallyQueueCrash([]*event{sentEvent("a", 1)}, nil, [][2]time.Time{kill}, map[string]stubEvent{"a": tc.seen}, lease)
+			r.drain = drainResult{took: time.Second}
+			require.Equal(t, tc.ok, r.ok(), "%s", r)
+			tc.check(t, r)
+		})
+	}
+	// One kill forwarding more events again than attempts can be open.
+	evs := make([]*event, crashConcurrency+1)
+	seen := map[string]stubEvent{}
+	for i := range evs {
+		evs[i] = sentEvent(fmt.Sprint(i), 1)
+		s := at(900, 3500)
+		s.keys = keys("stripe:" + evs[i].id)
+		seen[evs[i].id] = s
+	}
+	r := tallyQueueCrash(evs, nil, [][2]time.Time{kill}, seen, lease)
+	require.Equal(t, crashConcurrency+1, r.mostAtOneKill)
+	require.False(t, r.ok())
+	require.False(t, (&crashReport{queue: true, kills: 1, drain: drainResult{missing: 1}}).ok(), "not drained")
 }
 
 // A downstream that cycles 503, timeouts, resets and 200: no early 2xx,

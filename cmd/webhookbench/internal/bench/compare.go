@@ -30,7 +30,13 @@ type compareOpts struct {
 	// profileDir, when set, receives a CPU profile of webhookd
 	// (<design>-<round>.pprof) taken over each timed run.
 	profileDir string
+	// drainTimeout bounds the wait, after the load, for a queue
+	// destination's events to reach the core.
+	drainTimeout time.Duration
 }
+
+// defaultDrainTimeout is compare's and crash's bound on a queue's drain.
+const defaultDrainTimeout = 5 * time.Minute
 
 // runStats is one measured run of one design.
 type runStats struct {
@@ -44,7 +50,31 @@ type runStats struct {
 	// spent over the timed load; cpuErr says why it is unknown.
 	cpu    cpuUse
 	cpuErr error
+	// drain is how long after the timed load the last event reached the
+	// core (zero for a design that forwards before it answers); toCore
+	// is the CPU from the load's start to then, and delivered the
+	// requests that reached the stub by then.
+	drain     time.Duration
+	toCore    cpuUse
+	delivered int
 }
+
+// cpuPerEventAtCore is the design's CPU time per request that reached the
+// core, from the load's start until the last one had (a queue's drain
+// included), in µs: the whole cost of an event for a queue destination,
+// where cpuPerForward would leave out the drain that follows the load.
+func cpuPerEventAtCore(r runStats) float64 {
+	if r.cpuErr != nil {
+		return 0
+	}
+	return perUnit(r.toCore.server(), r.delivered)
+}
+
+func drainSeconds(r runStats) float64 { return r.drain.Seconds() }
+
+// async reports whether a design answers the gateway before the core has
+// the event, so that a run ends only once its queue has drained.
+func async(variant string) bool { return strings.TrimSuffix(variant, beforeSuffix) == variantQueue }
 
 // serverCPU is the design's CPU time over the run, zero when unknown.
 func (r runStats) serverCPU() time.Duration {
@@ -159,6 +189,9 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		return runStats{}, err
 	}
 	defer st.Close()
+	if o.drainTimeout <= 0 {
+		o.drainTimeout = defaultDrainTimeout
+	}
 	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir}
 	profile := o.profileDir != "" && o.duration >= time.Second && variant != variantRedis
 	if profile {
@@ -177,7 +210,14 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 	if o.warmup > 0 {
 		// Opens the client's connections and the target's, and lets the
 		// store grow its files, before anything is timed.
-		runLoad(ctx, loadSpec{url: url, client: client, run: newRunID() + "w", u: max(o.warmup/o.d, 1), d: o.d, dup: o.dup, c: o.c, count: o.warmup})
+		w := runLoad(ctx, loadSpec{url: url, client: client, run: newRunID() + "w", u: max(o.warmup/o.d, 1), d: o.d, dup: o.dup, c: o.c, count: o.warmup})
+		if async(variant) {
+			// A queue still delivering the warm-up would spend the timed
+			// load's CPU on it.
+			if d := waitDrained(ctx, st, w.events, 0, o.drainTimeout); !d.drained() {
+				return runStats{}, fmt.Errorf("warm-up: %s", d)
+			}
+		}
 		st.reset()
 	}
 	var profiled chan error
@@ -189,11 +229,17 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 	before := takeCPU(ctx, p.cpu)
 	res := runLoad(ctx, loadSpec{url: url, client: client, run: newRunID(), u: o.u, d: o.d, dup: o.dup, c: o.c, duration: o.duration, count: o.count})
 	use, cpuErr := cpuBetween(before, takeCPU(ctx, p.cpu))
-	seen := st.snapshot()
-	forwards := 0
-	for _, ev := range seen {
-		forwards += ev.forwards
+	forwards := countForwards(st.snapshot())
+	toCore, drain := use, drainResult{}
+	if async(variant) {
+		if drain = waitDrained(ctx, st, res.events, 0, o.drainTimeout); !drain.drained() {
+			return runStats{}, fmt.Errorf("the queue after the load: %s", drain)
+		}
+		if toCore, err = cpuBetween(before, takeCPU(ctx, p.cpu)); err != nil {
+			cpuErr = err
+		}
 	}
+	seen := st.snapshot()
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			return runStats{}, fmt.Errorf("CPU profile: %w", err)
@@ -214,7 +260,17 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		once:       tallyOnce(res.events, seen, dedupes(variant)),
 		deliveries: res.deliveries, forwards: forwards,
 		cpu: use, cpuErr: cpuErr,
+		drain: drain.took, toCore: toCore, delivered: countForwards(seen),
 	}, nil
+}
+
+// countForwards sums the requests the stub saw.
+func countForwards(seen map[string]stubEvent) int {
+	n := 0
+	for _, ev := range seen {
+		n += ev.forwards
+	}
+	return n
 }
 
 // fetchProfile saves a CPU profile of the webhookd whose pprof listener is
@@ -277,10 +333,15 @@ func statusString(m map[int]int) string {
 // table renders the summaries as markdown: medians, and ratios to the
 // bare proxy; then where the CPU went.
 func table(sums []*variantSummary) string {
-	var base *variantSummary
+	// base is the proxy, every ratio's denominator; sync, webhookd's
+	// sync default on LMDB, that of the CPU per event at the core.
+	var base, syncBase *variantSummary
 	for _, s := range sums {
 		if s.variant == variantProxy && len(s.runs) > 0 {
 			base = s
+		}
+		if s.variant == variantLMDB && len(s.runs) > 0 {
+			syncBase = s
 		}
 	}
 	// ratio formats s's median of f over the proxy's.
@@ -303,11 +364,11 @@ func table(sums []*variantSummary) string {
 		return ratio(s, f)
 	}
 	var b strings.Builder
-	b.WriteString("| design | deliveries/s | × proxy | p50 ms | p99 ms | p99 × proxy | p99.9 ms | CPU µs / delivery | × proxy | CPU µs / forward | × proxy | answers (all rounds) | events forwarded 0 / 1 / >1 |\n")
-	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |\n")
+	b.WriteString("| design | deliveries/s | × proxy | p50 ms | p99 ms | p99 × proxy | p99.9 ms | CPU µs / delivery | × proxy | CPU µs / forward | × proxy | answers (all rounds) | events forwarded 0 / 1 / >1 | at the core, s after the load | CPU µs / event at the core | × sync |\n")
+	b.WriteString("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |\n")
 	for _, s := range sums {
 		if len(s.runs) == 0 {
-			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | | | | | |\n", label(s.variant), strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
+			fmt.Fprintf(&b, "| %s | skipped: %s | | | | | | | | | | | | | | |\n", label(s.variant), strings.TrimPrefix(s.skipped, errSkipped.Error()+": "))
 			continue
 		}
 		statuses := make(map[int]int)
@@ -322,15 +383,19 @@ func table(sums []*variantSummary) string {
 			o.lost += r.once.lost
 			o.wrongKeys += r.once.wrongKeys
 		}
-		perDelivery, perForward := "—", "—"
+		perDelivery, perForward, atCore, atCoreRatio := "—", "—", "—", "—"
 		if s.cpuKnown() {
 			perDelivery = fmt.Sprintf("%.0f", s.median(cpuPerDelivery))
 			perForward = fmt.Sprintf("%.0f", s.median(cpuPerForward))
+			atCore = fmt.Sprintf("%.0f", s.median(cpuPerEventAtCore))
+			if syncBase != nil && syncBase.cpuKnown() && syncBase.median(cpuPerEventAtCore) > 0 {
+				atCoreRatio = fmt.Sprintf("%.2f", s.median(cpuPerEventAtCore)/syncBase.median(cpuPerEventAtCore))
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f | %.2f | %s | %.2f | %s | %s | %s | %s | %s | %d / %d / %d |\n",
+		fmt.Fprintf(&b, "| %s | %.0f | %s | %.2f | %.2f | %s | %.2f | %s | %s | %s | %s | %s | %d / %d / %d | %.2f | %s | %s |\n",
 			label(s.variant), s.median(perSec), ratio(s, perSec), s.median(p50ms), s.median(p99ms), ratio(s, p99ms), s.median(p999ms),
 			perDelivery, cpuRatio(s, cpuPerDelivery), perForward, cpuRatio(s, cpuPerForward),
-			statusString(statuses), o.zero, o.once, o.more)
+			statusString(statuses), o.zero, o.once, o.more, s.median(drainSeconds), atCore, atCoreRatio)
 	}
 
 	fmt.Fprintf(&b, "\nCPU over the timed load, in cores kept busy (medians; the machine has %d):\n\n", runtime.NumCPU())

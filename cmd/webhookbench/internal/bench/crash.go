@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -19,7 +21,24 @@ type crashOpts struct {
 	gapMin, gapMax time.Duration
 	store          string // lmdb, postgres or tiered
 	pgDSN          string
+	// delivery is the one destination's: deliverySync (the default) or
+	// deliveryQueue (store and forward, docs/delivery.md).
+	delivery string
+	// drainTimeout bounds the wait, after the resends, for a queue
+	// destination's queue to reach the core.
+	drainTimeout time.Duration
 }
+
+// The destination's delivery in crash mode.
+const (
+	deliverySync  = "sync"
+	deliveryQueue = "queue"
+)
+
+// crashConcurrency is the queue destination's concurrency in crash mode:
+// at most this many attempts are open at a kill, so at most this many
+// events can reach the core again because of one kill.
+const crashConcurrency = 16
 
 // crashReport is what crash mode found.
 type crashReport struct {
@@ -33,14 +52,30 @@ type crashReport struct {
 	lost       int // events the stub never saw
 	unresolved int // events never answered 2xx, even after the resends
 	// extraNotInFlight counts events forwarded more than once although no
-	// delivery of theirs was under way at a kill.
+	// delivery of theirs was under way at a kill (sync), or a forward of
+	// theirs followed the one before it without a kill between that could
+	// have cut that attempt short (queue).
 	extraNotInFlight int
 	wrongKeys        int
+
+	// Against a queue destination only.
+	queue bool
+	// cutShort counts forwards that followed a kill which cut short the
+	// attempt before them: the attempts in flight at the kills.
+	cutShort int
+	// mostAtOneKill is the most of those one kill caused; at most
+	// crashConcurrency attempts are open at once.
+	mostAtOneKill int
+	drain         drainResult
 }
 
 // ok reports whether crash mode's assertions hold.
 func (r *crashReport) ok() bool {
-	return r.lost == 0 && r.unresolved == 0 && r.extraNotInFlight == 0 && r.wrongKeys == 0 && r.kills > 0
+	ok := r.lost == 0 && r.unresolved == 0 && r.extraNotInFlight == 0 && r.wrongKeys == 0 && r.kills > 0
+	if r.queue {
+		ok = ok && r.drain.drained() && r.mostAtOneKill <= crashConcurrency
+	}
+	return ok
 }
 
 func (r *crashReport) String() string {
@@ -48,19 +83,31 @@ func (r *crashReport) String() string {
 	if !r.ok() {
 		verdict = "FAIL"
 	}
-	return fmt.Sprintf(`| kills (SIGKILL, then restart on the same store) | %d |
-| deliveries under load | %d (%s) |
-| resends after the kills (lease passed) | %d |
-| events sent | %d |
-| events with a delivery under way at a kill | %d |
-| events forwarded once | %d |
-| events forwarded more than once | %d (of which not under way at a kill: %d) |
-| events lost (never forwarded) | %d |
-| events never answered 2xx | %d |
-| events forwarded with a missing or varying Idempotency-Key | %d |
-| verdict | %s |
-`, r.kills, r.deliveries, statusString(r.statuses), r.resends, r.events, r.inFlight, r.once, r.more,
-		r.extraNotInFlight, r.lost, r.unresolved, r.wrongKeys, verdict)
+	var b strings.Builder
+	row := func(name string, format string, args ...any) {
+		fmt.Fprintf(&b, "| %s | %s |\n", name, fmt.Sprintf(format, args...))
+	}
+	row("kills (SIGKILL, then restart on the same store)", "%d", r.kills)
+	row("deliveries under load", "%d (%s)", r.deliveries, statusString(r.statuses))
+	row("resends after the kills (lease passed)", "%d", r.resends)
+	row("events sent", "%d", r.events)
+	row("events with a delivery under way at a kill", "%d", r.inFlight)
+	if r.queue {
+		row("queue after the resends", "%s", r.drain)
+		row("attempts cut short by a kill, forwarded again", "%d (at most %d at one kill; bound %d, the concurrency)",
+			r.cutShort, r.mostAtOneKill, crashConcurrency)
+	}
+	row("events forwarded once", "%d", r.once)
+	if r.queue {
+		row("events forwarded more than once", "%d (of which without a kill cutting an attempt short: %d)", r.more, r.extraNotInFlight)
+	} else {
+		row("events forwarded more than once", "%d (of which not under way at a kill: %d)", r.more, r.extraNotInFlight)
+	}
+	row("events lost (never forwarded)", "%d", r.lost)
+	row("events never answered 2xx", "%d", r.unresolved)
+	row("events forwarded with a missing or varying Idempotency-Key", "%d", r.wrongKeys)
+	row("verdict", "%s", verdict)
+	return b.String()
 }
 
 // crash runs webhookd under load, kills it with SIGKILL o.kills times at
@@ -90,6 +137,16 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 		}
 		defer drop()
 		extra = append(extra, "WEBHOOKD_STORE="+o.store, "WEBHOOKD_POSTGRES_DSN="+dsn)
+	}
+	if o.delivery == deliveryQueue {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, err
+		}
+		file := filepath.Join(dir, "queue.yaml")
+		if err := os.WriteFile(file, []byte(queueConfig(st.URL, crashConcurrency)), 0o600); err != nil {
+			return nil, err
+		}
+		extra = append(extra, "WEBHOOKD_CONFIG="+file)
 	}
 	dataDir, logPath := filepath.Join(dir, "data"), filepath.Join(e.tmp, "crash.log")
 	start := func() (*proc, error) { return e.startWebhookd(addr, dataDir, st.URL, logPath, extra...) }
@@ -144,11 +201,74 @@ func (e *env) crash(ctx context.Context, o crashOpts, log io.Writer) (*crashRepo
 		}
 	}
 	resent := resendUntilOK(ctx, client, url, sent, o.c, time.Now().Add(max(30*time.Second, 10*o.lease)))
+	var drain drainResult
+	if o.delivery == deliveryQueue {
+		// Every acknowledged event is stored; the core has it only once
+		// the delivery loop has drained the queue, and an attempt the
+		// last kill cut short comes due again when its lease passes:
+		// wait until the stub has every event and has been quiet for a
+		// lease.
+		drain = waitDrained(ctx, st, sent, o.lease+time.Second, o.drainTimeout)
+		fmt.Fprintf(log, "queue: %s\n", drain)
+	}
 	p.stop()
 
-	r := tallyCrash(res.events, res.kept, kills, st.snapshot())
+	var r *crashReport
+	if o.delivery == deliveryQueue {
+		r = tallyQueueCrash(res.events, res.kept, kills, st.snapshot(), o.lease)
+		r.drain = drain
+	} else {
+		r = tallyCrash(res.events, res.kept, kills, st.snapshot())
+	}
 	r.deliveries, r.statuses, r.resends = res.deliveries, res.statuses, len(resent)
 	return r, nil
+}
+
+// tallyQueueCrash is tallyCrash for a queue destination, where the
+// gateway's answer comes before the forward: an extra forward is allowed
+// only after a kill that came, within a lease, after the event's forward
+// before it (that attempt reached the core, and the kill took its answer
+// before it was recorded).
+func tallyQueueCrash(events []*event, kept []delivery, kills [][2]time.Time, seen map[string]stubEvent, lease time.Duration) *crashReport {
+	r := tallyCrash(events, kept, kills, seen)
+	r.queue, r.extraNotInFlight = true, 0
+	perKill := make([]int, len(kills))
+	for _, ev := range events {
+		if ev.sent.Load() == 0 {
+			continue
+		}
+		s := seen[ev.id]
+		explained := true
+		for i := 1; i < len(s.arrivals); i++ {
+			k := cutShortBy(kills, s.arrivals[i-1], s.arrivals[i], lease)
+			if k < 0 {
+				explained = false
+				continue
+			}
+			perKill[k]++
+			r.cutShort++
+		}
+		if !explained {
+			r.extraNotInFlight++
+		}
+	}
+	for _, n := range perKill {
+		r.mostAtOneKill = max(r.mostAtOneKill, n)
+	}
+	return r
+}
+
+// cutShortBy returns the first kill that can have cut short an attempt
+// forwarded at prev, so that the event was forwarded again at next: the
+// process was still alive at prev, the kill came within a lease of it
+// (after that the lease would have passed anyway), and before next; or -1.
+func cutShortBy(kills [][2]time.Time, prev, next time.Time, lease time.Duration) int {
+	for i, k := range kills {
+		if !prev.After(k[1]) && k[0].Sub(prev) <= lease && !next.Before(k[0]) {
+			return i
+		}
+	}
+	return -1
 }
 
 // tallyCrash checks what the stub saw (seen) against the events sent, the

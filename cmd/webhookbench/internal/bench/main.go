@@ -94,6 +94,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.IntVar(&co.warmup, "warmup", 500, "untimed deliveries of other events before each run")
 		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, queue (LMDB, delivery: queue), redis")
 		fs.StringVar(&before, "before", "", "a second webhookd binary, run by the designs named lmdb-before, postgres-before, tiered-before: a change against its baseline in one run")
+		fs.DurationVar(&co.drainTimeout, "drain-timeout", defaultDrainTimeout, "for the queue design, how long to wait after the load for every event to reach the core (the run fails past it)")
 		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of every design but redis (webhookd and the proxy), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")
@@ -102,6 +103,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.DurationVar(&cr.gapMin, "gap-min", 200*time.Millisecond, "least load time before a kill")
 		fs.DurationVar(&cr.gapMax, "gap-max", time.Second, "most load time before a kill")
 		fs.StringVar(&cr.store, "store", variantLMDB, "webhookd's store: lmdb, postgres or tiered")
+		fs.StringVar(&cr.delivery, "delivery", deliverySync, "the destination's delivery: sync, or queue (store and forward: the check waits for the queue to reach the core)")
+		fs.DurationVar(&cr.drainTimeout, "drain-timeout", defaultDrainTimeout, "with -delivery queue, how long to wait after the resends for every event to reach the core")
 	case "faults":
 		fs.DurationVar(&fo.lease, "lease", 3*time.Second, "lease of the design under test")
 		fs.DurationVar(&fo.timeout, "dispatch-timeout", time.Second, "forward budget of the design under test (below the lease)")
@@ -141,8 +144,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 	case "compare":
 		co.u, co.d, co.c, co.dup, co.pgDSN, co.redis = u, d, c, dup, *pgDSN, *redisAddr
 		co.variants = strings.Split(variants, ",")
-		if co.rounds < 1 || (co.duration <= 0 && co.count < 0) {
-			fmt.Fprintln(stderr, "webhookbench compare: -rounds must be at least 1")
+		if co.rounds < 1 || (co.duration <= 0 && co.count < 0) || co.drainTimeout <= 0 {
+			fmt.Fprintln(stderr, "webhookbench compare: -rounds must be at least 1, -drain-timeout positive")
 			return 2
 		}
 		fmt.Fprintf(stdout, "U=%d unique events, D=%d deliveries each (%s), C=%d clients, %s per design and round, %d rounds\n\n",
@@ -156,8 +159,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		return 0
 	case "crash":
 		cr.u, cr.d, cr.c, cr.dup, cr.pgDSN = u, d, c, dup, *pgDSN
-		if cr.kills < 1 || cr.timeout >= cr.lease || cr.gapMin <= 0 || cr.gapMax < cr.gapMin {
-			fmt.Fprintln(stderr, "webhookbench crash: need -kills ≥ 1, -dispatch-timeout below -lease, 0 < -gap-min ≤ -gap-max")
+		if cr.kills < 1 || cr.timeout >= cr.lease || cr.gapMin <= 0 || cr.gapMax < cr.gapMin ||
+			(cr.delivery != deliverySync && cr.delivery != deliveryQueue) || cr.drainTimeout <= 0 {
+			fmt.Fprintln(stderr, "webhookbench crash: need -kills ≥ 1, -dispatch-timeout below -lease, 0 < -gap-min ≤ -gap-max, -delivery sync or queue, a positive -drain-timeout")
 			return 2
 		}
 		r, err := e.crash(ctx, cr, stdout)
@@ -165,7 +169,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 			fmt.Fprintln(stderr, "webhookbench:", err)
 			return 1
 		}
-		fmt.Fprintf(stdout, "\n| crash mode (%s store, lease %s, dispatch timeout %s) | |\n| --- | --- |\n%s", cr.store, cr.lease, cr.timeout, r)
+		fmt.Fprintf(stdout, "\n| crash mode (%s store, delivery %s, lease %s, dispatch timeout %s) | |\n| --- | --- |\n%s", cr.store, cr.delivery, cr.lease, cr.timeout, r)
 		return exitFor(r.ok())
 	default:
 		fo.u, fo.d, fo.c, fo.dup, fo.pgDSN, fo.redis = u, d, c, dup, *pgDSN, *redisAddr

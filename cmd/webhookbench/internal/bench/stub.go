@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -36,6 +37,10 @@ type stubEvent struct {
 	firstAccept time.Time
 	// keys are the distinct Idempotency-Key values seen ("" for none).
 	keys map[string]struct{}
+	// arrivals are when each forward reached the stub, in order: crash
+	// mode against a queue destination tells by them whether a second
+	// forward followed a kill that cut the first attempt short.
+	arrivals []time.Time
 }
 
 // stub is the downstream core service: an in-process HTTP server that
@@ -53,6 +58,9 @@ type stub struct {
 
 	n       atomic.Uint64
 	byFault [numFaults]atomic.Int64
+	// total counts every forward, for waits that need to see the stub
+	// go quiet.
+	total atomic.Uint64
 
 	mu     sync.Mutex
 	events map[string]*stubEvent
@@ -110,6 +118,7 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.events[id] = e
 	}
 	e.forwards++
+	e.arrivals = append(e.arrivals, time.Now())
 	e.keys[key] = struct{}{}
 	if fault == faultAccept {
 		e.accepted++
@@ -118,6 +127,7 @@ func (s *stub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mu.Unlock()
+	s.total.Add(1)
 
 	switch fault {
 	case faultAccept:
@@ -155,9 +165,24 @@ func (s *stub) snapshot() map[string]stubEvent {
 	defer s.mu.Unlock()
 	out := make(map[string]stubEvent, len(s.events))
 	for id, e := range s.events {
-		out[id] = *e
+		c := *e
+		c.arrivals = slices.Clone(e.arrivals)
+		out[id] = c
 	}
 	return out
+}
+
+// missing counts the events of ids the stub has not seen.
+func (s *stub) missing(ids []string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, id := range ids {
+		if s.events[id] == nil {
+			n++
+		}
+	}
+	return n
 }
 
 // faultCounts reports how many requests got each behaviour.

@@ -153,7 +153,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		}, nil
 	case variantQueue:
 		file := filepath.Join(o.dir, "queue.yaml")
-		if err := os.WriteFile(file, []byte(queueConfig(o.downstream)), 0o600); err != nil {
+		if err := os.WriteFile(file, []byte(queueConfig(o.downstream, 0)), 0o600); err != nil {
 			return nil, nil, err
 		}
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, append(extra, "WEBHOOKD_CONFIG="+file)...)
@@ -206,16 +206,22 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered, queue or redis)", variant)
 }
 
-// queueConfig is the WEBHOOKD_CONFIG of variantQueue: the benchmark's
-// Stripe source, its every event to one queue destination at downstream.
-func queueConfig(downstream string) string {
+// queueConfig is the WEBHOOKD_CONFIG of variantQueue and of crash mode's
+// queue: the benchmark's Stripe source, its every event to one queue
+// destination at downstream, with concurrency attempts open at once at
+// most (0: webhookd's default).
+func queueConfig(downstream string, concurrency int) string {
+	conc := ""
+	if concurrency > 0 {
+		conc = fmt.Sprintf(", concurrency: %d", concurrency)
+	}
 	return fmt.Sprintf(`sources:
   - {name: stripe, provider: stripe, settings: {secrets: "${WEBHOOKD_STRIPE_SECRETS}"}}
 destinations:
-  - {name: core, url: %q, delivery: queue}
+  - {name: core, url: %q, delivery: queue%s}
 routes:
   - {source: stripe, to: [core]}
-`, downstream)
+`, downstream, conc)
 }
 
 // dropRedisPrefix deletes one run's keys.
