@@ -35,14 +35,20 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	}
 	// Fast path: duplicates of a finished or running event are answered
 	// from a read transaction, without queueing for the writer, and
-	// without copying the stored request, which a replay does not send.
-	rec, err := s.Peek(ctx, key)
+	// without copying the stored request, which a replay does not send;
+	// a replay only once what it replays is durable.
+	rec, txn, err := s.read1(key, responseBody)
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
 	case err != nil:
 		return dedupe.Lease{}, nil, err
 	default:
 		if r, err := dedupe.Decide(&rec, fingerprint, s.opts.Now()); err != nil || r != nil {
+			if r != nil && !errors.Is(err, dedupe.ErrInFlight) {
+				if werr := s.awaitDurable(ctx, txn); werr != nil {
+					return dedupe.Lease{}, nil, werr
+				}
+			}
 			return dedupe.Lease{}, r, err
 		}
 	}
@@ -55,7 +61,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		lease dedupe.Lease
 		found *dedupe.Record
 	)
-	err = s.writeLazy(ctx, func(txn *mdb.Txn) error {
+	err = s.update(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
 		cur, err := s.get(txn, key, responseBody)
@@ -260,14 +266,12 @@ func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 
 // Keep writes rec, a finished record copied from another store (the
 // tiered store's shared one), as it is, unless the key holds a live claim
-// of this store's own. The copy is a cache whose loss costs the next
-// delivery of the key a claim in the other store, so its write is lazy,
-// as a claim's is (writer.go, runBatch).
+// of this store's own.
 func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 	if err := dedupe.CheckKey(rec.Key); err != nil {
 		return err
 	}
-	return s.writeLazy(ctx, func(txn *mdb.Txn) error {
+	return s.update(ctx, func(txn *mdb.Txn) error {
 		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):

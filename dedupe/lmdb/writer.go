@@ -6,9 +6,43 @@ package lmdb
 // to one writer goroutine, which owns the only LMDB write transaction of
 // this process and runs on a locked OS thread as LMDB requires. The writer
 // blocks until an op arrives, then takes every op already waiting (up to
-// Options.MaxBatch) and runs them all in one write transaction. Only after
-// the commit has been synced to disk does any caller hear back, so an
-// answered write is a durable write.
+// Options.MaxBatch) and runs them all in one write transaction. Only once
+// the commit is durable does any caller hear back, so an answered write is
+// a durable write.
+//
+// Sync one behind. LMDB's mdb_txn_commit (lmdb-go's bundled mdb.c) writes
+// the transaction's dirty pages (mdb_page_flush), syncs the data file
+// (mdb_env_sync: fdatasync), and only then writes the meta page that makes
+// the commit current (mdb_env_write_meta), through a descriptor opened
+// O_DSYNC: a second sync, of one page. The environment is opened with
+// MDB_NOMETASYNC (Open), which writes the meta page through the plain
+// descriptor instead: one sync per commit. A commit so made is not yet
+// durable, and its callers are not answered yet (Store.pending). Its meta
+// page becomes durable with the next fdatasync of the file, which is
+//
+//   - the data sync of the next commit that writes (afterCommit): that
+//     commit's own meta page goes out after that sync, so the previous
+//     one is on disk first; or
+//   - when no op is waiting once a commit is made, an explicit sync
+//     (syncPending: mdb_env_sync with force), at once: an idle writer
+//     makes its one caller wait for two syncs, as a fully synced commit
+//     would, and a loaded one pays one sync per commit.
+//
+// The file stays consistent on an operating-system crash: every commit's
+// pages are synced before its meta page is written, so a meta page on disk
+// never points at pages that are not; LMDB keeps two meta pages, written in
+// turn by commit ID, and opens on the newer valid one, so a crash while one
+// meta page is unsynced leaves the previous commit current; and a write
+// transaction reuses only pages freed before the previous commit (LMDB's
+// oldest-reader rule), so the tree that commit's meta page points at is
+// intact until the next commit is current. A crash therefore undoes at most
+// the pending commit, whose callers have not been answered: nothing
+// answered is ever lost. Readers see a commit as soon as it is made, before
+// it is durable; a reader that answers a delivery from what it read (the
+// duplicate's replay in Claim, the acknowledgement in Enqueue) first waits
+// for the commit it saw to be durable (awaitDurable). Opening a store syncs
+// the file, so that what a killed process left unsynced is durable before
+// it is read (Open).
 //
 // An op that fails is rolled back alone and the others still commit. The
 // ops run directly in the batch's transaction, not each in a nested one
@@ -30,11 +64,11 @@ package lmdb
 // grows by itself with the number of callers waiting while the previous
 // commit was syncing. That is what turns N fsyncs into one. One refinement
 // keeps batches from splitting into two cohorts that take turns (those
-// answered by the last commit, and those that queued during it): after a
-// commit of more than one op, the writer yields the processor
+// answered by the last commit, and those that queued during it): after
+// answering more than one op, the writer yields the processor
 // (runtime.Gosched, not a sleep) for as long as answered callers keep
-// queueing new ops, up to the size of the batch just committed. When nobody
-// comes back, it stops at the first yield.
+// queueing new ops, up to the number just answered. When nobody comes
+// back, it stops at the first yield.
 //
 // A commit that fails (disk full, I/O error) aborts the whole transaction:
 // every op in the batch is answered ErrUnavailable and none of them took
@@ -55,7 +89,8 @@ package lmdb
 // caught in a commit that does not return (a stuck fsync) takes effect, or
 // not, with that commit, whoever still waits for it.
 //
-// Readers never wait for the writer: they run in their own read
+// Readers never wait for the writer, but for the durability of a commit
+// they answer a delivery from (above): they run in their own read
 // transactions on the last committed state. They do wait, shortly, while
 // the map is grown (Store.mu).
 
@@ -83,11 +118,6 @@ type op struct {
 	key   string
 	until time.Time
 	tries int
-
-	// lazy marks a write whose loss in an operating-system crash costs
-	// nothing but a second attempt (a Claim, a Keep): a batch of nothing
-	// else may commit without syncing LMDB's meta page (see runBatch).
-	lazy bool
 }
 
 // write hands fn to the writer and waits for the commit that holds it, or
@@ -138,16 +168,8 @@ func (s *Store) newOp(ctx context.Context, fn mdb.TxnOp) *op {
 		o = &op{done: make(chan error, 1)}
 	}
 	o.ctx, o.fn, o.err = ctx, fn, nil
-	o.key, o.until, o.tries, o.lazy = "", time.Time{}, 0, false
+	o.key, o.until, o.tries = "", time.Time{}, 0
 	return o
-}
-
-// writeLazy is write for a Claim's or a Keep's op, which the writer may
-// commit with the meta page's sync deferred (runBatch).
-func (s *Store) writeLazy(ctx context.Context, fn mdb.TxnOp) error {
-	o := s.newOp(ctx, guardTxn(fn))
-	o.lazy = true
-	return s.send(ctx, o)
 }
 
 func (s *Store) send(ctx context.Context, o *op) error {
@@ -238,14 +260,28 @@ func (s *Store) writeLoop() {
 	defer runtime.UnlockOSThread()
 
 	batch := make([]*op, 0, s.opts.MaxBatch)
+	s.pending = make([]*op, 0, s.opts.MaxBatch)
+	answered := 0
 	for {
-		s.gather(len(batch))
-		select {
-		case o := <-s.ops:
-			batch = append(batch[:0], o)
-		case <-s.quit:
-			return
+		s.gather(answered)
+		var first *op
+		if len(s.pending) == 0 {
+			select {
+			case first = <-s.ops:
+			case <-s.quit:
+				return
+			}
+		} else {
+			select {
+			case first = <-s.ops:
+			default:
+				// Nothing follows to sync the pending meta page with its
+				// own data: sync it alone (see the top of this file).
+				answered = s.syncPending()
+				continue
+			}
 		}
+		batch = append(batch[:0], first)
 	drain:
 		for len(batch) < s.opts.MaxBatch {
 			select {
@@ -257,20 +293,124 @@ func (s *Store) writeLoop() {
 		}
 		s.queued.Add(-int64(len(batch)))
 		start := time.Now()
-		s.commit(batch)
+		committed := s.commit(batch)
 		if s.opts.OnCommit != nil {
 			s.opts.OnCommit(len(batch), time.Since(start))
 		}
 		s.commits.Add(1)
 		s.writes.Add(uint64(len(batch)))
-		// Answer only now: the commit that holds every op is on disk, or
-		// failed and took none of them.
-		for _, o := range batch {
-			s.retryAnswer(o)
-			o.done <- o.err
-		}
+		answered = s.afterCommit(batch, committed)
 		clear(batch)
 	}
+}
+
+// afterCommit answers what batch's commit made durable and keeps what it
+// did not for later (Store.pending), returning how many callers it
+// answered. Three cases:
+//
+//   - batch committed and wrote: its commit synced the data file before
+//     writing its own meta page, and that sync flushed the meta page of
+//     the pending commit before it, so the pending ops are durable and
+//     answered, and batch becomes pending in their place;
+//   - batch's commit failed: nothing of batch took effect, and its ops are
+//     answered at once (their error says so); the pending ops still wait
+//     for their meta page's sync;
+//   - batch committed and wrote nothing (every op refused, or skipped):
+//     its ops read what the pending commit holds, so they wait with it.
+//
+// On a store opened with NoSync nothing is durable, and every op is
+// answered at once.
+func (s *Store) afterCommit(batch []*op, committed bool) int {
+	if s.opts.NoSync {
+		s.answer(batch)
+		return len(batch)
+	}
+	switch {
+	case committed && s.lastTxn() >= s.batchTxn:
+		n := len(s.pending)
+		s.durable.Store(s.pendingTxn)
+		s.answer(s.pending)
+		s.pending = append(s.pending[:0], batch...)
+		s.pendingTxn = s.batchTxn
+		return n
+	case !committed:
+		s.answer(batch)
+		return len(batch)
+	default:
+		s.pending = append(s.pending, batch...)
+		s.pendingTxn = max(s.pendingTxn, s.batchTxn-1)
+		if s.pendingTxn <= s.durable.Load() {
+			n := len(s.pending)
+			s.answer(s.pending)
+			s.pending = s.pending[:0]
+			return n
+		}
+		return 0
+	}
+}
+
+// syncPending syncs the data file, which makes the pending commit's meta
+// page durable, and answers the pending ops. A sync that fails leaves
+// their commit visible but of unknown durability: each is answered
+// ErrUnavailable, as a commit that does not return is (an answer is then
+// written again, retryAnswer), and the next commit, which holds all of
+// theirs, makes it durable with its own.
+func (s *Store) syncPending() int {
+	if err := s.syncData(); err != nil {
+		for _, o := range s.pending {
+			o.err = fmt.Errorf("%w: sync the committed writes (they may still take effect): %v", dedupe.ErrUnavailable, err)
+		}
+	} else {
+		s.durable.Store(s.pendingTxn)
+	}
+	n := len(s.pending)
+	s.answer(s.pending)
+	s.pending = s.pending[:0]
+	return n
+}
+
+// syncData flushes the data file to disk (fdatasync), the meta pages
+// included. Tests replace it through syncHook.
+func (s *Store) syncData() error {
+	if hook := s.syncHook.Load(); hook != nil {
+		if err := (*hook)(); err != nil {
+			return err
+		}
+	}
+	return s.env.Sync(true)
+}
+
+// lastTxn is the ID of the environment's newest commit, whichever process
+// made it.
+func (s *Store) lastTxn() uint64 {
+	info, err := s.env.Info()
+	if err != nil {
+		return 0 // taken as "did not write": the batch waits for a sync
+	}
+	return uint64(info.LastTxnID)
+}
+
+// answer answers every op of ops, once its commit is durable or failed.
+func (s *Store) answer(ops []*op) {
+	for _, o := range ops {
+		s.retryAnswer(o)
+		o.done <- o.err
+	}
+	clear(ops)
+}
+
+// awaitDurable returns once the commit with ID txn (or a later one) is
+// durable: a reader that is about to answer a delivery from what its read
+// transaction saw (a replay, an acknowledgement) must not answer from a
+// commit an operating-system crash could still undo (see the top of this
+// file). Most reads see durable commits and return at once; one that saw
+// the pending commit rides on the writer's next commit or sync with an op
+// that writes nothing, which is answered as every op is.
+func (s *Store) awaitDurable(ctx context.Context, txn uint64) error {
+	if s.opts.NoSync || txn <= s.durable.Load() {
+		return nil
+	}
+	return s.write(ctx, func(*mdb.Txn) error { return nil })
 }
 
 // gather lets callers answered by the last commit (of last ops) queue
@@ -291,14 +431,16 @@ func (s *Store) gather(last int) {
 	}
 }
 
-// commit runs batch in one durable transaction, growing the map and
-// retrying when it is full. On return every op's err is its answer.
-func (s *Store) commit(batch []*op) {
+// commit runs batch in one transaction, growing the map and retrying when
+// it is full, and reports whether the transaction committed. On return
+// every op's err is its answer, to be given once the commit is durable
+// (afterCommit).
+func (s *Store) commit(batch []*op) bool {
 	nested := s.nestEveryOp.Load()
 	for {
 		err := s.runBatch(batch, nested)
 		if err == nil {
-			return
+			return true
 		}
 		if errors.Is(err, errRunNested) {
 			s.redone.Add(1)
@@ -320,7 +462,7 @@ func (s *Store) commit(batch []*op) {
 		for _, o := range batch {
 			o.err = fmt.Errorf("%w: %v", dedupe.ErrUnavailable, err)
 		}
-		return
+		return false
 	}
 }
 
@@ -331,40 +473,19 @@ var errRunNested = errors.New("dedupe: an op failed after writing; run the batch
 // runBatch runs batch's ops in one transaction and commits it. Unless
 // nested, each op runs directly in the transaction, and the first op that
 // fails after writing, or with anything but a logical error, aborts the
-// transaction with errRunNested (see the top of this file).
-//
-// With Store.deferMeta set, a batch of claims only (and of Keep's copies:
-// the tiered store's cache, whose loss costs one read of the shared
-// store) commits with MDB_NOMETASYNC: its data pages are synced, its meta
-// page is written but not synced, which keeps the file consistent (LMDB's
-// meta pages alternate, and one not yet on disk leaves the previous one in
-// force) and may, on an operating-system crash, undo that commit. Such a
-// claim lost is, for the gateway's retry, a lease that expired: the event
-// was never answered, so nothing but a second attempt at it can follow
-// (docs/store.md, "Durability of a claim"). Every other batch, and so
-// every answer, commits fully synced, and its sync of the file flushes
-// the meta page of any deferred commit before it: an answer can never be
-// on disk without its claim. A process crash loses nothing either way:
-// the page cache outlives the process. deferMeta is off: a lone claim
-// waits for one sync instead of two, but under load the writer commits
-// fewer writes a second with it (BENCHMARKS.md, "The LMDB writer").
+// transaction with errRunNested (see the top of this file). The
+// environment is open with MDB_NOMETASYNC (Open): the commit syncs its
+// data pages and writes its meta page without syncing it (afterCommit).
 func (s *Store) runBatch(batch []*op, nested bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return dedupe.ErrClosed
 	}
-	if s.deferMetaSync(batch) {
-		// The flag is the environment's, read by LMDB at commit: only this
-		// writer commits, so setting it around one transaction is
-		// setting it for that transaction.
-		if err := s.env.SetFlags(mdb.NoMetaSync); err == nil {
-			defer s.resetMetaSync()
-		}
-	}
 	s.inBatch, s.batch = true, batchCounts{}
 	defer func() { s.inBatch = false }()
 	return s.env.UpdateLocked(func(txn *mdb.Txn) error {
+		s.batchTxn = uint64(txn.ID())
 		for _, o := range batch {
 			if err := o.ctx.Err(); err != nil {
 				// Its caller has given up (or is about to): a write
@@ -402,34 +523,6 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 		}
 		return nil
 	})
-}
-
-// deferMetaSync reports whether batch may commit without syncing the meta
-// page: every op in it is lazy, on a store that syncs at all.
-func (s *Store) deferMetaSync(batch []*op) bool {
-	if s.opts.NoSync || !s.deferMeta.Load() {
-		return false
-	}
-	for _, o := range batch {
-		if !o.lazy {
-			return false
-		}
-	}
-	return true
-}
-
-// resetMetaSync makes commits fully synced again after a claims-only
-// batch. Should LMDB refuse (it does not for this flag), the deferral is
-// turned off and the environment synced now, so that no answer is ever
-// committed without its sync.
-func (s *Store) resetMetaSync() {
-	if err := s.env.UnsetFlags(mdb.NoMetaSync); err != nil {
-		s.deferMeta.Store(false)
-		s.logger.Error("dedupe: could not restore synced commits; claims are committed fully synced from now on", "err", err)
-		if err := s.env.Sync(true); err != nil {
-			s.logger.Error("dedupe: sync after a claims-only commit", "err", err)
-		}
-	}
 }
 
 // isErrno is mdb.IsErrno that also sees through wrapping.
