@@ -45,7 +45,10 @@ type Store struct {
 	closed  bool
 	mapSize int64
 
-	ops       chan *op
+	ops chan *op
+	// later holds the writes nobody waits for (KeepLater), taken by the
+	// writer ahead of ops.
+	later     chan *op
 	queued    atomic.Int64 // callers in write that the writer has not received yet
 	quit      chan struct{}
 	writerWG  sync.WaitGroup
@@ -111,6 +114,10 @@ type Store struct {
 	unsettled dedupe.Unsettled
 }
 
+// laterOps bounds the copies waiting for the writer (KeepLater): a
+// burst of a second's finished deliveries on a loaded node.
+const laterOps = 4096
+
 // Open opens (creating if needed) the store in dir. It refuses, with an
 // error wrapping ErrDamaged, a data file shorter than its header says, an
 // empty one, and a missing one in a directory that held a store (Open
@@ -135,7 +142,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
-	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), quit: make(chan struct{})}
+	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), later: make(chan *op, laterOps), quit: make(chan struct{})}
 	if err := s.open(dir); err != nil {
 		env.Close()
 		return nil, err

@@ -271,7 +271,34 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 	if err := dedupe.CheckKey(rec.Key); err != nil {
 		return err
 	}
-	return s.update(ctx, func(txn *mdb.Txn) error {
+	return s.update(ctx, s.keepOp(rec))
+}
+
+// KeepLater is Keep without the wait: rec is handed to the writer, which
+// writes it with its next commit, and nobody waits for that commit. It is
+// for a copy that is a cache (the tiered store's, checked against the
+// shared row before each replay), whose loss costs one read of the shared
+// store; a copy the writer cannot take at once (laterOps full), or fails
+// to write (logged), is not made, and neither is one still waiting when
+// the store closes. It runs after every write already handed to the
+// writer, and before any write handed over after it returns (writeLoop).
+func (s *Store) KeepLater(rec dedupe.Record) error {
+	if err := dedupe.CheckKey(rec.Key); err != nil {
+		return err
+	}
+	o := &op{ctx: context.Background(), fn: guardTxn(s.keepOp(rec)), key: rec.Key, detached: true}
+	s.queued.Add(1) // the writer takes it off when it receives o
+	select {
+	case s.later <- o:
+		return nil
+	default:
+		s.queued.Add(-1)
+		return fmt.Errorf("%w: the writer's queue of copies is full", dedupe.ErrUnavailable)
+	}
+}
+
+func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
+	return func(txn *mdb.Txn) error {
 		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
@@ -292,5 +319,5 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 			}
 		}
 		return s.put(txn, &rec)
-	})
+	}
 }

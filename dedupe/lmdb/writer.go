@@ -118,6 +118,10 @@ type op struct {
 	key   string
 	until time.Time
 	tries int
+
+	// detached marks a write nobody waits for (KeepLater): it is answered
+	// to the log, and only when it fails.
+	detached bool
 }
 
 // write hands fn to the writer and waits for the commit that holds it, or
@@ -268,12 +272,14 @@ func (s *Store) writeLoop() {
 		if len(s.pending) == 0 {
 			select {
 			case first = <-s.ops:
+			case first = <-s.later:
 			case <-s.quit:
 				return
 			}
 		} else {
 			select {
 			case first = <-s.ops:
+			case first = <-s.later:
 			default:
 				// Nothing follows to sync the pending meta page with its
 				// own data: sync it alone (see the top of this file).
@@ -281,7 +287,19 @@ func (s *Store) writeLoop() {
 				continue
 			}
 		}
-		batch = append(batch[:0], first)
+		// The writes nobody waits for go first: one handed over before a
+		// write that first may be runs before it (KeepLater).
+		batch = batch[:0]
+	later:
+		for len(batch) < s.opts.MaxBatch-1 {
+			select {
+			case o := <-s.later:
+				batch = append(batch, o)
+			default:
+				break later
+			}
+		}
+		batch = append(batch, first)
 	drain:
 		for len(batch) < s.opts.MaxBatch {
 			select {
@@ -393,6 +411,12 @@ func (s *Store) lastTxn() uint64 {
 // answer answers every op of ops, once its commit is durable or failed.
 func (s *Store) answer(ops []*op) {
 	for _, o := range ops {
+		if o.detached {
+			if o.err != nil {
+				s.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", o.key, "error", o.err.Error())
+			}
+			continue
+		}
 		s.retryAnswer(o)
 		o.done <- o.err
 	}
