@@ -98,23 +98,18 @@ func readDepth(txn *mdb.Txn, meta mdb.DBI, k []byte) (uint64, error) {
 
 // Enqueue stores e QUEUED, due now, unless its key has a record already
 // (dedupe.Queue.Enqueue). A gateway's retry is answered from a read
-// transaction, without queueing for the writer unless that transaction saw
-// a commit not yet durable (awaitDurable).
+// transaction, without queueing for the writer.
 func (s *Store) Enqueue(ctx context.Context, e dedupe.Enqueue) (*dedupe.Record, error) {
 	destination, err := dedupe.CheckEnqueue(&e)
 	if err != nil {
 		return nil, err
 	}
-	rec, txn, err := s.read1(e.Key, noBodies)
+	rec, err := s.read1(e.Key, noBodies)
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
 	case err != nil:
 		return nil, err
 	default:
-		// The gateway is acknowledged from rec: only once it is durable.
-		if werr := s.awaitDurable(ctx, txn); werr != nil {
-			return nil, werr
-		}
 		return dedupe.DecideEnqueue(&rec, e.Fingerprint)
 	}
 	var found *dedupe.Record

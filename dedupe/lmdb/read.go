@@ -12,40 +12,27 @@ import (
 
 // Get returns the record of key, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
-	rec, _, err := s.read1(key, allBodies)
-	return rec, err
+	return s.read1(key, allBodies)
 }
 
 // Peek returns the record of key as Get does, but without its request body
 // (Request.Unread): what a duplicate is answered with, read without
 // copying up to dedupe.MaxStoredRequest bytes it would not send.
-//
-// What Get and Peek return may be of a commit not yet durable (writer.go):
-// a caller that acknowledges a delivery from it waits first, as Claim and
-// Enqueue do (awaitDurable); the tiered store's copies need not, since
-// each is checked against the shared row before it is replayed.
 func (s *Store) Peek(ctx context.Context, key string) (dedupe.Record, error) {
-	rec, _, err := s.read1(key, responseBody)
-	return rec, err
+	return s.read1(key, responseBody)
 }
 
-// read1 reads key's record in a read transaction and returns it with the
-// ID of the commit that transaction saw.
-func (s *Store) read1(key string, want bodies) (dedupe.Record, uint64, error) {
+func (s *Store) read1(key string, want bodies) (dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
-		return dedupe.Record{}, 0, err
+		return dedupe.Record{}, err
 	}
-	var (
-		rec dedupe.Record
-		id  uint64
-	)
+	var rec dedupe.Record
 	err := s.view(func(txn *mdb.Txn) error {
 		var err error
-		id = uint64(txn.ID())
 		rec, err = s.get(txn, key, want)
 		return err
 	})
-	return rec, id, err
+	return rec, err
 }
 
 // List returns records in key order.

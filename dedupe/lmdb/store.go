@@ -94,22 +94,6 @@ type Store struct {
 	// behind, and that nobody is answered before the commit.
 	commitHook atomic.Pointer[func() error]
 
-	// The writer's pipeline (writer.go): pending holds the ops of the last
-	// commit whose meta page is not yet known to be on disk, pendingTxn
-	// the newest commit they saw; durable is the newest commit known to be
-	// on disk, which readers compare their transaction with
-	// (awaitDurable); batchTxn is the ID of the writer's transaction under
-	// way. All but durable belong to the writer goroutine.
-	pending    []*op
-	pendingTxn uint64
-	batchTxn   uint64
-	durable    atomic.Uint64
-
-	// syncHook, when set, runs before each sync of a pending commit's meta
-	// page (syncData); an error fails the sync. Tests use it to hold the
-	// sync and prove that nobody is answered before it.
-	syncHook atomic.Pointer[func() error]
-
 	// unsettled holds the answers being written again (retryAnswer).
 	unsettled dedupe.Unsettled
 }
@@ -173,10 +157,7 @@ func (s *Store) open(dir string) error {
 	if err := s.env.SetMapSize(s.opts.MapSize); err != nil {
 		return fmt.Errorf("dedupe: %w", err)
 	}
-	// Every commit syncs its data pages and writes its meta page unsynced:
-	// the writer answers a commit's callers once the next sync has made
-	// that meta page durable (writer.go).
-	flags := uint(mdb.NoMetaSync)
+	var flags uint
 	if s.opts.NoSync {
 		flags |= mdb.NoSync
 	}
@@ -198,7 +179,7 @@ func (s *Store) open(dir string) error {
 		return fmt.Errorf("dedupe: %w", err)
 	}
 	s.readers = make(chan struct{}, max(1, maxReaders*3/4))
-	err = s.env.Update(func(txn *mdb.Txn) error {
+	return s.env.Update(func(txn *mdb.Txn) error {
 		var err error
 		if s.records, err = txn.OpenDBI(dbiRecords, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiRecords, err)
@@ -226,17 +207,6 @@ func (s *Store) open(dir string) error {
 		}
 		return s.openCounts(txn)
 	})
-	if err != nil || s.opts.NoSync {
-		return err
-	}
-	// What this process reads from now on is durable: the commit above,
-	// and what a process killed before its last sync left in the page
-	// cache (awaitDurable trusts every commit up to here).
-	if err := s.env.Sync(true); err != nil {
-		return fmt.Errorf("dedupe: sync %s: %w", dir, err)
-	}
-	s.durable.Store(s.lastTxn())
-	return nil
 }
 
 // Close stops the writer and the pruner and closes the environment. Writes

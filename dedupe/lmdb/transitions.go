@@ -35,20 +35,14 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	}
 	// Fast path: duplicates of a finished or running event are answered
 	// from a read transaction, without queueing for the writer, and
-	// without copying the stored request, which a replay does not send;
-	// a replay only once what it replays is durable.
-	rec, txn, err := s.read1(key, responseBody)
+	// without copying the stored request, which a replay does not send.
+	rec, err := s.Peek(ctx, key)
 	switch {
 	case errors.Is(err, dedupe.ErrNotFound):
 	case err != nil:
 		return dedupe.Lease{}, nil, err
 	default:
 		if r, err := dedupe.Decide(&rec, fingerprint, s.opts.Now()); err != nil || r != nil {
-			if r != nil && !errors.Is(err, dedupe.ErrInFlight) {
-				if werr := s.awaitDurable(ctx, txn); werr != nil {
-					return dedupe.Lease{}, nil, werr
-				}
-			}
 			return dedupe.Lease{}, r, err
 		}
 	}

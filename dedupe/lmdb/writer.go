@@ -6,43 +6,9 @@ package lmdb
 // to one writer goroutine, which owns the only LMDB write transaction of
 // this process and runs on a locked OS thread as LMDB requires. The writer
 // blocks until an op arrives, then takes every op already waiting (up to
-// Options.MaxBatch) and runs them all in one write transaction. Only once
-// the commit is durable does any caller hear back, so an answered write is
-// a durable write.
-//
-// Sync one behind. LMDB's mdb_txn_commit (lmdb-go's bundled mdb.c) writes
-// the transaction's dirty pages (mdb_page_flush), syncs the data file
-// (mdb_env_sync: fdatasync), and only then writes the meta page that makes
-// the commit current (mdb_env_write_meta), through a descriptor opened
-// O_DSYNC: a second sync, of one page. The environment is opened with
-// MDB_NOMETASYNC (Open), which writes the meta page through the plain
-// descriptor instead: one sync per commit. A commit so made is not yet
-// durable, and its callers are not answered yet (Store.pending). Its meta
-// page becomes durable with the next fdatasync of the file, which is
-//
-//   - the data sync of the next commit that writes (afterCommit): that
-//     commit's own meta page goes out after that sync, so the previous
-//     one is on disk first; or
-//   - when no op is waiting once a commit is made, an explicit sync
-//     (syncPending: mdb_env_sync with force), at once: an idle writer
-//     makes its one caller wait for two syncs, as a fully synced commit
-//     would, and a loaded one pays one sync per commit.
-//
-// The file stays consistent on an operating-system crash: every commit's
-// pages are synced before its meta page is written, so a meta page on disk
-// never points at pages that are not; LMDB keeps two meta pages, written in
-// turn by commit ID, and opens on the newer valid one, so a crash while one
-// meta page is unsynced leaves the previous commit current; and a write
-// transaction reuses only pages freed before the previous commit (LMDB's
-// oldest-reader rule), so the tree that commit's meta page points at is
-// intact until the next commit is current. A crash therefore undoes at most
-// the pending commit, whose callers have not been answered: nothing
-// answered is ever lost. Readers see a commit as soon as it is made, before
-// it is durable; a reader that answers a delivery from what it read (the
-// duplicate's replay in Claim, the acknowledgement in Enqueue) first waits
-// for the commit it saw to be durable (awaitDurable). Opening a store syncs
-// the file, so that what a killed process left unsynced is durable before
-// it is read (Open).
+// Options.MaxBatch) and runs them all in one write transaction. Only after
+// the commit has been synced to disk does any caller hear back, so an
+// answered write is a durable write.
 //
 // An op that fails is rolled back alone and the others still commit. The
 // ops run directly in the batch's transaction, not each in a nested one
@@ -64,11 +30,11 @@ package lmdb
 // grows by itself with the number of callers waiting while the previous
 // commit was syncing. That is what turns N fsyncs into one. One refinement
 // keeps batches from splitting into two cohorts that take turns (those
-// answered by the last commit, and those that queued during it): after
-// answering more than one op, the writer yields the processor
+// answered by the last commit, and those that queued during it): after a
+// commit of more than one op, the writer yields the processor
 // (runtime.Gosched, not a sleep) for as long as answered callers keep
-// queueing new ops, up to the number just answered. When nobody comes
-// back, it stops at the first yield.
+// queueing new ops, up to the size of the batch just committed. When nobody
+// comes back, it stops at the first yield.
 //
 // A commit that fails (disk full, I/O error) aborts the whole transaction:
 // every op in the batch is answered ErrUnavailable and none of them took
@@ -89,8 +55,7 @@ package lmdb
 // caught in a commit that does not return (a stuck fsync) takes effect, or
 // not, with that commit, whoever still waits for it.
 //
-// Readers never wait for the writer, but for the durability of a commit
-// they answer a delivery from (above): they run in their own read
+// Readers never wait for the writer: they run in their own read
 // transactions on the last committed state. They do wait, shortly, while
 // the map is grown (Store.mu).
 
@@ -264,28 +229,14 @@ func (s *Store) writeLoop() {
 	defer runtime.UnlockOSThread()
 
 	batch := make([]*op, 0, s.opts.MaxBatch)
-	s.pending = make([]*op, 0, s.opts.MaxBatch)
-	answered := 0
 	for {
-		s.gather(answered)
+		s.gather(len(batch))
 		var first *op
-		if len(s.pending) == 0 {
-			select {
-			case first = <-s.ops:
-			case first = <-s.later:
-			case <-s.quit:
-				return
-			}
-		} else {
-			select {
-			case first = <-s.ops:
-			case first = <-s.later:
-			default:
-				// Nothing follows to sync the pending meta page with its
-				// own data: sync it alone (see the top of this file).
-				answered = s.syncPending()
-				continue
-			}
+		select {
+		case first = <-s.ops:
+		case first = <-s.later:
+		case <-s.quit:
+			return
 		}
 		// The writes nobody waits for go first: one handed over before a
 		// write that first may be runs before it (KeepLater).
@@ -311,130 +262,26 @@ func (s *Store) writeLoop() {
 		}
 		s.queued.Add(-int64(len(batch)))
 		start := time.Now()
-		committed := s.commit(batch)
+		s.commit(batch)
 		if s.opts.OnCommit != nil {
 			s.opts.OnCommit(len(batch), time.Since(start))
 		}
 		s.commits.Add(1)
 		s.writes.Add(uint64(len(batch)))
-		answered = s.afterCommit(batch, committed)
+		// Answer only now: the commit that holds every op is on disk, or
+		// failed and took none of them.
+		for _, o := range batch {
+			if o.detached {
+				if o.err != nil {
+					s.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", o.key, "error", o.err.Error())
+				}
+				continue
+			}
+			s.retryAnswer(o)
+			o.done <- o.err
+		}
 		clear(batch)
 	}
-}
-
-// afterCommit answers what batch's commit made durable and keeps what it
-// did not for later (Store.pending), returning how many callers it
-// answered. Three cases:
-//
-//   - batch committed and wrote: its commit synced the data file before
-//     writing its own meta page, and that sync flushed the meta page of
-//     the pending commit before it, so the pending ops are durable and
-//     answered, and batch becomes pending in their place;
-//   - batch's commit failed: nothing of batch took effect, and its ops are
-//     answered at once (their error says so); the pending ops still wait
-//     for their meta page's sync;
-//   - batch committed and wrote nothing (every op refused, or skipped):
-//     its ops read what the pending commit holds, so they wait with it.
-//
-// On a store opened with NoSync nothing is durable, and every op is
-// answered at once.
-func (s *Store) afterCommit(batch []*op, committed bool) int {
-	if s.opts.NoSync {
-		s.answer(batch)
-		return len(batch)
-	}
-	switch {
-	case committed && s.lastTxn() >= s.batchTxn:
-		n := len(s.pending)
-		s.durable.Store(s.pendingTxn)
-		s.answer(s.pending)
-		s.pending = append(s.pending[:0], batch...)
-		s.pendingTxn = s.batchTxn
-		return n
-	case !committed:
-		s.answer(batch)
-		return len(batch)
-	default:
-		s.pending = append(s.pending, batch...)
-		s.pendingTxn = max(s.pendingTxn, s.batchTxn-1)
-		if s.pendingTxn <= s.durable.Load() {
-			n := len(s.pending)
-			s.answer(s.pending)
-			s.pending = s.pending[:0]
-			return n
-		}
-		return 0
-	}
-}
-
-// syncPending syncs the data file, which makes the pending commit's meta
-// page durable, and answers the pending ops. A sync that fails leaves
-// their commit visible but of unknown durability: each is answered
-// ErrUnavailable, as a commit that does not return is (an answer is then
-// written again, retryAnswer), and the next commit, which holds all of
-// theirs, makes it durable with its own.
-func (s *Store) syncPending() int {
-	if err := s.syncData(); err != nil {
-		for _, o := range s.pending {
-			o.err = fmt.Errorf("%w: sync the committed writes (they may still take effect): %v", dedupe.ErrUnavailable, err)
-		}
-	} else {
-		s.durable.Store(s.pendingTxn)
-	}
-	n := len(s.pending)
-	s.answer(s.pending)
-	s.pending = s.pending[:0]
-	return n
-}
-
-// syncData flushes the data file to disk (fdatasync), the meta pages
-// included. Tests replace it through syncHook.
-func (s *Store) syncData() error {
-	if hook := s.syncHook.Load(); hook != nil {
-		if err := (*hook)(); err != nil {
-			return err
-		}
-	}
-	return s.env.Sync(true)
-}
-
-// lastTxn is the ID of the environment's newest commit, whichever process
-// made it.
-func (s *Store) lastTxn() uint64 {
-	info, err := s.env.Info()
-	if err != nil {
-		return 0 // taken as "did not write": the batch waits for a sync
-	}
-	return uint64(info.LastTxnID)
-}
-
-// answer answers every op of ops, once its commit is durable or failed.
-func (s *Store) answer(ops []*op) {
-	for _, o := range ops {
-		if o.detached {
-			if o.err != nil {
-				s.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", o.key, "error", o.err.Error())
-			}
-			continue
-		}
-		s.retryAnswer(o)
-		o.done <- o.err
-	}
-	clear(ops)
-}
-
-// awaitDurable returns once the commit with ID txn (or a later one) is
-// durable: a reader that is about to answer a delivery from what its read
-// transaction saw (a replay, an acknowledgement) must not answer from a
-// commit an operating-system crash could still undo (see the top of this
-// file). Most reads see durable commits and return at once; one that saw
-// the pending commit rides on the writer's next commit or sync with an op
-// that writes nothing, which is answered as every op is.
-func (s *Store) awaitDurable(ctx context.Context, txn uint64) error {
-	if s.opts.NoSync || txn <= s.durable.Load() {
-		return nil
-	}
-	return s.write(ctx, func(*mdb.Txn) error { return nil })
 }
 
 // gather lets callers answered by the last commit (of last ops) queue
@@ -455,16 +302,14 @@ func (s *Store) gather(last int) {
 	}
 }
 
-// commit runs batch in one transaction, growing the map and retrying when
-// it is full, and reports whether the transaction committed. On return
-// every op's err is its answer, to be given once the commit is durable
-// (afterCommit).
-func (s *Store) commit(batch []*op) bool {
+// commit runs batch in one durable transaction, growing the map and
+// retrying when it is full. On return every op's err is its answer.
+func (s *Store) commit(batch []*op) {
 	nested := s.nestEveryOp.Load()
 	for {
 		err := s.runBatch(batch, nested)
 		if err == nil {
-			return true
+			return
 		}
 		if errors.Is(err, errRunNested) {
 			s.redone.Add(1)
@@ -486,7 +331,7 @@ func (s *Store) commit(batch []*op) bool {
 		for _, o := range batch {
 			o.err = fmt.Errorf("%w: %v", dedupe.ErrUnavailable, err)
 		}
-		return false
+		return
 	}
 }
 
@@ -497,9 +342,9 @@ var errRunNested = errors.New("dedupe: an op failed after writing; run the batch
 // runBatch runs batch's ops in one transaction and commits it. Unless
 // nested, each op runs directly in the transaction, and the first op that
 // fails after writing, or with anything but a logical error, aborts the
-// transaction with errRunNested (see the top of this file). The
-// environment is open with MDB_NOMETASYNC (Open): the commit syncs its
-// data pages and writes its meta page without syncing it (afterCommit).
+// transaction with errRunNested (see the top of this file). The commit is
+// fully synced: LMDB syncs the data pages, then writes the meta page
+// through a descriptor opened O_DSYNC.
 func (s *Store) runBatch(batch []*op, nested bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -509,7 +354,6 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 	s.inBatch, s.batch = true, batchCounts{}
 	defer func() { s.inBatch = false }()
 	return s.env.UpdateLocked(func(txn *mdb.Txn) error {
-		s.batchTxn = uint64(txn.ID())
 		for _, o := range batch {
 			if err := o.ctx.Err(); err != nil {
 				// Its caller has given up (or is about to): a write
