@@ -231,31 +231,24 @@ func (s *Store) writeLoop() {
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	for {
 		s.gather(len(batch))
-		var first *op
+		batch = batch[:0]
 		select {
-		case first = <-s.ops:
-		case first = <-s.later:
+		case o := <-s.ops:
+			// A write nobody waits for (KeepLater) runs before every write
+			// handed over after it: the copies waiting are taken ahead of
+			// each op received, which may carry a batch past MaxBatch by
+			// as many.
+			batch = append(s.takeLater(batch), o)
+		case o := <-s.later:
+			batch = s.takeLater(append(batch, o))
 		case <-s.quit:
 			return
 		}
-		// The writes nobody waits for go first: one handed over before a
-		// write that first may be runs before it (KeepLater).
-		batch = batch[:0]
-	later:
-		for len(batch) < s.opts.MaxBatch-1 {
-			select {
-			case o := <-s.later:
-				batch = append(batch, o)
-			default:
-				break later
-			}
-		}
-		batch = append(batch, first)
 	drain:
 		for len(batch) < s.opts.MaxBatch {
 			select {
 			case o := <-s.ops:
-				batch = append(batch, o)
+				batch = append(s.takeLater(batch), o)
 			default:
 				break drain
 			}
@@ -281,6 +274,19 @@ func (s *Store) writeLoop() {
 			o.done <- o.err
 		}
 		clear(batch)
+	}
+}
+
+// takeLater appends to batch the writes nobody waits for that are waiting
+// (KeepLater).
+func (s *Store) takeLater(batch []*op) []*op {
+	for {
+		select {
+		case o := <-s.later:
+			batch = append(batch, o)
+		default:
+			return batch
+		}
 	}
 }
 
