@@ -20,9 +20,7 @@ import (
 // commit (mode=group), with group commit and every op in its own nested
 // transaction (mode=nested, the redo path of writer.go taken for every
 // batch) and with one transaction per write
-// (mode=perop, MaxBatch 1), and with group commit and a batch of claims
-// only committed without its meta page's sync (mode=lazy, writer.go's
-// runBatch), so all four figures come out of one run:
+// (mode=perop, MaxBatch 1), so all three figures come out of one run:
 //
 //	go test ./dedupe/lmdb -run '^$' -bench ClaimComplete -count 5
 //
@@ -38,20 +36,19 @@ func BenchmarkClaimComplete(b *testing.B) {
 		name   string
 		batch  int
 		nested bool
-		lazy   bool
-	}{{"group", DefaultMaxBatch, false, false}, {"lazy", DefaultMaxBatch, false, true}, {"nested", DefaultMaxBatch, true, false}, {"perop", 1, false, false}}
+	}{{"group", DefaultMaxBatch, false}, {"nested", DefaultMaxBatch, true}, {"perop", 1, false}}
 	// The modes run back to back at each concurrency, so that a noisy
 	// neighbour on the machine hits the two figures alike.
 	for _, callers := range []int{1, 16, 64, 256} {
 		for _, m := range modes {
 			b.Run(fmt.Sprintf("mode=%s/callers=%d", m.name, callers), func(b *testing.B) {
-				benchClaimComplete(b, m.batch, m.nested, m.lazy, callers)
+				benchClaimComplete(b, m.batch, m.nested, callers)
 			})
 		}
 	}
 }
 
-func benchClaimComplete(b *testing.B, maxBatch int, nested, lazy bool, callers int) {
+func benchClaimComplete(b *testing.B, maxBatch int, nested bool, callers int) {
 	b.ReportAllocs()
 	dir := b.TempDir()
 	warnIfTmpfs(b, dir)
@@ -64,8 +61,6 @@ func benchClaimComplete(b *testing.B, maxBatch int, nested, lazy bool, callers i
 		b.Fatal(err)
 	}
 	defer s.Close()
-	// A claims-only batch's meta sync deferred (writer.go, runBatch).
-	s.deferMeta.Store(lazy)
 
 	const fingerprint = "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
 	resp := dedupe.Response{Status: 201, ContentType: "application/json", Body: []byte(`{"received":true}`)}

@@ -45,7 +45,10 @@ type Store struct {
 	closed  bool
 	mapSize int64
 
-	ops       chan *op
+	ops chan *op
+	// later holds the writes nobody waits for (KeepLater), taken by the
+	// writer ahead of ops.
+	later     chan *op
 	queued    atomic.Int64 // callers in write that the writer has not received yet
 	quit      chan struct{}
 	writerWG  sync.WaitGroup
@@ -91,15 +94,13 @@ type Store struct {
 	// behind, and that nobody is answered before the commit.
 	commitHook atomic.Pointer[func() error]
 
-	// deferMeta, when set, lets a batch of lazy writes commit with its
-	// meta page's sync deferred (runBatch). It is off: measured, it does
-	// not pay (BENCHMARKS.md, "The LMDB writer"); BenchmarkClaimComplete's
-	// mode=lazy and the tests set it.
-	deferMeta atomic.Bool
-
 	// unsettled holds the answers being written again (retryAnswer).
 	unsettled dedupe.Unsettled
 }
+
+// laterOps bounds the copies waiting for the writer (KeepLater): a
+// burst of a second's finished deliveries on a loaded node.
+const laterOps = 4096
 
 // Open opens (creating if needed) the store in dir. It refuses, with an
 // error wrapping ErrDamaged, a data file shorter than its header says, an
@@ -125,7 +126,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dedupe: %w", err)
 	}
-	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), quit: make(chan struct{})}
+	s := &Store{opts: opts, logger: opts.Logger, env: env, mapSize: opts.MapSize, ops: make(chan *op), later: make(chan *op, laterOps), quit: make(chan struct{})}
 	if err := s.open(dir); err != nil {
 		env.Close()
 		return nil, err

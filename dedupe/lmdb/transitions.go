@@ -55,7 +55,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		lease dedupe.Lease
 		found *dedupe.Record
 	)
-	err = s.writeLazy(ctx, func(txn *mdb.Txn) error {
+	err = s.update(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
 		cur, err := s.get(txn, key, responseBody)
@@ -260,14 +260,39 @@ func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
 
 // Keep writes rec, a finished record copied from another store (the
 // tiered store's shared one), as it is, unless the key holds a live claim
-// of this store's own. The copy is a cache whose loss costs the next
-// delivery of the key a claim in the other store, so its write is lazy,
-// as a claim's is (writer.go, runBatch).
+// of this store's own.
 func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 	if err := dedupe.CheckKey(rec.Key); err != nil {
 		return err
 	}
-	return s.writeLazy(ctx, func(txn *mdb.Txn) error {
+	return s.update(ctx, s.keepOp(rec))
+}
+
+// KeepLater is Keep without the wait: rec is handed to the writer, which
+// writes it with its next commit, and nobody waits for that commit. It is
+// for a copy that is a cache (the tiered store's, checked against the
+// shared row before each replay), whose loss costs one read of the shared
+// store; a copy the writer cannot take at once (laterOps full), or fails
+// to write (logged), is not made, and neither is one still waiting when
+// the store closes. It runs after every write already handed to the
+// writer, and before any write handed over after it returns (writeLoop).
+func (s *Store) KeepLater(rec dedupe.Record) error {
+	if err := dedupe.CheckKey(rec.Key); err != nil {
+		return err
+	}
+	o := &op{ctx: context.Background(), fn: guardTxn(s.keepOp(rec)), key: rec.Key, detached: true}
+	s.queued.Add(1) // the writer takes it off when it receives o
+	select {
+	case s.later <- o:
+		return nil
+	default:
+		s.queued.Add(-1)
+		return fmt.Errorf("%w: the writer's queue of copies is full", dedupe.ErrUnavailable)
+	}
+}
+
+func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
+	return func(txn *mdb.Txn) error {
 		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
@@ -288,5 +313,5 @@ func (s *Store) Keep(ctx context.Context, rec dedupe.Record) error {
 			}
 		}
 		return s.put(txn, &rec)
-	})
+	}
 }

@@ -84,10 +84,9 @@ type op struct {
 	until time.Time
 	tries int
 
-	// lazy marks a write whose loss in an operating-system crash costs
-	// nothing but a second attempt (a Claim, a Keep): a batch of nothing
-	// else may commit without syncing LMDB's meta page (see runBatch).
-	lazy bool
+	// detached marks a write nobody waits for (KeepLater): it is answered
+	// to the log, and only when it fails.
+	detached bool
 }
 
 // write hands fn to the writer and waits for the commit that holds it, or
@@ -138,16 +137,8 @@ func (s *Store) newOp(ctx context.Context, fn mdb.TxnOp) *op {
 		o = &op{done: make(chan error, 1)}
 	}
 	o.ctx, o.fn, o.err = ctx, fn, nil
-	o.key, o.until, o.tries, o.lazy = "", time.Time{}, 0, false
+	o.key, o.until, o.tries = "", time.Time{}, 0
 	return o
-}
-
-// writeLazy is write for a Claim's or a Keep's op, which the writer may
-// commit with the meta page's sync deferred (runBatch).
-func (s *Store) writeLazy(ctx context.Context, fn mdb.TxnOp) error {
-	o := s.newOp(ctx, guardTxn(fn))
-	o.lazy = true
-	return s.send(ctx, o)
 }
 
 func (s *Store) send(ctx context.Context, o *op) error {
@@ -240,9 +231,16 @@ func (s *Store) writeLoop() {
 	batch := make([]*op, 0, s.opts.MaxBatch)
 	for {
 		s.gather(len(batch))
+		batch = batch[:0]
 		select {
 		case o := <-s.ops:
-			batch = append(batch[:0], o)
+			// A write nobody waits for (KeepLater) runs before every write
+			// handed over after it: the copies waiting are taken ahead of
+			// each op received, which may carry a batch past MaxBatch by
+			// as many.
+			batch = append(s.takeLater(batch), o)
+		case o := <-s.later:
+			batch = s.takeLater(append(batch, o))
 		case <-s.quit:
 			return
 		}
@@ -250,7 +248,7 @@ func (s *Store) writeLoop() {
 		for len(batch) < s.opts.MaxBatch {
 			select {
 			case o := <-s.ops:
-				batch = append(batch, o)
+				batch = append(s.takeLater(batch), o)
 			default:
 				break drain
 			}
@@ -266,10 +264,29 @@ func (s *Store) writeLoop() {
 		// Answer only now: the commit that holds every op is on disk, or
 		// failed and took none of them.
 		for _, o := range batch {
+			if o.detached {
+				if o.err != nil {
+					s.logger.Warn("dedupe: could not keep a local copy of a finished record", "key", o.key, "error", o.err.Error())
+				}
+				continue
+			}
 			s.retryAnswer(o)
 			o.done <- o.err
 		}
 		clear(batch)
+	}
+}
+
+// takeLater appends to batch the writes nobody waits for that are waiting
+// (KeepLater).
+func (s *Store) takeLater(batch []*op) []*op {
+	for {
+		select {
+		case o := <-s.later:
+			batch = append(batch, o)
+		default:
+			return batch
+		}
 	}
 }
 
@@ -331,36 +348,14 @@ var errRunNested = errors.New("dedupe: an op failed after writing; run the batch
 // runBatch runs batch's ops in one transaction and commits it. Unless
 // nested, each op runs directly in the transaction, and the first op that
 // fails after writing, or with anything but a logical error, aborts the
-// transaction with errRunNested (see the top of this file).
-//
-// With Store.deferMeta set, a batch of claims only (and of Keep's copies:
-// the tiered store's cache, whose loss costs one read of the shared
-// store) commits with MDB_NOMETASYNC: its data pages are synced, its meta
-// page is written but not synced, which keeps the file consistent (LMDB's
-// meta pages alternate, and one not yet on disk leaves the previous one in
-// force) and may, on an operating-system crash, undo that commit. Such a
-// claim lost is, for the gateway's retry, a lease that expired: the event
-// was never answered, so nothing but a second attempt at it can follow
-// (docs/store.md, "Durability of a claim"). Every other batch, and so
-// every answer, commits fully synced, and its sync of the file flushes
-// the meta page of any deferred commit before it: an answer can never be
-// on disk without its claim. A process crash loses nothing either way:
-// the page cache outlives the process. deferMeta is off: a lone claim
-// waits for one sync instead of two, but under load the writer commits
-// fewer writes a second with it (BENCHMARKS.md, "The LMDB writer").
+// transaction with errRunNested (see the top of this file). The commit is
+// fully synced: LMDB syncs the data pages, then writes the meta page
+// through a descriptor opened O_DSYNC.
 func (s *Store) runBatch(batch []*op, nested bool) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.closed {
 		return dedupe.ErrClosed
-	}
-	if s.deferMetaSync(batch) {
-		// The flag is the environment's, read by LMDB at commit: only this
-		// writer commits, so setting it around one transaction is
-		// setting it for that transaction.
-		if err := s.env.SetFlags(mdb.NoMetaSync); err == nil {
-			defer s.resetMetaSync()
-		}
 	}
 	s.inBatch, s.batch = true, batchCounts{}
 	defer func() { s.inBatch = false }()
@@ -402,34 +397,6 @@ func (s *Store) runBatch(batch []*op, nested bool) error {
 		}
 		return nil
 	})
-}
-
-// deferMetaSync reports whether batch may commit without syncing the meta
-// page: every op in it is lazy, on a store that syncs at all.
-func (s *Store) deferMetaSync(batch []*op) bool {
-	if s.opts.NoSync || !s.deferMeta.Load() {
-		return false
-	}
-	for _, o := range batch {
-		if !o.lazy {
-			return false
-		}
-	}
-	return true
-}
-
-// resetMetaSync makes commits fully synced again after a claims-only
-// batch. Should LMDB refuse (it does not for this flag), the deferral is
-// turned off and the environment synced now, so that no answer is ever
-// committed without its sync.
-func (s *Store) resetMetaSync() {
-	if err := s.env.UnsetFlags(mdb.NoMetaSync); err != nil {
-		s.deferMeta.Store(false)
-		s.logger.Error("dedupe: could not restore synced commits; claims are committed fully synced from now on", "err", err)
-		if err := s.env.Sync(true); err != nil {
-			s.logger.Error("dedupe: sync after a claims-only commit", "err", err)
-		}
-	}
 }
 
 // isErrno is mdb.IsErrno that also sees through wrapping.

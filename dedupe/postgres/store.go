@@ -87,10 +87,6 @@ type Options struct {
 	// pipelineEach sends a batch's ops as one statement each, in the same
 	// pipeline and transaction (BenchmarkWriterBatch's alternative).
 	pipelineEach bool
-	// asyncClaims commits a batch of claims only asynchronously
-	// (BenchmarkWriterBatch's async-claims variant; writer.go's
-	// asyncClaims says why it is off).
-	asyncClaims bool
 	// noGather takes each batch as soon as a writer is free
 	// (BenchmarkWriterBatch's alternative to gather).
 	noGather bool

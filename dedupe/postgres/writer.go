@@ -11,7 +11,8 @@ package postgres
 // round trip, one implicit transaction, one commit and one WAL flush for
 // the whole batch. Only when the pipeline's Sync has answered, that is
 // after the commit, does any caller hear back, so an answered write is a
-// durable one (synchronous_commit stays on; asyncClaims says why).
+// durable one (synchronous_commit stays on, for claims too:
+// docs/store.md, "Durability of a claim").
 //
 // Each key appears at most once in a batch: a second op on a key waits for
 // the writer's next batch, so that the statements never meet the same row
@@ -335,20 +336,6 @@ func (s *Store) write(batch []*op) {
 	}
 }
 
-// asyncClaims would make the transaction of a batch that holds claims
-// only commit asynchronously (Options.asyncClaims). The pipeline is one
-// implicit transaction, so the setting lasts until its commit at the
-// pipeline's Sync, which is when Postgres reads it; the commit is visible
-// to every session at once, and only a crash of the server may undo it,
-// which for the gateway's retry is a lease that expired (docs/store.md,
-// "Durability of a claim"). It is off because it does not pay: measured
-// against synchronous claims in one run, it costs throughput
-// (BenchmarkWriterBatch's async-claims variant, BENCHMARKS.md "Postgres
-// (group commit)"), most likely because the WAL writer's background
-// flushes of the claims hold up the answers' synchronous commits, which
-// shared their flushes with the claims' batches before.
-const asyncClaims = "SET LOCAL synchronous_commit = off"
-
 func (k opKind) String() string {
 	switch k {
 	case opClaim:
@@ -394,9 +381,6 @@ func (s *Store) runBatch(live []*op) error {
 		}
 	}
 	b := &pgx.Batch{}
-	if len(claims) == len(live) && s.opts.asyncClaims {
-		b.Queue(asyncClaims)
-	}
 	if s.opts.pipelineEach {
 		s.queueEach(b, claims, finishes, releases)
 	} else {

@@ -23,7 +23,6 @@ import (
 // Variants change one thing each against "multi" (as shipped):
 //
 //   - each: every op its own statement in the batch's pipeline;
-//   - async-claims: a batch of claims only commits asynchronously;
 //   - writers=N: N batches in flight instead of DefaultWriters;
 //   - schema=...: the table with one of its indexes dropped, or with the
 //     count triggers of an older schema (one counts write per row).
@@ -44,7 +43,6 @@ func BenchmarkWriterBatch(b *testing.B) {
 		{name: "multi"},
 		{name: "each", opts: func(o *Options) { o.pipelineEach = true }},
 		{name: "no-gather", opts: func(o *Options) { o.noGather = true }},
-		{name: "async-claims", opts: func(o *Options) { o.asyncClaims = true }},
 		{name: "writers=1", opts: func(o *Options) { o.Writers = 1 }},
 		{name: "writers=4", opts: func(o *Options) { o.Writers = 4 }},
 		{name: "schema=no-expires-index", schema: dropIndex(Table + "_expires_at")},

@@ -145,6 +145,9 @@ func TestTieredRoundTrips(t *testing.T) {
 	l, _, err := node.Claim(ctx, "stripe:evt_rt", "fp", nil)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), qc.count(func() { require.NoError(t, node.Complete(ctx, l, ok)) }), "tiered Complete")
+	// Complete does not wait for the copy; the local writer takes it
+	// before any write handed to it later (lmdb.Store.KeepLater).
+	require.NoError(t, node.local.Ping(ctx))
 	_, err = node.local.Get(ctx, "stripe:evt_rt")
 	require.NoError(t, err, "Complete kept a local copy")
 	require.Equal(t, int64(1), qc.count(func() {

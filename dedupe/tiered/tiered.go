@@ -106,12 +106,19 @@ func (t *Store) Fail(ctx context.Context, l dedupe.Lease, resp dedupe.Response) 
 // gave up (ctx ended) hears FinishRecord's error while the write may still
 // land in Postgres, and then no copy is made; the next delivery of the key
 // claims in Postgres and copies the finished row from there.
+//
+// The reply does not wait for the copy (KeepLater): the answer is durable
+// in Postgres, and the copy is a cache, checked against the shared row
+// before each replay, whose loss (not yet written, or undone by an
+// operating-system crash) costs the next duplicate a claim in Postgres,
+// which replays the answer and copies it then. A duplicate that arrives
+// before the copy is written is answered so too.
 func (t *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, resp dedupe.Response) error {
 	rec, err := t.shared.FinishRecord(ctx, l, st, resp)
 	if err != nil {
 		return err
 	}
-	if err := t.local.Keep(ctx, rec); err != nil {
+	if err := t.local.KeepLater(rec); err != nil {
 		t.local.Logger().Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
 	}
 	return nil
