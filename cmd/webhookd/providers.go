@@ -15,7 +15,6 @@ import (
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
 
@@ -43,7 +42,6 @@ func goProviders() []providers.Entry {
 	return []providers.Entry{
 		midtrans.Entry(),
 		xendit.Entry(),
-		standard.Entry(),
 		razorpay.Entry(),
 		doku.Entry(),
 		duitku.Entry(),

@@ -3,6 +3,7 @@ package spec_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/spec"
+	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -28,9 +30,12 @@ type goSigner interface {
 
 // agreement is one Go adapter and the spec that replaces it.
 type agreement struct {
-	spec    string
-	header  string
-	sep     string
+	spec   string
+	header string
+	sep    string
+	// assign splits an item of the header into its name and value ("="
+	// when empty).
+	assign  string
 	secrets [2]string
 	goNew   func(secrets []string, now func() time.Time) (goSigner, error)
 	// vectors are the published deliveries the Go package was tested
@@ -39,6 +44,11 @@ type agreement struct {
 	// retry is how the gateway's retry of an event differs from its
 	// first attempt (the kit's Kit.Retry), nil for the same body.
 	retry func([]byte) []byte
+	// variants are deliveries made from a signed one by changing what is
+	// not the signature header (the other signed headers, their names),
+	// held to the same agreement as the header mutations, the differs
+	// list included.
+	variants func(g goSigner, d providers.Delivery) []variant
 	// differs are the header mutations on which the Go adapter and the
 	// spec may disagree, with the Go verdict and the spec's (a
 	// providers.Reason, "" for accepted) when they do: headers the
@@ -54,6 +64,15 @@ type vector struct {
 	now    time.Time
 	header string
 	body   string
+	// headers are the other headers the vector was sent with.
+	headers http.Header
+}
+
+// variant is a delivery made from a signed one, named for the differs
+// lists.
+type variant struct {
+	name string
+	d    providers.Delivery
 }
 
 var agreements = []agreement{{
@@ -157,7 +176,105 @@ var agreements = []agreement{{
 		"ts -1":                    {invalid, timestamp},
 		"ts zz":                    {invalid, timestamp},
 	},
+}, {
+	spec:    "standard",
+	header:  "Webhook-Signature",
+	sep:     " ",
+	assign:  ",",
+	secrets: [2]string{"whsec_" + base64.StdEncoding.EncodeToString([]byte("agree-standard-key-a")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("agree-standard-key-b"))},
+	goNew: func(secrets []string, now func() time.Time) (goSigner, error) {
+		return standard.New(secrets, 5*time.Minute, standard.WithClock(now))
+	},
+	// The reference library's TestWebhookSign vector of
+	// providers/standard/verify_test.go, under both sets of names.
+	vectors: []vector{{
+		name: "standard-webhooks", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now: time.Unix(1614265330, 0),
+		header: "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", body: `{"test": 2432232314}`,
+		headers: http.Header{"Webhook-Id": {"msg_p5jXN8AQM9LWM0D4loKWxJek"}, "Webhook-Timestamp": {"1614265330"}},
+	}, {
+		name: "standard-webhooks among others", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now: time.Unix(1614265330+300, 0),
+		header:  "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= v2,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
+		body:    `{"test": 2432232314}`,
+		headers: http.Header{"Webhook-Id": {"msg_p5jXN8AQM9LWM0D4loKWxJek"}, "Webhook-Timestamp": {"1614265330"}},
+	}},
+	variants: standardVariants,
+	// providers/standard's grammar against the spec format's
+	// (docs/providers/standard.md, "Header grammar"): Go split the list
+	// at any white space and read up to 4 KiB of it, and called a
+	// webhook-timestamp that is not 1 to 19 digits a malformed header;
+	// the spec splits at spaces, reads 8 KiB, and calls it a bad
+	// timestamp. Go keyed a webhook-id holding a dot; the spec refuses it
+	// (400): the signed text "id.timestamp.body" would also read as
+	// another id.
+	differs: map[string][2]string{
+		"padded to 5 KiB":                 {invalid, ""},
+		"timestamp not a number":          {invalid, timestamp},
+		"timestamp with a sign":           {invalid, timestamp},
+		"timestamp beyond int64":          {invalid, timestamp},
+		"signature list split at a tab":   {"", invalid},
+		"webhook-id with a dot, resigned": {"", "parse: " + providers.ReasonNoEventKey},
+	},
 }}
+
+// standardVariants are a Standard Webhooks delivery's other signed
+// headers changed, and its headers under Svix's names.
+func standardVariants(g goSigner, d providers.Delivery) []variant {
+	const (
+		id, ts, sig          = "Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"
+		svixID, svixTS, svix = "Svix-Id", "Svix-Timestamp", "Svix-Signature"
+	)
+	with := func(f func(h http.Header)) providers.Delivery {
+		h := d.Header.Clone()
+		f(h)
+		return providers.Delivery{Header: h, Body: d.Body}
+	}
+	move := func(h http.Header, from, to string) {
+		h[to] = h[from]
+		delete(h, from)
+	}
+	resigned := func(newID string) providers.Delivery {
+		h, err := g.(*standard.Adapter).SignMessage(newID, d.Body)
+		if err != nil {
+			panic(err)
+		}
+		return providers.Delivery{Header: h, Body: d.Body}
+	}
+	sigs := d.Header.Get(sig)
+	return []variant{
+		{"svix names", with(func(h http.Header) { move(h, id, svixID); move(h, ts, svixTS); move(h, sig, svix) })},
+		{"both sets, equal", with(func(h http.Header) { h[svixID], h[svixTS], h[svix] = h[id], h[ts], h[sig] })},
+		{"svix-id only", with(func(h http.Header) { move(h, id, svixID) })},
+		{"svix-signature only", with(func(h http.Header) { move(h, sig, svix) })},
+		{"webhook-id and svix-id differ", with(func(h http.Header) { h.Set(svixID, "msg_other") })},
+		{"timestamps differ", with(func(h http.Header) { h.Set(svixTS, "1") })},
+		{"signature lists differ", with(func(h http.Header) { h.Set(svix, "v1,AAAA") })},
+		{"signature lists equal but for spaces", with(func(h http.Header) { h.Set(svix, " "+sigs+" ") })},
+		{"blank signature, svix-signature sent", with(func(h http.Header) { h.Set(svix, sigs); h.Set(sig, "  ") })},
+		{"blank signature", with(func(h http.Header) { h.Set(sig, "  ") })},
+		{"webhook-id empty, svix-id sent", with(func(h http.Header) { h.Set(svixID, h.Get(id)); h.Set(id, "") })},
+		{"webhook-id twice", with(func(h http.Header) { h.Add(id, h.Get(id)) })},
+		{"svix-id twice", with(func(h http.Header) { h.Add(svixID, h.Get(id)); h.Add(svixID, h.Get(id)) })},
+		{"timestamp twice", with(func(h http.Header) { h.Add(ts, h.Get(ts)) })},
+		{"no webhook-id", with(func(h http.Header) { h.Del(id) })},
+		{"webhook-id empty", with(func(h http.Header) { h.Set(id, "") })},
+		{"no timestamp", with(func(h http.Header) { h.Del(ts) })},
+		{"timestamp empty", with(func(h http.Header) { h.Set(ts, "") })},
+		{"timestamp not a number", with(func(h http.Header) { h.Set(ts, "soon") })},
+		{"timestamp with a sign", with(func(h http.Header) { h.Set(ts, "+"+h.Get(ts)) })},
+		{"timestamp with a leading zero", with(func(h http.Header) { h.Set(ts, "0"+h.Get(ts)) })},
+		{"timestamp in milliseconds", with(func(h http.Header) { h.Set(ts, h.Get(ts)+"000") })},
+		{"timestamp of 19 digits", with(func(h http.Header) { h.Set(ts, "1"+strings.Repeat("0", 18)) })},
+		{"timestamp beyond int64", with(func(h http.Header) { h.Set(ts, strings.Repeat("9", 20)) })},
+		{"signature split over two lines", with(func(h http.Header) { h[sig] = []string{"v1,AAAA", sigs} })},
+		{"signature list split at a tab", with(func(h http.Header) { h.Set(sig, "v1,AAAA\t"+sigs) })},
+		{"another id under the signature", with(func(h http.Header) { h.Set(id, "msg_another") })},
+		{"webhook-id with a space, resigned", resigned("msg 1")},
+		{"webhook-id with a colon, resigned", resigned("msg:1")},
+		{"webhook-id of 255 bytes, resigned", resigned(strings.Repeat("a", 255))},
+		{"webhook-id of 256 bytes, resigned", resigned(strings.Repeat("a", 256))},
+		{"webhook-id with a dot, resigned", resigned("msg.1")},
+	}
+}
 
 // The reasons of the differs lists.
 const (
@@ -209,6 +326,19 @@ func agree(t *testing.T, a agreement) {
 		}
 		return providers.Reason(err)
 	}
+	// outcome is a provider's verdict on d: "" when it verifies and
+	// parses, the reason of its refusal otherwise (a parse refusal's
+	// after "parse: "): the differs lists name the verify verdicts, and
+	// the parse's where both verify.
+	outcome := func(prov providers.Provider, d providers.Delivery) string {
+		if err := prov.Verify(ctx, d); err != nil {
+			return providers.Reason(err)
+		}
+		if _, err := prov.Parse(d); err != nil {
+			return "parse: " + providers.Reason(err)
+		}
+		return ""
+	}
 	mutated := func(what string, m mutation, d providers.Delivery, g, p providers.Provider) {
 		t.Helper()
 		want, ok := a.differs[m.name]
@@ -217,6 +347,10 @@ func agree(t *testing.T, a agreement) {
 			return
 		}
 		got := [2]string{verdict(g.Verify(ctx, d)), verdict(p.Verify(ctx, d))}
+		if got == [2]string{} {
+			// Both verify: the difference, if any, is in Parse.
+			got = [2]string{outcome(g, d), outcome(p, d)}
+		}
 		if got[0] == got[1] {
 			same(what+", header mutation: "+m.name, d, g, p)
 			return
@@ -246,11 +380,20 @@ func agree(t *testing.T, a agreement) {
 
 	for _, v := range a.vectors {
 		g, p := pair([]string{v.secret}, v.now)
-		d := providers.Delivery{Header: http.Header{a.header: {v.header}}, Body: []byte(v.body)}
+		d := providers.Delivery{Header: v.headers.Clone(), Body: []byte(v.body)}
+		if d.Header == nil {
+			d.Header = http.Header{}
+		}
+		d.Header.Set(a.header, v.header)
 		require.NoError(t, g.Verify(ctx, d), v.name)
 		same("vector "+v.name, d, g, p)
-		for _, m := range headerMutations(v.header, a.sep) {
+		for _, m := range headerMutations(v.header, a.sep, a.assign) {
 			mutated("vector "+v.name, m, withHeader(d, a.header, m.value), g, p)
+		}
+		if a.variants != nil {
+			for _, vr := range a.variants(g, d) {
+				mutated("vector "+v.name, mutation{name: vr.name}, vr.d, g, p)
+			}
 		}
 	}
 
@@ -276,8 +419,13 @@ func agree(t *testing.T, a agreement) {
 			same(what+", another secret", d, other, otherSpec)
 			same(what+", no header", withHeader(d, a.header), g, p)
 			same(what+", header twice", withHeader(d, a.header, d.Header.Get(a.header), d.Header.Get(a.header)), g, p)
-			for _, m := range headerMutations(d.Header.Get(a.header), a.sep) {
+			for _, m := range headerMutations(d.Header.Get(a.header), a.sep, a.assign) {
 				mutated(what, m, withHeader(d, a.header, m.value), g, p)
+			}
+			if a.variants != nil {
+				for _, vr := range a.variants(g, d) {
+					mutated(what, mutation{name: vr.name}, vr.d, g, p)
+				}
 			}
 			for _, shift := range []time.Duration{-6 * time.Minute, -5*time.Minute - time.Second, -time.Second, 0,
 				time.Second, 5*time.Minute - time.Second, 5 * time.Minute, 5*time.Minute + time.Second, 24 * time.Hour} {
@@ -352,17 +500,20 @@ type mutation struct{ name, value string }
 // headerMutations are the ways a signature header can be damaged, reordered
 // or padded: each item dropped, doubled and moved, spaces around the
 // separators, its case changed, a byte flipped, truncated, and too long.
-func headerMutations(h, sep string) []mutation {
+func headerMutations(h, sep, assign string) []mutation {
+	if assign == "" {
+		assign = "="
+	}
 	items := strings.Split(h, sep)
 	out := []mutation{{"empty", ""}, {"a space", " "}, {"the separator", sep}, {"separator after", h + sep},
 		{"separator before", sep + h}, {"a byte more", h + "0"}, {"a byte less", h[:len(h)-1]}, {"half", h[:len(h)/2]},
 		{"upper case", strings.ToUpper(h)}, {"space after separators", strings.ReplaceAll(h, sep, sep+" ")},
 		{"space before separators", strings.ReplaceAll(h, sep, " "+sep)}, {"space before", " " + h}, {"space after", h + " "},
-		{"an item without assign", h + sep + "junk"}, {"an item with two assigns", h + sep + "x=y=z"},
-		{"too long", h + sep + strings.Repeat("a", 9<<10)}, {"padded to 5 KiB", h + sep + "x=" + strings.Repeat("a", 5<<10)},
-		{"assigns doubled", strings.ReplaceAll(h, "=", "==")}, {"another assign", strings.ReplaceAll(h, "=", ":")}}
+		{"an item without assign", h + sep + "junk"}, {"an item with two assigns", h + sep + "x" + assign + "y" + assign + "z"},
+		{"too long", h + sep + strings.Repeat("a", 9<<10)}, {"padded to 5 KiB", h + sep + "x" + assign + strings.Repeat("a", 5<<10)},
+		{"assigns doubled", strings.ReplaceAll(h, assign, assign+assign)}, {"another assign", strings.ReplaceAll(h, assign, ":")}}
 	for i, item := range items {
-		k, v, _ := strings.Cut(item, "=")
+		k, v, _ := strings.Cut(item, assign)
 		drop := append(append([]string{}, items[:i]...), items[i+1:]...)
 		out = append(out, mutation{"without " + k, strings.Join(drop, sep)})
 		twice := append(append([]string{}, items...), item)
@@ -372,7 +523,7 @@ func headerMutations(h, sep string) []mutation {
 		for _, nv := range []struct{ name, v string }{{"empty", ""}, {"0v", "0" + v}, {"v0", v + "0"}, {"-1", "-1"},
 			{"+v", "+" + v}, {"upper", strings.ToUpper(v)}, {"zz", "zz"}} {
 			changed := append([]string{}, items...)
-			changed[i] = k + "=" + nv.v
+			changed[i] = k + assign + nv.v
 			out = append(out, mutation{k + " " + nv.name, strings.Join(changed, sep)})
 		}
 	}

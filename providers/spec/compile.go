@@ -32,6 +32,15 @@ type Spec struct {
 	// fields its signed text reads, sorted: the fingerprint's.
 	form       bool
 	formSigned []string
+	// anyBody says the body may be any bytes (v2, body: any): the type
+	// reads it only when it is a JSON object, and the fingerprint is its
+	// digest.
+	anyBody bool
+	// readsJSON says a body: any spec's type reads members.
+	readsJSON bool
+	// aliases maps a header's canonical name to the other names it may
+	// be sent under (v2): the signature header's and headers' aliases.
+	aliases map[string][]string
 	// sum is the SHA-256 of the file's bytes (SameSource).
 	sum [32]byte
 	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
@@ -215,7 +224,7 @@ func compile(f *file) (*Spec, error) {
 	}
 	s.env = strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 	steps := []func(*file) error{s.compileSecrets, s.compileSettings, s.compileSignature,
-		s.compileTimestamp, s.compileEvent, s.compileReplay, s.compileExamples}
+		s.compileTimestamp, s.compileEvent, s.compileAnyBody, s.compileReplay, s.compileHeaders, s.compileExamples}
 	for _, step := range steps {
 		if err := step(f); err != nil {
 			return nil, err
@@ -337,6 +346,9 @@ func (s *Spec) compileSignature(f *file) error {
 	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header.Name), repeated: sf.Repeated,
 		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional,
 		nameSetting: -1, field: sf.Field}
+	if err := s.addAliases("signature.header.aliases", sig.header, sf.Header.Aliases); err != nil {
+		return err
+	}
 	if strings.Contains(sf.Name, "{{") {
 		i, err := s.choiceSetting(sf.Name)
 		if err != nil {
@@ -441,7 +453,7 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 				s.sigParts = append(s.sigParts, p.text)
 			}
 		case headerRef, queryRef:
-			if p.kind == headerRef && p.text == s.sig.header {
+			if p.kind == headerRef && (p.text == s.sig.header || slices.Contains(s.aliases[s.sig.header], p.text)) {
 				return invalid(field, "header.%s is the signature header", p.text)
 			}
 			if required && !slices.ContainsFunc(s.required, func(q part) bool { return q.kind == p.kind && q.text == p.text }) {
@@ -863,7 +875,10 @@ func (s *Spec) compileExamples(f *file) error {
 		if r.kind != headerRef {
 			continue
 		}
-		if !slices.ContainsFunc(s.examples, func(ex example) bool { return len(ex.header[r.text]) > 0 }) {
+		names := append([]string{r.text}, s.aliases[r.text]...)
+		if !slices.ContainsFunc(s.examples, func(ex example) bool {
+			return slices.ContainsFunc(names, func(n string) bool { return len(ex.header[n]) > 0 })
+		}) {
 			return invalid("signature", "header %s is never sent by an example", r.text)
 		}
 	}

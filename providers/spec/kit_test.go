@@ -23,7 +23,8 @@ var kitFixtures = map[string]string{"paddle-billing": "paddle"}
 
 // kitRetry is how a gateway's own retry differs from its first delivery,
 // where it differs in more than member order.
-var kitRetry = map[string]func([]byte) []byte{"stripe": providertest.BumpPendingWebhooks, "paymongo": reindented}
+// A Standard Webhooks sender resends the same body (nil: unchanged).
+var kitRetry = map[string]func([]byte) []byte{"stripe": providertest.BumpPendingWebhooks, "paymongo": reindented, "standard": nil}
 
 // reindented is a body as a serialiser that spaces its members otherwise
 // sends it: PayMongo's body has one top-level member, which Reordered

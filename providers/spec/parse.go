@@ -50,6 +50,9 @@ func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 	if p.s.form {
 		return p.parseFormEvent(d)
 	}
+	if p.s.anyBody {
+		return p.parseAnyEvent(d)
+	}
 	o, err := rawjson.Parse(d.Body)
 	if err != nil {
 		return nil, p.fail(ErrNotJSON)
@@ -226,6 +229,9 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 	case literal:
 		return r.text, true, nil
 	case jsonRef:
+		if o == nil {
+			return "", false, nil // a body: any body that is not a JSON object
+		}
 		return lookup(o, r.path)
 	case formRef:
 		v, _ := sc.form.get(r.text)
@@ -240,9 +246,12 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 		}
 		return sc.parts[r.index], sc.parts[r.index] != "", nil
 	case headerRef, queryRef:
-		vals := d.Header[r.text]
-		if r.kind == queryRef {
-			vals = d.Query[r.text]
+		vals := d.Query[r.text]
+		if r.kind == headerRef {
+			var err error
+			if vals, err = p.s.header(d.Header, r.text, false); err != nil {
+				return "", false, errors.New("sent twice, or under two names with different values")
+			}
 		}
 		switch {
 		case len(vals) > 1:

@@ -6,9 +6,12 @@ import (
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"net/http"
+	"net/textproto"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/fieldname"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
 // What version 2 of the format adds (docs/provider-specs.md, "Version 2"),
@@ -271,8 +275,13 @@ func (s *Spec) compileForm(f *file) error {
 			return err
 		}
 		s.form = true
+	case "any":
+		if err := s.needV2("body"); err != nil {
+			return err
+		}
+		s.anyBody = true
 	default:
-		return invalid("body", "unknown %q (json or form)", f.Body)
+		return invalid("body", "unknown %q (json, form or any)", f.Body)
 	}
 	sf := f.Signature
 	switch {
@@ -282,10 +291,232 @@ func (s *Spec) compileForm(f *file) error {
 		return invalid("signature", "header and field are exclusive: the signature is in one of them")
 	case sf.Field != "" && !fieldname.Plain(sf.Field):
 		return invalid("signature.field", "%q is not a form field name", sf.Field)
-	case f.Event.Batch != "" && s.form:
+	case f.Event.Batch != "" && (s.form || s.anyBody):
 		return invalid("event.batch", "is for JSON bodies")
 	}
 	return nil
+}
+
+// compileAnyBody holds a spec whose body may be any bytes (body: any) to
+// what needs no JSON: its key reads no member (a body that is not an
+// object has none), and its fingerprint is the body's digest, since there
+// may be no members to pick. Its type may read members: they are read
+// when the body is a JSON object, and the type is empty otherwise.
+func (s *Spec) compileAnyBody(f *file) error {
+	if !s.anyBody {
+		return nil
+	}
+	keys := []template{s.key}
+	for _, c := range s.cases {
+		keys = append(keys, c.key)
+	}
+	s.readsJSON = s.typ.has(jsonRef, "")
+	for _, c := range s.cases {
+		s.readsJSON = s.readsJSON || c.typ.has(jsonRef, "")
+	}
+	for _, k := range keys {
+		if k.has(jsonRef, "") {
+			return invalid("event.key", "reads a JSON member, and with body: any the body need not be JSON (a header, or {{digest}})")
+		}
+	}
+	if len(f.Event.Fingerprint) > 0 || f.Event.FingerprintForm != "" {
+		return invalid("event.fingerprint", "with body: any the fingerprint is the body's digest: leave fingerprint and fingerprint_form out")
+	}
+	for _, r := range f.Replay.Headers {
+		if strings.Contains(r, "json.") {
+			return invalid("replay.headers", "reads a JSON member, and with body: any the body need not be JSON")
+		}
+	}
+	for _, r := range f.Replay.Query {
+		if strings.Contains(r, "json.") {
+			return invalid("replay.query", "reads a JSON member, and with body: any the body need not be JSON")
+		}
+	}
+	return nil
+}
+
+// addAliases records the other names header (canonical) may be sent
+// under: each a header name, none the header's own or another's.
+func (s *Spec) addAliases(field, header string, aliases []string) error {
+	if len(aliases) == 0 {
+		return nil
+	}
+	if err := s.needV2(field); err != nil {
+		return err
+	}
+	if s.aliases == nil {
+		s.aliases = map[string][]string{}
+	}
+	if _, ok := s.aliases[header]; ok {
+		return invalid(field, "header %s is declared twice", header)
+	}
+	var names []string
+	for _, a := range aliases {
+		if !headerRE.MatchString(a) {
+			return invalid(field, "%q is not a header name", a)
+		}
+		c := textproto.CanonicalMIMEHeaderKey(a)
+		if c == header || slices.Contains(names, c) || s.aliased(c) {
+			return invalid(field, "%s is already a name of this or another header", a)
+		}
+		names = append(names, c)
+	}
+	s.aliases[header] = names
+	return nil
+}
+
+// aliased reports whether name (canonical) is a header with aliases or
+// one of them.
+func (s *Spec) aliased(name string) bool {
+	for h, alts := range s.aliases {
+		if h == name || slices.Contains(alts, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// compileHeaders reads headers: the aliases of headers the templates
+// read. A header declared there that no template reads, or an alias a
+// template reads itself, is refused: the first would do nothing, and the
+// second would read one value under two names.
+func (s *Spec) compileHeaders(f *file) error {
+	templates := []template{s.sig.signed, s.key, s.typ}
+	for _, c := range s.cases {
+		templates = append(templates, c.key, c.typ)
+	}
+	reads := func(name string) bool {
+		return slices.ContainsFunc(templates, func(t template) bool { return t.has(headerRef, name) }) ||
+			slices.ContainsFunc(s.required, func(q part) bool { return q.kind == headerRef && q.text == name })
+	}
+	for i, h := range f.Headers {
+		field := fmt.Sprintf("headers[%d]", i)
+		if !headerRE.MatchString(h.Name) {
+			return invalid(field+".name", "%q is not a header name", h.Name)
+		}
+		name := textproto.CanonicalMIMEHeaderKey(h.Name)
+		switch {
+		case name == s.sig.header:
+			return invalid(field+".name", "%s is the signature header: give its aliases in signature.header.aliases", h.Name)
+		case !reads(name):
+			return invalid(field+".name", "no template reads header %s", h.Name)
+		case len(h.Aliases) == 0:
+			return invalid(field+".aliases", "required: the other names %s is sent under", h.Name)
+		}
+		if err := s.addAliases(field+".aliases", name, h.Aliases); err != nil {
+			return err
+		}
+	}
+	for h, alts := range s.aliases {
+		for _, a := range alts {
+			if reads(a) || a == s.sig.header {
+				return invalid("headers", "%s is an alias of %s, and is read under its own name too", a, h)
+			}
+		}
+	}
+	return nil
+}
+
+// header returns a header's values: sent under its name or, when the
+// spec gives it aliases, under the first of its names that is sent (a
+// value of white space only is not). A name sent twice (a header that is
+// not repeated), or two names sent with different values, is
+// ErrInvalidHeader: which one to trust is ambiguous, as Svix's and the
+// Standard Webhooks libraries hold it.
+func (s *Spec) header(h http.Header, name string, repeated bool) ([]string, error) {
+	alts, ok := s.aliases[name]
+	if !ok {
+		return h[name], nil
+	}
+	var got []string
+	first := ""
+	for i := -1; i < len(alts); i++ {
+		n := name
+		if i >= 0 {
+			n = alts[i]
+		}
+		v := h[n]
+		if !repeated && len(v) > 1 {
+			return nil, fmt.Errorf("%w (%s sent %d times)", ErrInvalidHeader, n, len(v))
+		}
+		if s.blank(v, repeated) {
+			continue
+		}
+		if got == nil {
+			got, first = v, n
+			continue
+		}
+		if s.joined(got, repeated) != s.joined(v, repeated) {
+			return nil, fmt.Errorf("%w (%s and %s differ)", ErrInvalidHeader, first, n)
+		}
+	}
+	return got, nil
+}
+
+// blank reports whether a header's values say nothing: none, or only
+// white space.
+func (s *Spec) blank(v []string, repeated bool) bool {
+	if !repeated {
+		return len(v) == 0 || v[0] == ""
+	}
+	for _, line := range v {
+		if strings.TrimSpace(line) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// joined is a header's value as compared across its names: a repeated
+// header's lines joined by the items' separator, trimmed.
+func (s *Spec) joined(v []string, repeated bool) string {
+	if !repeated {
+		return v[0]
+	}
+	sep := s.sig.separator
+	if sep == "" {
+		sep = ","
+	}
+	return strings.TrimSpace(strings.Join(v, sep))
+}
+
+// parseAnyEvent derives the one event of a body that may be any bytes
+// (body: any): the key from what the gateway signs beside it, the type
+// from its members when it is a JSON object (empty otherwise), and the
+// fingerprint its digest, since a sender resends the same bytes. A JSON
+// object that names a member twice is still 400: the core could read
+// another event out of it than the type says.
+func (p *Provider) parseAnyEvent(d providers.Delivery) ([]providers.Item, error) {
+	if p.s.keyReadsParts {
+		if err := p.oneReading(d); err != nil {
+			return nil, p.fail(err)
+		}
+	}
+	var o *rawjson.Object
+	var dup bool
+	if p.s.readsJSON {
+		var err error
+		o, err = rawjson.Parse(d.Body)
+		dup = err != nil && !errors.Is(err, rawjson.ErrNotObject)
+	}
+	var sc *scan
+	if len(p.s.sigParts) > 0 {
+		sc = new(scan)
+		if err := p.scanHeader(d, sc); err != nil {
+			return nil, p.fail(err)
+		}
+	}
+	// The key first: a delivery without one is no_event_key whatever its
+	// body holds.
+	ev, err := p.eventOf(o, d.Body, d, sc)
+	switch {
+	case err != nil:
+		return nil, err
+	case dup:
+		return nil, p.fail(ErrNotJSON)
+	}
+	ev.Fingerprint = rawjson.HexSum(d.Body)
+	return []providers.Item{{Event: ev, Body: d.Body}}, nil
 }
 
 // signedKinds are the references signature.signed may hold.

@@ -82,7 +82,10 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 // scanHeader reads the signature header's values into sc.
 func (p *Provider) scanHeader(d providers.Delivery, sc *scan) error {
 	sig := &p.s.sig
-	vals := d.Header[sig.header]
+	vals, err := p.s.header(d.Header, sig.header, sig.repeated)
+	if err != nil {
+		return err
+	}
 	if sig.field != "" {
 		vals = nil
 		if v, _ := sc.form.get(sig.field); v != "" {
@@ -155,7 +158,10 @@ func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error
 	var vals []string
 	switch r.kind {
 	case headerRef:
-		vals = d.Header[r.text]
+		var err error
+		if vals, err = p.s.header(d.Header, r.text, false); err != nil {
+			return "", err
+		}
 	case queryRef:
 		vals = d.Query[r.text]
 	case signatureRef:
