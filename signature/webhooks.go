@@ -119,8 +119,8 @@ func MatchWebhookSignature(list string, keys [][]byte, id, timestamp string, bod
 		}
 		// Strict: a signature has one spelling. The lenient decoder ignores
 		// the unused bits of the last character, so "…1OE=" and "…1OG="
-		// would both pass for one MAC (found by providers/standard's
-		// FuzzVerify, whose input is kept in its testdata).
+		// would both pass for one MAC (found by fuzzing; providers/spec's
+		// FuzzStandardVerify keeps the input among its seeds).
 		got, err := base64.StdEncoding.Strict().DecodeString(encoded)
 		if err != nil {
 			continue

@@ -3,7 +3,6 @@ package spec_test
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -18,7 +17,6 @@ import (
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -176,105 +174,7 @@ var agreements = []agreement{{
 		"ts -1":                    {invalid, timestamp},
 		"ts zz":                    {invalid, timestamp},
 	},
-}, {
-	spec:    "standard",
-	header:  "Webhook-Signature",
-	sep:     " ",
-	assign:  ",",
-	secrets: [2]string{"whsec_" + base64.StdEncoding.EncodeToString([]byte("agree-standard-key-a")), "whsec_" + base64.StdEncoding.EncodeToString([]byte("agree-standard-key-b"))},
-	goNew: func(secrets []string, now func() time.Time) (goSigner, error) {
-		return standard.New(secrets, 5*time.Minute, standard.WithClock(now))
-	},
-	// The reference library's TestWebhookSign vector of
-	// providers/standard/verify_test.go, under both sets of names.
-	vectors: []vector{{
-		name: "standard-webhooks", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now: time.Unix(1614265330, 0),
-		header: "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=", body: `{"test": 2432232314}`,
-		headers: http.Header{"Webhook-Id": {"msg_p5jXN8AQM9LWM0D4loKWxJek"}, "Webhook-Timestamp": {"1614265330"}},
-	}, {
-		name: "standard-webhooks among others", secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", now: time.Unix(1614265330+300, 0),
-		header:  "v1,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= v2,Ceo5qEr07ixe2NLpvHk3FH9bwy/WavXrAFQ/9tdO6mc= v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=",
-		body:    `{"test": 2432232314}`,
-		headers: http.Header{"Webhook-Id": {"msg_p5jXN8AQM9LWM0D4loKWxJek"}, "Webhook-Timestamp": {"1614265330"}},
-	}},
-	variants: standardVariants,
-	// providers/standard's grammar against the spec format's
-	// (docs/providers/standard.md, "Header grammar"): Go split the list
-	// at any white space and read up to 4 KiB of it, and called a
-	// webhook-timestamp that is not 1 to 19 digits a malformed header;
-	// the spec splits at spaces, reads 8 KiB, and calls it a bad
-	// timestamp. Go keyed a webhook-id holding a dot; the spec refuses it
-	// (400): the signed text "id.timestamp.body" would also read as
-	// another id.
-	differs: map[string][2]string{
-		"padded to 5 KiB":                 {invalid, ""},
-		"timestamp not a number":          {invalid, timestamp},
-		"timestamp with a sign":           {invalid, timestamp},
-		"timestamp beyond int64":          {invalid, timestamp},
-		"signature list split at a tab":   {"", invalid},
-		"webhook-id with a dot, resigned": {"", "parse: " + providers.ReasonNoEventKey},
-	},
 }}
-
-// standardVariants are a Standard Webhooks delivery's other signed
-// headers changed, and its headers under Svix's names.
-func standardVariants(g goSigner, d providers.Delivery) []variant {
-	const (
-		id, ts, sig          = "Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"
-		svixID, svixTS, svix = "Svix-Id", "Svix-Timestamp", "Svix-Signature"
-	)
-	with := func(f func(h http.Header)) providers.Delivery {
-		h := d.Header.Clone()
-		f(h)
-		return providers.Delivery{Header: h, Body: d.Body}
-	}
-	move := func(h http.Header, from, to string) {
-		h[to] = h[from]
-		delete(h, from)
-	}
-	resigned := func(newID string) providers.Delivery {
-		h, err := g.(*standard.Adapter).SignMessage(newID, d.Body)
-		if err != nil {
-			panic(err)
-		}
-		return providers.Delivery{Header: h, Body: d.Body}
-	}
-	sigs := d.Header.Get(sig)
-	return []variant{
-		{"svix names", with(func(h http.Header) { move(h, id, svixID); move(h, ts, svixTS); move(h, sig, svix) })},
-		{"both sets, equal", with(func(h http.Header) { h[svixID], h[svixTS], h[svix] = h[id], h[ts], h[sig] })},
-		{"svix-id only", with(func(h http.Header) { move(h, id, svixID) })},
-		{"svix-signature only", with(func(h http.Header) { move(h, sig, svix) })},
-		{"webhook-id and svix-id differ", with(func(h http.Header) { h.Set(svixID, "msg_other") })},
-		{"timestamps differ", with(func(h http.Header) { h.Set(svixTS, "1") })},
-		{"signature lists differ", with(func(h http.Header) { h.Set(svix, "v1,AAAA") })},
-		{"signature lists equal but for spaces", with(func(h http.Header) { h.Set(svix, " "+sigs+" ") })},
-		{"blank signature, svix-signature sent", with(func(h http.Header) { h.Set(svix, sigs); h.Set(sig, "  ") })},
-		{"blank signature", with(func(h http.Header) { h.Set(sig, "  ") })},
-		{"webhook-id empty, svix-id sent", with(func(h http.Header) { h.Set(svixID, h.Get(id)); h.Set(id, "") })},
-		{"webhook-id twice", with(func(h http.Header) { h.Add(id, h.Get(id)) })},
-		{"svix-id twice", with(func(h http.Header) { h.Add(svixID, h.Get(id)); h.Add(svixID, h.Get(id)) })},
-		{"timestamp twice", with(func(h http.Header) { h.Add(ts, h.Get(ts)) })},
-		{"no webhook-id", with(func(h http.Header) { h.Del(id) })},
-		{"webhook-id empty", with(func(h http.Header) { h.Set(id, "") })},
-		{"no timestamp", with(func(h http.Header) { h.Del(ts) })},
-		{"timestamp empty", with(func(h http.Header) { h.Set(ts, "") })},
-		{"timestamp not a number", with(func(h http.Header) { h.Set(ts, "soon") })},
-		{"timestamp with a sign", with(func(h http.Header) { h.Set(ts, "+"+h.Get(ts)) })},
-		{"timestamp with a leading zero", with(func(h http.Header) { h.Set(ts, "0"+h.Get(ts)) })},
-		{"timestamp in milliseconds", with(func(h http.Header) { h.Set(ts, h.Get(ts)+"000") })},
-		{"timestamp of 19 digits", with(func(h http.Header) { h.Set(ts, "1"+strings.Repeat("0", 18)) })},
-		{"timestamp beyond int64", with(func(h http.Header) { h.Set(ts, strings.Repeat("9", 20)) })},
-		{"signature split over two lines", with(func(h http.Header) { h[sig] = []string{"v1,AAAA", sigs} })},
-		{"signature list split at a tab", with(func(h http.Header) { h.Set(sig, "v1,AAAA\t"+sigs) })},
-		{"another id under the signature", with(func(h http.Header) { h.Set(id, "msg_another") })},
-		{"webhook-id with a space, resigned", resigned("msg 1")},
-		{"webhook-id with a colon, resigned", resigned("msg:1")},
-		{"webhook-id of 255 bytes, resigned", resigned(strings.Repeat("a", 255))},
-		{"webhook-id of 256 bytes, resigned", resigned(strings.Repeat("a", 256))},
-		{"webhook-id with a dot, resigned", resigned("msg.1")},
-	}
-}
 
 // The reasons of the differs lists.
 const (

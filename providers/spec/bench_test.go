@@ -2,7 +2,6 @@ package spec_test
 
 import (
 	"context"
-	"encoding/base64"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/standard"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
 
@@ -80,67 +78,6 @@ func BenchmarkVerifyParse(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkVerifyParseStandard compares, in one run, the hand-written
-// Standard Webhooks adapter with builtin/standard.yaml, the spec that
-// replaced it, on the same signed deliveries (every fixture of
-// fixtures/standard, signed by the spec): one op verifies and parses each
-// of them once. The target is the spec within 1.2x the adapter's time per
-// op (BENCHMARKS.md, "Provider specs"). Run:
-//
-//	go test -run '^$' -bench VerifyParseStandard -count 10 ./providers/spec/ | benchstat -col /impl -
-func BenchmarkVerifyParseStandard(b *testing.B) {
-	data, err := os.ReadFile("builtin/standard.yaml")
-	require.NoError(b, err)
-	s, err := spec.Load("builtin/standard.yaml", data)
-	require.NoError(b, err)
-	now := time.Unix(1_700_000_000, 0)
-	clock := func() time.Time { return now }
-	secret := "whsec_" + base64.StdEncoding.EncodeToString([]byte("standard-bench-key"))
-	sp, err := s.New([]string{secret}, nil, clock)
-	require.NoError(b, err)
-	adapter, err := standard.New([]string{secret}, 5*time.Minute, standard.WithClock(clock))
-	require.NoError(b, err)
-	benchPair(b, "standard", adapter, sp)
-}
-
-// benchPair runs the Go adapter and the spec provider on every fixture of
-// fixtures/<name>, signed by the spec, as impl=<name> and impl=spec.
-func benchPair(b *testing.B, name string, adapter, sp providers.Provider) {
-	paths, err := filepath.Glob("../../fixtures/" + name + "/*.json")
-	require.NoError(b, err)
-	require.NotEmpty(b, paths)
-	var deliveries []providers.Delivery
-	size := 0
-	for _, p := range paths {
-		body, err := os.ReadFile(p)
-		require.NoError(b, err)
-		d, err := sp.(*spec.Provider).Sign(body)
-		require.NoError(b, err)
-		deliveries = append(deliveries, d)
-		size += len(body)
-	}
-	ctx := context.Background()
-	for _, impl := range []struct {
-		name string
-		p    providers.Provider
-	}{{name, adapter}, {"spec", sp}} {
-		b.Run("impl="+impl.name, func(b *testing.B) {
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, d := range deliveries {
-					if err := impl.p.Verify(ctx, d); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := impl.p.Parse(d); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		})
-	}
 }
 
 // TestPaddleBillingAgrees: the documented example spec (Paddle Billing)
