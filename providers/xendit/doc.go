@@ -26,9 +26,26 @@
 // The adapter never logs or returns a token or a body in an error, and never
 // touches the dedupe store.
 //
-// Why Go, not a provider spec (docs/provider-specs.md): the event key
-// comes from the shape of the body (above), with rules that keep the
-// shapes' keys apart; version 2's event.cases might say the shapes, but
-// not those rules, and that has not been tried against this adapter's
-// tests.
+// Why Go, not a provider spec (docs/provider-specs.md, version 2):
+// event.cases can list the shapes in order, but not three rules of this
+// adapter's, and without them keys and fingerprints would change.
+//
+//   - A shape, once chosen by what the body holds, is kept: a body with
+//     event and a data object whose data has neither id nor payment_id is
+//     400, and so is a flat body with status but no id. event.cases moves
+//     on to the next case whenever a reference is missing, so those bodies
+//     would be keyed by a later shape (payment_id, id) instead.
+//   - The rules that keep the shapes' keys apart are conditions on values:
+//     an envelope's event must hold a ".", and a flat body's id beside a
+//     status must not (so event:data.id never equals id:status). A spec
+//     constrains a key value only by the bytes that separate the key's
+//     parts; it has no pattern a value must match.
+//   - The fingerprint is per shape, and an envelope's covers members of data
+//     (envelopeDataFields) under "data"; a spec fingerprints one list of
+//     top-level members for every case, so every stored envelope
+//     fingerprint would differ and a retry in flight across the upgrade
+//     would be answered 422.
+//
+// The key parts are also strings only (a number is 400), where a spec reads
+// a number at a path as its text.
 package xendit
