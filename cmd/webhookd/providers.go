@@ -13,7 +13,6 @@ import (
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paypal"
-	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/xendit"
 )
@@ -42,7 +41,6 @@ func goProviders() []providers.Entry {
 	return []providers.Entry{
 		midtrans.Entry(),
 		xendit.Entry(),
-		razorpay.Entry(),
 		doku.Entry(),
 		duitku.Entry(),
 		paypal.Entry(),

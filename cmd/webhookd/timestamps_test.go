@@ -98,7 +98,7 @@ func TestSignedTimestampsBoundedByRetention(t *testing.T) {
 		if tc.ok {
 			require.NoError(t, rzp.Verify(ctx, d), "razorpay, created %s ago", tc.age)
 		} else {
-			require.ErrorIs(t, rzp.Verify(ctx, d), razorpay.ErrTooOld, "razorpay, created %s ago", tc.age)
+			require.ErrorIs(t, rzp.Verify(ctx, d), providers.ErrTimestamp, "razorpay, created %s ago", tc.age)
 		}
 	}
 }

@@ -212,65 +212,6 @@ func TestTooOld(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestSettingsMaxAge: a signed created_at older than the retention is
-// refused (401) whether or not WEBHOOKD_RAZORPAY_MAX_AGE is set: unset,
-// the retention is the bound; set, it must outlast Razorpay's 24 hours of
-// retries and stay below the retention. Only with neither (Build without
-// Check) is an event of any age accepted, and `webhookd replay` signs a
-// fixture unchanged, so its event key is the fixture's own.
-func TestSettingsMaxAge(t *testing.T) {
-	vars := func(n string) string { return "WEBHOOKD_" + n }
-	tests := []struct {
-		name      string
-		maxAge    time.Duration
-		retention time.Duration
-		wantCheck string // prefix of Check's error
-		wantErr   error  // Verify of vecBody (2022)
-	}{
-		{"default, a week's retention", 0, 168 * time.Hour, "", razorpay.ErrTooOld},
-		{"default, a short retention", 0, 2 * time.Hour, "", razorpay.ErrTooOld},
-		{"default, retention unknown", 0, 0, "", nil},
-		{"on, below the retention", 167 * time.Hour, 168 * time.Hour, "", razorpay.ErrTooOld},
-		{"on, retention unknown", 25 * time.Hour, 0, "", razorpay.ErrTooOld},
-		{"on, within Razorpay's retries", 24 * time.Hour, 168 * time.Hour,
-			"WEBHOOKD_RAZORPAY_MAX_AGE: 24h0m0s must be longer than Razorpay's 24h of retries", nil},
-		{"on, not below the retention", 168 * time.Hour, 168 * time.Hour,
-			"WEBHOOKD_RAZORPAY_MAX_AGE: 168h0m0s must be shorter than WEBHOOKD_RETENTION (168h0m0s)", nil},
-		{"negative", -time.Hour, 168 * time.Hour,
-			"WEBHOOKD_RAZORPAY_MAX_AGE: -1h0m0s must be longer than Razorpay's 24h of retries", nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := &razorpay.Settings{Secrets: []string{vecSecret}, MaxAge: tt.maxAge}
-			err := s.Check(providers.Env{Var: vars, Retention: tt.retention})
-			if tt.wantCheck != "" {
-				require.Error(t, err)
-				require.True(t, strings.HasPrefix(err.Error(), tt.wantCheck), err.Error())
-				require.NotContains(t, err.Error(), "\n")
-				return
-			}
-			require.NoError(t, err)
-			p, err := s.Build()
-			require.NoError(t, err)
-			require.ErrorIs(t, p.Verify(context.Background(), providers.Delivery{Header: sig(vecSignature), Body: []byte(vecBody)}), tt.wantErr)
-			if tt.wantErr != nil {
-				return
-			}
-			// Replay signs the fixture as it is: same bytes, same key.
-			signed, err := p.Sign([]byte(vecBody))
-			body, h := signed.Body, signed.Header
-			require.NoError(t, err)
-			require.Equal(t, vecBody, string(body))
-			require.Equal(t, vecSignature, h.Get(razorpay.HeaderName))
-			ev, err := providertest.OneEvent(p.Parse(providers.Delivery{Body: body}))
-			require.NoError(t, err)
-			require.Equal(t, "payment.authorized:pay_JUEM4c0pSLpFEW:1652339806", ev.Key)
-		})
-	}
-	// Unset, even an enabled-later check does not refuse the variable.
-	require.NoError(t, (&razorpay.Settings{}).Check(providers.Env{Var: vars, Retention: time.Hour}))
-}
-
 // TestVerifyAllocations bounds what verifying a delivery allocates, with
 // the signing secret second of two: the hex-decoded signature (1). Building
 // an HMAC per secret cost six objects more per secret (13 in all) on every

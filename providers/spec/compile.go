@@ -95,6 +95,10 @@ type settingDef struct {
 	pattern             *regexp.Regexp
 	// choices maps each allowed value to what templates read for it.
 	choices map[string]string
+	// longerThan, when positive, is what a set duration must exceed, and
+	// longerWhat what that bound is.
+	longerThan time.Duration
+	longerWhat string
 }
 
 type sigDef struct {
@@ -224,7 +228,7 @@ func compile(f *file) (*Spec, error) {
 	}
 	s.env = strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 	steps := []func(*file) error{s.compileSecrets, s.compileSettings, s.compileSignature,
-		s.compileTimestamp, s.compileEvent, s.compileAnyBody, s.compileReplay, s.compileHeaders, s.compileExamples}
+		s.compileTimestamp, s.compileEvent, s.compileAnyBody, s.keyHoldsBodyTimestamp, s.compileReplay, s.compileHeaders, s.compileExamples}
 	for _, step := range steps {
 		if err := step(f); err != nil {
 			return nil, err
@@ -308,6 +312,21 @@ func (s *Spec) compileSettings(f *file) error {
 				return invalid(field+".default", "%q is not one of the choices", sf.Default)
 			}
 			d.choices = sf.Choices
+		}
+		if lt := sf.LongerThan; lt != nil {
+			if err := s.needV2(field + ".longer_than"); err != nil {
+				return err
+			}
+			v, err := time.ParseDuration(lt.Duration)
+			switch {
+			case !d.duration:
+				return invalid(field+".longer_than", "is for duration settings")
+			case err != nil || v <= 0:
+				return invalid(field+".longer_than.duration", "%q is not a positive duration", lt.Duration)
+			case lt.What == "":
+				return invalid(field+".longer_than.what", "required: what the bound is, for the error")
+			}
+			d.longerThan, d.longerWhat = v, lt.What
 		}
 		if sf.Pattern != "" {
 			if err := s.needV2(field + ".pattern"); err != nil {
@@ -434,6 +453,12 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 	for i := range t.parts {
 		p := &t.parts[i]
 		switch p.kind {
+		case jsonRef:
+			if p.steps != nil {
+				if err := s.needV2(field); err != nil {
+					return err
+				}
+			}
 		case settingRef:
 			if p.index = s.setting(p.text); p.index < 0 {
 				return invalid(field, "setting %s is not declared in settings", p.text)
@@ -472,7 +497,11 @@ func (s *Spec) compileTimestamp(f *file) error {
 	if !s.sig.alg.signs() {
 		return invalid("timestamp", "a token signs no timestamp")
 	}
-	t, err := parseTemplate(tf.Value, headerRef, queryRef, signatureRef)
+	kinds := []kind{headerRef, queryRef, signatureRef}
+	if !s.form {
+		kinds = append(kinds, jsonRef)
+	}
+	t, err := parseTemplate(tf.Value, kinds...)
 	if err != nil {
 		return invalid("timestamp.value", "%v", err)
 	}
@@ -483,7 +512,11 @@ func (s *Spec) compileTimestamp(f *file) error {
 		return err
 	}
 	ref := t.parts[0]
-	if !s.sig.signed.has(ref.kind, ref.text) {
+	if ref.kind == jsonRef {
+		if err := s.checkBodyTimestamp(ref, tf); err != nil {
+			return err
+		}
+	} else if !s.sig.signed.has(ref.kind, ref.text) {
 		return invalid("timestamp.value", "%s.%s is not part of signature.signed, so it would prove nothing", kindNames[ref.kind], ref.text)
 	}
 	if err := s.timestampsChecked(&ref); err != nil {
@@ -528,6 +561,9 @@ func (s *Spec) compileTimestamp(f *file) error {
 	case tf.Tolerance != "":
 		if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
 			return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+		}
+		if s.settings[d.tolerance].def == "" && d.both {
+			return invalid("timestamp.tolerance", "%s has no default, and window both needs a tolerance", tf.Tolerance)
 		}
 	}
 	s.ts = d

@@ -64,6 +64,17 @@ type settingField struct {
 	// Choices, the values allowed (v2), each with what templates read
 	// for it: PayMongo's MODE live reads as li.
 	Choices map[string]string `yaml:"choices"`
+	// LongerThan is the bound a duration set (not left unset or 0) must
+	// exceed (v2).
+	LongerThan *longerThanField `yaml:"longer_than"`
+}
+
+// longerThanField is a duration setting's lower bound, and what it is in
+// the error's words: Razorpay's MAX_AGE must outlast "Razorpay's 24h of
+// retries".
+type longerThanField struct {
+	Duration string `yaml:"duration"`
+	What     string `yaml:"what"`
 }
 
 type signatureField struct {
@@ -331,7 +342,7 @@ func oneLine(err error) error {
 	for _, noise := range []string{" in type spec.file", " in type spec.secretsField", " in type spec.settingField",
 		" in type spec.signatureField", " in type spec.timestampField", " in type spec.eventField",
 		" in type spec.ackField", " in type spec.caseField", " in type spec.joinedField", " in type spec.replayField", " in type spec.exampleField",
-		" in type spec.headerAlias"} {
+		" in type spec.headerAlias", " in type spec.longerThanField"} {
 		msg = strings.ReplaceAll(msg, noise, "")
 	}
 	msg = strings.ReplaceAll(msg, "\n", "; ")

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -229,8 +230,11 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 	case literal:
 		return r.text, true, nil
 	case jsonRef:
-		if o == nil {
+		switch {
+		case o == nil:
 			return "", false, nil // a body: any body that is not a JSON object
+		case r.steps != nil:
+			return lookupSteps(o, r.steps)
 		}
 		return lookup(o, r.path)
 	case formRef:
@@ -342,4 +346,83 @@ func (p *Provider) fingerprint(o *rawjson.Object) (string, error) {
 		buf.WriteByte('}')
 		return nil
 	})
+}
+
+// lookupSteps is lookup for a path of steps (an array index, a member
+// named by another value): a member named by a value that is absent takes
+// the path's value with it; one that is not a token names nothing (an
+// error, as for a member that is not an object on the way).
+func lookupSteps(o *rawjson.Object, steps []step) (string, bool, error) {
+	cur := o
+	var m rawjson.Member
+	for i := 0; i < len(steps); i++ {
+		name := steps[i].name
+		if from := steps[i].from; from != nil {
+			v, ok, err := lookupSteps(o, from)
+			switch {
+			case err != nil || !ok:
+				return "", false, err
+			case !providers.IsToken(v, MaxTokenBytes):
+				return "", false, fmt.Errorf("the value naming a member is not a token")
+			}
+			name = v
+		}
+		if cur == nil {
+			return "", false, fmt.Errorf("not an object")
+		}
+		var ok bool
+		var err error
+		if i+1 < len(steps) && steps[i+1].index >= 0 {
+			m, ok, err = element(cur, name, steps[i+1].index)
+			i++
+		} else {
+			m, ok, err = cur.Get(name)
+		}
+		if err != nil || !ok || m.IsNull() {
+			return "", false, err
+		}
+		cur = nil
+		if i+1 < len(steps) {
+			if m.Value[0] != '{' {
+				return "", false, fmt.Errorf("not an object")
+			}
+			if cur, err = m.Object(); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	return scalar(m)
+}
+
+// element returns element index of the array member name of o; ok is
+// false when the member is absent or null, or the array shorter.
+func element(o *rawjson.Object, name string, index int) (rawjson.Member, bool, error) {
+	elems, ok, err := o.Elements(name)
+	if err != nil || !ok {
+		return rawjson.Member{}, false, err
+	}
+	for i, e := range elems {
+		if i == index {
+			return e, true, nil
+		}
+	}
+	return rawjson.Member{}, false, nil
+}
+
+// scalar is a member's value as lookup reads one: a string decoded, a
+// number or boolean as sent, null absent.
+func scalar(m rawjson.Member) (string, bool, error) {
+	switch c := m.Value[0]; {
+	case c == 'n':
+		return "", false, nil
+	case c == '{' || c == '[':
+		return "", false, fmt.Errorf("not a string, number or boolean")
+	case c != '"':
+		return string(m.Value), true, nil
+	}
+	var s string
+	if err := json.Unmarshal(m.Value, &s); err != nil {
+		return "", false, fmt.Errorf("not a string")
+	}
+	return s, true, nil
 }

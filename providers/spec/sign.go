@@ -91,6 +91,9 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 			v = strconv.FormatInt(now.UnixMilli(), 10)
 		}
 		switch ts.ref.kind {
+		case jsonRef:
+			d.Body = p.redated(body)
+			body = d.Body
 		case headerRef:
 			d.Header.Set(ts.ref.text, v)
 		case queryRef:
