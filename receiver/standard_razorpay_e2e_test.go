@@ -11,13 +11,13 @@ import (
 
 	"github.com/webhookd/webhookd/dedupe"
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
+	"github.com/webhookd/webhookd/signature"
 )
 
-// End-to-end tests for the standard (Standard Webhooks, Svix) provider,
-// the built-in spec providers/spec/builtin/standard.yaml, and the Razorpay
-// adapter, on the harness of receiver_test.go.
+// End-to-end tests for the standard (Standard Webhooks, Svix) and Razorpay
+// providers, the built-in specs providers/spec/builtin/standard.yaml and
+// razorpay.yaml, on the harness of receiver_test.go.
 
 // The Standard Webhooks headers (webhook-*, and Svix's names for them) and
 // the default of WEBHOOKD_STANDARD_TOLERANCE.
@@ -39,7 +39,17 @@ var (
 const (
 	rzpSecret    = "rzp_e2e_webhook_secret_new"
 	rzpSecretOld = "rzp_e2e_webhook_secret_old"
+	// rzpHeader carries Razorpay's signature; rzpEventID its event id,
+	// which is not signed, so no key reads it.
+	rzpHeader  = "X-Razorpay-Signature"
+	rzpEventID = "X-Razorpay-Event-Id"
 )
+
+// rzpSignature is the X-Razorpay-Signature Razorpay sends for body signed
+// with secret.
+func rzpSignature(secret string, body []byte) string {
+	return signature.HMACSHA256Hex([]byte(secret), body)
+}
 
 // newStandard returns an adapter holding secrets whose clock is now+skew:
 // the receiver's with skew 0, a sender's with its own clock.
@@ -56,10 +66,10 @@ func signMessage(sender *spec.Provider, id string, body []byte) (http.Header, er
 	return d.Header, err
 }
 
-func newRazorpay(t *testing.T, secrets ...string) *razorpay.Adapter {
-	a, err := razorpay.New(secrets)
+func newRazorpay(t *testing.T, secrets ...string) *spec.Provider {
+	p, err := builtinSpec(t, "razorpay").New(secrets, nil, nil)
 	require.NoError(t, err)
-	return a
+	return p
 }
 
 // message sends body as Standard Webhooks message id, signed by sender.
@@ -192,12 +202,12 @@ func TestRazorpayEndToEnd(t *testing.T) {
 	h := newHarness(t, withProviders(receiving))
 	body := fixture(t, "razorpay", "payment_captured.json")
 	const key = "razorpay:payment.captured:pay_WhkP4c8nSLa2Qe:1773480125"
-	send := func(s *razorpay.Adapter, body []byte, eventID string) reply {
+	send := func(s *spec.Provider, body []byte, eventID string) reply {
 		t.Helper()
 		signed, err := s.Sign(body)
 		out, header := signed.Body, signed.Header
 		require.NoError(t, err)
-		header.Set(razorpay.EventIDHeader, eventID)
+		header.Set(rzpEventID, eventID)
 		return h.send("razorpay", out, header)
 	}
 
@@ -214,7 +224,7 @@ func TestRazorpayEndToEnd(t *testing.T) {
 		require.Equal(t, "razorpay", got.Header.Get("Webhook-Provider"))
 		require.Equal(t, key[len("razorpay:"):], got.Header.Get("Webhook-Event-Id"))
 		require.Equal(t, "payment.captured", got.Header.Get("Webhook-Event-Type"))
-		require.Empty(t, got.Header.Get(razorpay.HeaderName), "the signature is not forwarded")
+		require.Empty(t, got.Header.Get(rzpHeader), "the signature is not forwarded")
 		require.Equal(t, dedupe.Completed, h.state(key))
 	})
 
@@ -246,15 +256,15 @@ func TestRazorpayEndToEnd(t *testing.T) {
 
 	t.Run("forged or unsigned webhooks are 401, store untouched", func(t *testing.T) {
 		before, recs := h.down.calls.Load(), len(h.records())
-		good := razorpay.SignatureHeader(rzpSecret, body)
+		good := rzpSignature(rzpSecret, body)
 		for name, tt := range map[string]struct {
 			header http.Header
 			body   []byte
 		}{
-			"wrong secret":   {http.Header{razorpay.HeaderName: {razorpay.SignatureHeader("rzp_not_configured", body)}}, body},
-			"amount changed": {http.Header{razorpay.HeaderName: {good}}, bytes.Replace(body, []byte(`249000`), []byte(`24900`), 1)},
-			"no signature":   {http.Header{razorpay.EventIDHeader: {"RzpEvt0001"}}, body},
-			"sent twice":     {http.Header{razorpay.HeaderName: {good, good}}, body},
+			"wrong secret":   {http.Header{rzpHeader: {rzpSignature("rzp_not_configured", body)}}, body},
+			"amount changed": {http.Header{rzpHeader: {good}}, bytes.Replace(body, []byte(`249000`), []byte(`24900`), 1)},
+			"no signature":   {http.Header{rzpEventID: {"RzpEvt0001"}}, body},
+			"sent twice":     {http.Header{rzpHeader: {good, good}}, body},
 		} {
 			r := h.send("razorpay", tt.body, tt.header)
 			require.Equal(t, http.StatusUnauthorized, r.status, name)

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,7 +16,6 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/providertest"
-	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
@@ -181,88 +179,7 @@ var agreements = []agreement{{
 		"ts -1":                    {invalid, timestamp},
 		"ts zz":                    {invalid, timestamp},
 	},
-}, {
-	spec:    "razorpay",
-	header:  "X-Razorpay-Signature",
-	sep:     ",",
-	secrets: [2]string{"rzp_agree_secret_a", "rzp_agree_secret_b"},
-	goNew: func(secrets []string, now func() time.Time) (goSigner, error) {
-		return razorpay.New(secrets, razorpay.WithMaxAge(rzpRetention, now))
-	},
-	specOpts: []spec.Option{spec.WithRetention(rzpRetention)},
-	// Within a day of the retention's edge for the earliest fixtures, so
-	// that the clock's shifts cross it.
-	now:   time.Unix(1773480063, 0).Add(rzpRetention - 30*time.Minute),
-	retry: providertest.Chain(providertest.Reordered, providertest.WithMember("added_later", `{"note":"a member Razorpay added since"}`)),
-	// The SDK vector of providers/razorpay/verify_test.go.
-	vectors: []vector{{
-		name: "razorpay-go", secret: "123456", now: time.Unix(1652339806+60, 0),
-		header: "ea962f3a2a8090aa14ef10fc178306edcb46ee7ccadae8afe2275cda26f3d2a6",
-		body:   rzpVecBody,
-	}},
-	variants: razorpayVariants,
-	// providers/razorpay's grammar against the spec format's
-	// (docs/providers/razorpay.md, "Grammar"): Go refused a header that
-	// is not exactly 64 hex digits, where the spec trims spaces and tabs
-	// around it; and Go read event and the entity id as strings of at most
-	// 120 bytes, every element of contains as a string and created_at as
-	// plain digits, where the spec reads a number as its text, reads the
-	// element it needs, takes 255 bytes, and checks created_at's age
-	// before Parse (a bad one is a bad timestamp).
-	differs: map[string][2]string{
-		"space before":            {invalid, ""},
-		"space after":             {invalid, ""},
-		"created_at a string":     {"parse: " + providers.ReasonNoEventKey, ""},
-		"created_at a fraction":   {"", timestamp},
-		"event a number":          {"parse: " + providers.ReasonNoEventKey, ""},
-		"contains a number later": {"parse: " + providers.ReasonNoEventKey, ""},
-		"entity id of 121 bytes":  {"parse: " + providers.ReasonNoEventKey, ""},
-		"entity id a number":      {"parse: " + providers.ReasonNoEventKey, ""},
-	},
 }}
-
-// razorpayVariants are a Razorpay body's key members changed and signed
-// again.
-func razorpayVariants(g goSigner, d providers.Delivery) []variant {
-	signed := func(name string, f func(b string) string) variant {
-		b := f(string(d.Body))
-		if b == string(d.Body) {
-			panic("razorpay variant " + name + " changes nothing")
-		}
-		sd, err := g.Sign([]byte(b))
-		if err != nil {
-			panic(err)
-		}
-		return variant{name, sd}
-	}
-	top := regexp.MustCompile(`,"created_at":([0-9]+)}(\s*)$`)
-	id := regexp.MustCompile(`"entity":\{"id":"[^"]*"`)
-	return []variant{
-		signed("created_at a string", func(b string) string { return top.ReplaceAllString(b, `,"created_at":"${1}"}$2`) }),
-		signed("created_at a fraction", func(b string) string { return top.ReplaceAllString(b, `,"created_at":${1}.5}$2`) }),
-		signed("created_at missing", func(b string) string { return top.ReplaceAllString(b, `}$2`) }),
-		signed("created_at null", func(b string) string { return top.ReplaceAllString(b, `,"created_at":null}$2`) }),
-		signed("event a number", func(b string) string { return regexp.MustCompile(`"event":"[^"]*"`).ReplaceAllString(b, `"event":7`) }),
-		signed("event with a colon", func(b string) string { return strings.Replace(b, `","contains"`, `:x","contains"`, 1) }),
-		signed("contains a number later", func(b string) string { return strings.Replace(b, `"],"payload"`, `",7],"payload"`, 1) }),
-		signed("contains empty", func(b string) string {
-			return regexp.MustCompile(`"contains":\[[^\]]*\]`).ReplaceAllString(b, `"contains":[]`)
-		}),
-		signed("contains names no entity", func(b string) string { return strings.Replace(b, `"contains":["`, `"contains":["nothing","`, 1) }),
-		signed("entity id of 120 bytes", func(b string) string { return id.ReplaceAllString(b, `"entity":{"id":"`+strings.Repeat("a", 120)+`"`) }),
-		signed("entity id of 121 bytes", func(b string) string { return id.ReplaceAllString(b, `"entity":{"id":"`+strings.Repeat("a", 121)+`"`) }),
-		signed("entity id with a colon", func(b string) string { return id.ReplaceAllString(b, `"entity":{"id":"pay:1"`) }),
-		signed("entity id a number", func(b string) string { return id.ReplaceAllString(b, `"entity":{"id":12`) }),
-	}
-}
-
-// rzpRetention is WEBHOOKD_RETENTION's default, which bounds Razorpay's
-// created_at when WEBHOOKD_RAZORPAY_MAX_AGE is unset.
-const rzpRetention = 168 * time.Hour
-
-// rzpVecBody is the body of Razorpay's SDK vector (razorpay-go
-// resources/verify_payment_test.go, TestVerifyWebhookSignature).
-const rzpVecBody = `{"entity":"event","account_id":"acc_HVFD0PFnHPAzKj","event":"payment.authorized","contains":["payment"],"payload":{"payment":{"entity":{"id":"pay_JUEM4c0pSLpFEW","entity":"payment","amount":12300,"currency":"INR","status":"authorized","order_id":"order_JUELuT6cFaHkvd","invoice_id":null,"international":false,"method":"netbanking","amount_refunded":0,"refund_status":null,"captured":false,"description":"#JUELZ1z1EC0pwi","card_id":null,"bank":"SBIN","wallet":null,"vpa":null,"email":"prathmesh.bijjargi@razorpay.com","contact":"+917411714931","notes":[],"fee":null,"tax":null,"error_code":null,"error_description":null,"error_source":null,"error_step":null,"error_reason":null,"acquirer_data":{"bank_transaction_id":"6416615"},"created_at":1652339804}}},"created_at":1652339806}`
 
 // The reasons of the differs lists.
 const (

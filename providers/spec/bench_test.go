@@ -11,7 +11,6 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/paddle"
-	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
 )
@@ -79,67 +78,6 @@ func BenchmarkVerifyParse(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkVerifyParseRazorpay compares, in one run, the hand-written
-// Razorpay adapter with builtin/razorpay.yaml, the spec that replaced it,
-// both bounding created_at by a week's retention, on the same signed
-// deliveries (every fixture of fixtures/razorpay, signed by the spec): one
-// op verifies and parses each of them once. The target is the spec within
-// 1.2x the adapter's time per op (BENCHMARKS.md, "Provider specs"). Run:
-//
-//	go test -run '^$' -bench VerifyParseRazorpay -count 10 ./providers/spec/ | benchstat -col /impl -
-func BenchmarkVerifyParseRazorpay(b *testing.B) {
-	data, err := os.ReadFile("builtin/razorpay.yaml")
-	require.NoError(b, err)
-	s, err := spec.Load("builtin/razorpay.yaml", data)
-	require.NoError(b, err)
-	now := time.Unix(1_773_500_000, 0)
-	clock := func() time.Time { return now }
-	const secret, retention = "rzp_bench_secret", 168 * time.Hour
-	sp, err := s.New([]string{secret}, nil, clock, spec.WithRetention(retention))
-	require.NoError(b, err)
-	adapter, err := razorpay.New([]string{secret}, razorpay.WithMaxAge(retention, clock))
-	require.NoError(b, err)
-	benchPair(b, "razorpay", adapter, sp)
-}
-
-// benchPair runs the Go adapter and the spec provider on every fixture of
-// fixtures/<name>, signed by the spec, as impl=<name> and impl=spec.
-func benchPair(b *testing.B, name string, adapter, sp providers.Provider) {
-	paths, err := filepath.Glob("../../fixtures/" + name + "/*.json")
-	require.NoError(b, err)
-	require.NotEmpty(b, paths)
-	var deliveries []providers.Delivery
-	size := 0
-	for _, p := range paths {
-		body, err := os.ReadFile(p)
-		require.NoError(b, err)
-		d, err := sp.(*spec.Provider).Sign(body)
-		require.NoError(b, err)
-		deliveries = append(deliveries, d)
-		size += len(body)
-	}
-	ctx := context.Background()
-	for _, impl := range []struct {
-		name string
-		p    providers.Provider
-	}{{name, adapter}, {"spec", sp}} {
-		b.Run("impl="+impl.name, func(b *testing.B) {
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, d := range deliveries {
-					if err := impl.p.Verify(ctx, d); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := impl.p.Parse(d); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		})
-	}
 }
 
 // TestPaddleBillingAgrees: the documented example spec (Paddle Billing)

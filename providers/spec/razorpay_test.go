@@ -201,3 +201,51 @@ func TestPathSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestRazorpayVerify walks the SDK vector and its negative cases on
+// builtin/razorpay.yaml: the hex HMAC of the raw body under any
+// configured secret, in either case; anything else is 401, with its
+// reason.
+func TestRazorpayVerify(t *testing.T) {
+	s, ex := rzpVector(t)
+	sig := ex.header.Get("X-Razorpay-Signature")
+	h := func(values ...string) http.Header { return http.Header{"X-Razorpay-Signature": values} }
+	body := string(ex.body)
+	for _, tt := range []struct {
+		name    string
+		secrets []string
+		header  http.Header
+		body    string
+		want    string
+	}{
+		{"vector", nil, h(sig), body, ""},
+		{"upper-case hex is the same bytes", nil, h(strings.ToUpper(sig)), body, ""},
+		{"rotation: old secret second", []string{"new-secret", ex.secret}, h(sig), body, ""},
+		{"rotation: old secret first", []string{ex.secret, "new-secret"}, h(sig), body, ""},
+		{"the unsigned event id changes nothing", nil, http.Header{"X-Razorpay-Signature": {sig}, "X-Razorpay-Event-Id": {"Fresh123"}}, body, ""},
+		{"wrong secret", []string{"1234567"}, h(sig), body, providers.ReasonSignatureInvalid},
+		{"amount edited", nil, h(sig), strings.Replace(body, `"amount":12300`, `"amount":1230`, 1), providers.ReasonSignatureInvalid},
+		{"re-serialised", nil, h(sig), strings.Replace(body, `,"`, `, "`, 1), providers.ReasonSignatureInvalid},
+		{"trailing new line", nil, h(sig), body + "\n", providers.ReasonSignatureInvalid},
+		{"last hex digit changed", nil, h(sig[:63] + "7"), body, providers.ReasonSignatureInvalid},
+		{"not hex", nil, h(strings.Repeat("z", 64)), body, providers.ReasonSignatureInvalid},
+		{"truncated", nil, h(sig[:62]), body, providers.ReasonSignatureInvalid},
+		{"sent twice", nil, h(sig, sig), body, providers.ReasonSignatureInvalid},
+		{"no header", nil, nil, body, providers.ReasonSignatureMissing},
+		{"empty header", nil, h(""), body, providers.ReasonSignatureMissing},
+	} {
+		secrets := tt.secrets
+		if secrets == nil {
+			secrets = []string{ex.secret}
+		}
+		p, err := s.New(secrets, nil, func() time.Time { return ex.now }, WithRetention(168*time.Hour))
+		require.NoError(t, err)
+		err = p.Verify(context.Background(), providers.Delivery{Header: tt.header, Body: []byte(tt.body)})
+		if tt.want == "" {
+			require.NoError(t, err, tt.name)
+			continue
+		}
+		require.Equal(t, tt.want, providers.Reason(err), tt.name)
+		require.NotContains(t, err.Error(), ex.secret, tt.name)
+	}
+}
