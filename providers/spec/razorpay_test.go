@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
 // rzpVector is builtin/razorpay.yaml's example: Razorpay's SDK vector
@@ -248,4 +249,28 @@ func TestRazorpayVerify(t *testing.T) {
 		require.Equal(t, tt.want, providers.Reason(err), tt.name)
 		require.NotContains(t, err.Error(), ex.secret, tt.name)
 	}
+}
+
+// FuzzPathSteps: no path and body make parsing a path of steps or looking
+// it up panic, and a value found is a string, number or boolean's text.
+func FuzzPathSteps(f *testing.F) {
+	f.Add("payload.(contains.0).entity.id", `{"contains":["refund","payment"],"payload":{"refund":{"entity":{"id":"rfnd_1"}}}}`)
+	f.Add("contains.0", `{"contains":["a"]}`)
+	f.Add("a.(b).c", `{"b":"x","a":{"x":{"c":1}}}`)
+	f.Add("a.(b.0)", `{"b":[{}],"a":{}}`)
+	f.Add("a.999", `{"a":[1,2]}`)
+	f.Fuzz(func(t *testing.T, path, body string) {
+		steps, err := parseSteps(path, true)
+		if err != nil {
+			return
+		}
+		o, err := rawjson.Parse([]byte(body))
+		if err != nil {
+			return
+		}
+		v, ok, err := lookupSteps(o, steps)
+		if err == nil && ok && (v == "" && !strings.Contains(body, `""`)) {
+			t.Fatalf("found an empty value in %q at %q", body, path)
+		}
+	})
 }
