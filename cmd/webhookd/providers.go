@@ -14,7 +14,6 @@ import (
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paypal"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 // providerTable is every provider built into webhookd, in the order help
@@ -40,7 +39,6 @@ func providerTable() []providers.Entry {
 func goProviders() []providers.Entry {
 	return []providers.Entry{
 		midtrans.Entry(),
-		xendit.Entry(),
 		doku.Entry(),
 		duitku.Entry(),
 		paypal.Entry(),

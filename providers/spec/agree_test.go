@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -18,6 +19,7 @@ import (
 	"github.com/webhookd/webhookd/providers/providertest"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
+	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 // goSigner is the part of a Go adapter the side-by-side test drives.
@@ -179,7 +181,66 @@ var agreements = []agreement{{
 		"ts -1":                    {invalid, timestamp},
 		"ts zz":                    {invalid, timestamp},
 	},
+}, {
+	spec:    "xendit",
+	header:  "X-Callback-Token",
+	sep:     ",",
+	secrets: [2]string{"xnd_agree_token_a", "xnd_agree_token_b"},
+	goNew: func(tokens []string, _ func() time.Time) (goSigner, error) {
+		return xendit.New(tokens)
+	},
+	retry: providertest.Chain(func(b []byte) []byte {
+		return regexp.MustCompile(`("updated"\s*:\s*)"[^"]*"`).ReplaceAll(b, []byte(`${1}"2026-12-31T23:59:59.999Z"`))
+	}, providertest.Reordered, providertest.WithMember("added_later", `{"note":"a field Xendit added since the first attempt"}`)),
+	// Xendit publishes no token with a callback: the spec's example, the
+	// invoice of Xendit's docs, is the vector.
+	vectors: []vector{{
+		name: "invoice-paid", secret: "xnd_example_callback_token", now: time.Unix(1_750_000_000, 0),
+		header: "xnd_example_callback_token",
+		body:   `{"id":"579c8d61f23fa4ca35e52da4","external_id":"invoice_123124123","user_id":"5781d19b2e2385880609791c","is_high":true,"payment_method":"BANK_TRANSFER","status":"PAID","merchant_name":"Xendit","amount":50000,"paid_amount":50000,"bank_code":"PERMATA","paid_at":"2016-10-12T08:15:03.404Z","payer_email":"wildan@xendit.co","description":"This is a description","currency":"IDR","payment_channel":"PERMATA"}`,
+	}},
+	variants: xenditVariants,
+	// providers/xendit's grammar against the spec format's
+	// (docs/providers/xendit.md, "Body grammar"): Go compared the token as
+	// sent, where the spec trims spaces and tabs around it; and Go read
+	// event, status and every key part as strings of at most 120 bytes
+	// without ":", whatever the shape, where the spec reads a number as
+	// its text, and only the members of the shape it keys by.
+	differs: map[string][2]string{
+		"space before":    {invalid, ""},
+		"space after":     {invalid, ""},
+		"status a number": {"parse: " + providers.ReasonNoEventKey, ""},
+	},
 }}
+
+// xenditVariants are a Xendit body's shape-choosing members changed, each
+// where the body has them, sent with the token again.
+func xenditVariants(g goSigner, d providers.Delivery) []variant {
+	var out []variant
+	add := func(name, re, with string) {
+		b := regexp.MustCompile(re).ReplaceAllString(string(d.Body), with)
+		if b == string(d.Body) {
+			return
+		}
+		sd, err := g.Sign([]byte(b))
+		if err != nil {
+			panic(err)
+		}
+		out = append(out, variant{name, sd})
+	}
+	add("event a number", `"event":\s*"[^"]*"`, `"event":7`)
+	add("event without a dot", `"event":\s*"([a-z_]*)\.([a-z_]*)"`, `"event":"${1}_${2}"`)
+	add("event empty", `"event":\s*"[^"]*"`, `"event":""`)
+	add("status a number", `^(\{\s*"id":\s*"[^"]*",[^{]*)"status":\s*"[^"]*"`, `${1}"status":7`)
+	add("status with a colon", `^(\{\s*"id":\s*"[^"]*",[^{]*)"status":\s*"([^"]*)"`, `${1}"status":"${2}:x"`)
+	add("flat id with a dot", `^\{\s*"id":\s*"([^"]*)"`, `{"id":"${1}.x"`)
+	add("flat id removed", `^\{\s*"id":\s*"[^"]*",`, `{`)
+	add("envelope data is a string", `"data":\s*\{`, `"data":"x","was":{`)
+	add("envelope data is empty", `"data":\s*\{`, `"data":"","was":{`)
+	add("envelope data without ids", `("data":\s*\{\s*)"(id|payment_id)":`, `${1}"was_${2}":`)
+	add("data id with a colon", `("data":\s*\{\s*"(?:id|payment_id)":\s*")`, `${1}x:`)
+	return out
+}
 
 // The reasons of the differs lists.
 const (

@@ -129,6 +129,14 @@ type eventField struct {
 type caseField struct {
 	Key  string `yaml:"key"`
 	Type string `yaml:"type"`
+	// When lists the members the case needs present; Final keeps a case
+	// whose When holds (its key missing is 400, not the next case);
+	// Match holds members to patterns once it applies; Fingerprint is
+	// the case's own.
+	When        []string          `yaml:"when"`
+	Final       bool              `yaml:"final"`
+	Match       map[string]string `yaml:"match"`
+	Fingerprint []string          `yaml:"fingerprint"`
 }
 
 type ackField struct {

@@ -171,7 +171,7 @@ func (p *Provider) replayValues(d *providers.Delivery) error {
 	}
 	for i := range p.s.replay {
 		r := &p.s.replay[i]
-		v, err := p.render(&r.value, o, d.Body, *d, nil, true)
+		v, err := p.render(&r.value, o, d.Body, *d, nil, true, nil)
 		if err != nil {
 			return fmt.Errorf("%s: cannot sign: replay %s: %w", p.s.name, r.name, err)
 		}

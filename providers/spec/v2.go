@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"maps"
 	"net/http"
 	"net/textproto"
 	"regexp"
@@ -220,11 +222,45 @@ func (p *Provider) verifyPublic(d providers.Delivery, sc *scan) error {
 	return p.fail(ErrNoValidSignature)
 }
 
-// eventCase is one of event.cases: a key and the type that goes with it.
-type eventCase struct{ key, typ template }
+// eventCase is one of event.cases: a key and the type that goes with it,
+// the members it needs present (when), whether it is kept once they are
+// (final), the patterns its members must match (match) and its own
+// fingerprint.
+type eventCase struct {
+	key, typ    template
+	when        [][]string
+	final       bool
+	match       []casePattern
+	fingerprint *caseFP
+	// sameGuard says when and match are the previous case's: once that
+	// case applied, this one does, unread.
+	sameGuard bool
+}
+
+// caseFP is a case's fingerprint, split at compile time: the top-level
+// members, then each nested object's members under its name.
+type caseFP struct {
+	top    []string
+	groups []fpGroup
+}
+
+// maxFPGroups bounds the nested objects a case's fingerprint reads.
+const maxFPGroups = 4
+
+type fpGroup struct {
+	name    string
+	quoted  string // `"name":{`
+	members []string
+}
+
+// casePattern is a member a case holds to a regular expression.
+type casePattern struct {
+	path []string
+	re   *regexp.Regexp
+}
 
 // maxCases bounds event.cases: each costs a lookup per delivery.
-const maxCases = 8
+const maxCases = 12
 
 // compileCases compiles event.cases. The first case is also the spec's
 // key and type, for the checks that read one (batch, kit).
@@ -239,11 +275,20 @@ func (s *Spec) compileCases(ef eventField) error {
 		return invalid("event.cases", "more than %d cases", maxCases)
 	}
 	for i, c := range ef.Cases {
-		key, typ, err := s.compileKeyType(fmt.Sprintf("event.cases[%d]", i), c.Key, c.Type)
+		field := fmt.Sprintf("event.cases[%d]", i)
+		key, typ, err := s.compileKeyType(field, c.Key, c.Type)
 		if err != nil {
 			return err
 		}
-		s.cases = append(s.cases, eventCase{key: key, typ: typ})
+		ec := eventCase{key: key, typ: typ, final: c.Final}
+		if err := s.compileCaseBody(field, c, &ec); err != nil {
+			return err
+		}
+		if i > 0 && len(c.When) > 0 {
+			prev := ef.Cases[i-1]
+			ec.sameGuard = slices.Equal(prev.When, c.When) && maps.Equal(prev.Match, c.Match)
+		}
+		s.cases = append(s.cases, ec)
 	}
 	s.key, s.typ = s.cases[0].key, s.cases[0].typ
 	return nil
@@ -755,4 +800,161 @@ func (p *Provider) redated(body []byte) []byte {
 	out := append([]byte{}, body[:m.Start]...)
 	out = strconv.AppendInt(out, created, 10)
 	return append(out, body[m.End:]...)
+}
+
+// compileCaseBody reads a case's when, match and fingerprint: member
+// paths of a JSON body (plain, dotted), patterns that must compile, and
+// a fingerprint of top-level members and members of one nested object
+// (data.id).
+func (s *Spec) compileCaseBody(field string, c caseField, ec *eventCase) error {
+	plain := func(f, path string) ([]string, error) {
+		segs := strings.Split(path, ".")
+		if path == "" || slices.Contains(segs, "") || strings.ContainsAny(path, "(){}| ") {
+			return nil, invalid(f, "%q is not a member path (data.id)", path)
+		}
+		return segs, nil
+	}
+	if (len(c.When) > 0 || len(c.Match) > 0 || len(c.Fingerprint) > 0) && (s.form || s.anyBody) {
+		return invalid(field, "when, match and fingerprint read a JSON body")
+	}
+	for _, w := range c.When {
+		segs, err := plain(field+".when", w)
+		if err != nil {
+			return err
+		}
+		ec.when = append(ec.when, segs)
+	}
+	if c.Final && len(c.When) == 0 {
+		return invalid(field+".final", "keeps a case once its when holds, and it has no when")
+	}
+	for _, path := range slices.Sorted(maps.Keys(c.Match)) {
+		segs, err := plain(field+".match", path)
+		if err != nil {
+			return err
+		}
+		re, err := regexp.Compile("^(?:" + c.Match[path] + ")$")
+		if err != nil {
+			return invalid(field+".match."+path, "%v", err)
+		}
+		ec.match = append(ec.match, casePattern{path: segs, re: re})
+	}
+	if len(c.Fingerprint) > 0 {
+		ec.fingerprint = &caseFP{}
+	}
+	for _, m := range c.Fingerprint {
+		segs, err := plain(field+".fingerprint", m)
+		if err != nil {
+			return err
+		}
+		fp := ec.fingerprint
+		switch len(segs) {
+		case 1:
+			fp.top = append(fp.top, m)
+		case 2:
+			i := slices.IndexFunc(fp.groups, func(g fpGroup) bool { return g.name == segs[0] })
+			if i < 0 && len(fp.groups) == maxFPGroups {
+				return invalid(field+".fingerprint", "members of more than %d nested objects", maxFPGroups)
+			}
+			if i < 0 {
+				i = len(fp.groups)
+				fp.groups = append(fp.groups, fpGroup{name: segs[0], quoted: strconv.Quote(segs[0]) + ":{"})
+			}
+			fp.groups[i].members = append(fp.groups[i].members, segs[1])
+		default:
+			return invalid(field+".fingerprint", "%q: a top-level member, or a member of one (data.id)", m)
+		}
+	}
+	return nil
+}
+
+// applies reports whether a case's when holds on o: each member present,
+// neither null nor an empty string. A member on the way that is not an
+// object is an error (400), as for a key.
+func (c *eventCase) applies(o *rawjson.Object, fr *frames) (bool, error) {
+	for _, path := range c.when {
+		if len(path) == 1 {
+			ok, err := fr.has(o, path[0])
+			if err != nil || !ok {
+				return false, err
+			}
+			continue
+		}
+		cur := o
+		for i, name := range path[:len(path)-1] {
+			var next *rawjson.Object
+			var ok bool
+			var err error
+			if i == 0 {
+				next, ok, err = fr.object(o, name)
+			} else {
+				next, ok, err = cur.Object(name)
+			}
+			if err != nil || !ok {
+				return false, err
+			}
+			cur = next
+		}
+		m, ok, err := cur.Get(path[len(path)-1])
+		if err != nil {
+			return false, err
+		}
+		if !ok || m.IsNull() || string(m.Value) == `""` {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// matches holds a case's members to its patterns: an absent one is left
+// to the key, a present one that does not match is refused.
+func (c *eventCase) matches(o *rawjson.Object, fr *frames) error {
+	for _, m := range c.match {
+		v, ok, err := fr.lookup(o, m.path)
+		if err != nil {
+			return err
+		}
+		if ok && !m.re.MatchString(v) {
+			return fmt.Errorf("json.%s does not match the case's pattern", strings.Join(m.path, "."))
+		}
+	}
+	return nil
+}
+
+// caseFingerprint hashes a case's fingerprint members of o canonically:
+// the top-level ones in the order listed, then each nested object's (the
+// first name of data.id) as one member holding its listed members, as
+// {"event":...,"data":{"id":...}}; absent members are left out, and an
+// absent or null nested object too.
+func caseFingerprint(o *rawjson.Object, fp *caseFP, fr *frames) (string, error) {
+	// Framed before the closure, which would otherwise take fr to the heap.
+	var inners [maxFPGroups]*rawjson.Object
+	for i, g := range fp.groups {
+		inner, _, err := fr.object(o, g.name)
+		if err != nil {
+			return "", err
+		}
+		inners[i] = inner
+	}
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.WriteByte('{')
+		if err := o.AppendMembers(buf, fp.top); err != nil {
+			return err
+		}
+		for i, g := range fp.groups {
+			inner := inners[i]
+			if inner == nil {
+				continue
+			}
+			if buf.Len() > 1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(g.quoted)
+			if err := inner.AppendMembers(buf, g.members); err != nil {
+				return err
+			}
+			buf.WriteByte('}')
+		}
+		buf.WriteByte('}')
+		return nil
+	})
 }
