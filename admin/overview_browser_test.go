@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,8 +24,8 @@ import (
 	"github.com/webhookd/webhookd/dispatch"
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
-	"github.com/webhookd/webhookd/providers/xendit"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 )
@@ -46,7 +47,11 @@ func TestOverviewInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	sa, err := stripe.New([]string{"whsec_overview_test"}, 5*time.Minute)
 	require.NoError(t, err)
-	xa, err := xendit.New([]string{"xnd-overview-token"})
+	specs, err := spec.Builtin()
+	require.NoError(t, err)
+	i := slices.IndexFunc(specs, func(s *spec.Spec) bool { return s.Name() == "xendit" })
+	require.GreaterOrEqual(t, i, 0)
+	xa, err := specs[i].New([]string{"xnd-overview-token"}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(sa))

@@ -13,7 +13,6 @@ import (
 	"github.com/webhookd/webhookd/providers/paddle"
 	"github.com/webhookd/webhookd/providers/spec"
 	"github.com/webhookd/webhookd/providers/stripe"
-	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 // BenchmarkVerifyParse compares, in one run, the hand-written Stripe
@@ -79,59 +78,6 @@ func BenchmarkVerifyParse(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkVerifyParseXendit compares, in one run, the hand-written
-// Xendit adapter with builtin/xendit.yaml, the spec that replaced it, on
-// the same deliveries (every fixture of fixtures/xendit with the token):
-// one op verifies and parses each of them once. The target is the spec
-// within 1.2x the adapter's time per op (BENCHMARKS.md, "Provider specs").
-// Run:
-//
-//	go test -run '^$' -bench VerifyParseXendit -count 10 ./providers/spec/ | benchstat -col /impl -
-func BenchmarkVerifyParseXendit(b *testing.B) {
-	data, err := os.ReadFile("builtin/xendit.yaml")
-	require.NoError(b, err)
-	s, err := spec.Load("builtin/xendit.yaml", data)
-	require.NoError(b, err)
-	const token = "xnd_bench_callback_token"
-	sp, err := s.New([]string{token}, nil, nil)
-	require.NoError(b, err)
-	adapter, err := xendit.New([]string{token})
-	require.NoError(b, err)
-	paths, err := filepath.Glob("../../fixtures/xendit/*.json")
-	require.NoError(b, err)
-	require.NotEmpty(b, paths)
-	var deliveries []providers.Delivery
-	size := 0
-	for _, p := range paths {
-		body, err := os.ReadFile(p)
-		require.NoError(b, err)
-		d, err := sp.Sign(body)
-		require.NoError(b, err)
-		deliveries = append(deliveries, d)
-		size += len(body)
-	}
-	ctx := context.Background()
-	for _, impl := range []struct {
-		name string
-		p    providers.Provider
-	}{{"xendit", adapter}, {"spec", sp}} {
-		b.Run("impl="+impl.name, func(b *testing.B) {
-			b.SetBytes(int64(size))
-			b.ReportAllocs()
-			for b.Loop() {
-				for _, d := range deliveries {
-					if err := impl.p.Verify(ctx, d); err != nil {
-						b.Fatal(err)
-					}
-					if _, err := impl.p.Parse(d); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
-		})
-	}
 }
 
 // TestPaddleBillingAgrees: the documented example spec (Paddle Billing)
