@@ -106,9 +106,11 @@ type sigDef struct {
 	// field is the form field that carries the signature instead (v2).
 	field string
 	// joined are the form fields that must not hold joinSep.
-	joined                          []string
-	joinSep                         string
-	repeated, prefixOptional        bool
+	joined                   []string
+	joinSep                  string
+	repeated, prefixOptional bool
+	// aliases are the header's other names (v2).
+	aliases                         []string
 	separator, assign, name, prefix string
 	// nameSetting is the setting whose value names the signature items
 	// (PayMongo's li or te), or -1: name is then fixed.

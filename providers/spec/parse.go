@@ -299,7 +299,7 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 		vals := d.Query[r.text]
 		if r.kind == headerRef {
 			var err error
-			if vals, err = p.s.header(d.Header, r.text, false); err != nil {
+			if vals, err = p.s.header(d.Header, r.text, r.aliases, false); err != nil {
 				return "", false, errors.New("sent twice, or under two names with different values")
 			}
 		}

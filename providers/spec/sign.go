@@ -67,7 +67,7 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 	}
 	for _, r := range s.required {
 		if r.kind == headerRef {
-			vals, _ := s.header(src.Header, r.text, false)
+			vals, _ := s.header(src.Header, r.text, r.aliases, false)
 			d.Header[r.text] = append([]string(nil), vals...)
 		} else {
 			if d.Query == nil {

@@ -51,6 +51,9 @@ type part struct {
 	index int
 	// lower lower-cases the value (| lower).
 	lower bool
+	// aliases are a header reference's other names (v2), bound at
+	// compile time so that a delivery costs no lookup of them.
+	aliases []string
 	// compact removes the whitespace between a body's JSON tokens
 	// (| compact), and sum replaces the body by its lower-case hex
 	// digest (| sha256 and the others of bodyDigests): version 2.

@@ -460,7 +460,35 @@ func (s *Spec) compileHeaders(f *file) error {
 			}
 		}
 	}
+	s.bindAliases()
 	return nil
+}
+
+// bindAliases gives every header reference, and the signature header,
+// its aliases.
+func (s *Spec) bindAliases() {
+	if len(s.aliases) == 0 {
+		return
+	}
+	s.sig.aliases = s.aliases[s.sig.header]
+	bind := func(parts []part) {
+		for i := range parts {
+			if parts[i].kind == headerRef {
+				parts[i].aliases = s.aliases[parts[i].text]
+			}
+		}
+	}
+	bind(s.sig.signed.parts)
+	bind(s.key.parts)
+	bind(s.typ.parts)
+	bind(s.required)
+	for i := range s.cases {
+		bind(s.cases[i].key.parts)
+		bind(s.cases[i].typ.parts)
+	}
+	if s.ts != nil && s.ts.ref.kind == headerRef {
+		s.ts.ref.aliases = s.aliases[s.ts.ref.text]
+	}
 }
 
 // header returns a header's values: sent under its name or, when the
@@ -469,9 +497,8 @@ func (s *Spec) compileHeaders(f *file) error {
 // not repeated), or two names sent with different values, is
 // ErrInvalidHeader: which one to trust is ambiguous, as Svix's and the
 // Standard Webhooks libraries hold it.
-func (s *Spec) header(h http.Header, name string, repeated bool) ([]string, error) {
-	alts, ok := s.aliases[name]
-	if !ok {
+func (s *Spec) header(h http.Header, name string, alts []string, repeated bool) ([]string, error) {
+	if len(alts) == 0 {
 		return h[name], nil
 	}
 	var got []string

@@ -91,7 +91,7 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 // scanHeader reads the signature header's values into sc.
 func (p *Provider) scanHeader(d providers.Delivery, sc *scan) error {
 	sig := &p.s.sig
-	vals, err := p.s.header(d.Header, sig.header, sig.repeated)
+	vals, err := p.s.header(d.Header, sig.header, sig.aliases, sig.repeated)
 	if err != nil {
 		return err
 	}
@@ -168,7 +168,7 @@ func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error
 	switch r.kind {
 	case headerRef:
 		var err error
-		if vals, err = p.s.header(d.Header, r.text, false); err != nil {
+		if vals, err = p.s.header(d.Header, r.text, r.aliases, false); err != nil {
 			return "", err
 		}
 	case queryRef:
