@@ -9,13 +9,15 @@ import (
 	"time"
 )
 
-// This file is the one implementation of the Standard Webhooks v1 scheme
-// (https://www.standardwebhooks.com/, also what Svix sends) in webhookd:
-// webhookverify signs and checks webhookd's own forwards with it, and the
-// standard provider adapter checks deliveries from Standard Webhooks
-// senders with it. Header names, secret lists and error classes belong to
-// those callers; the bytes that are signed, the key encoding, the signature
-// list and the two-sided timestamp window are decided here only.
+// This file is the Standard Webhooks v1 scheme
+// (https://www.standardwebhooks.com/, also what Svix sends) as webhookd
+// signs its own forwards: webhookverify signs and checks them with it.
+// Deliveries from Standard Webhooks senders are read by the built-in spec
+// providers/spec/builtin/standard.yaml, which describes the same scheme;
+// both are held to the reference library's vector. Header names, secret
+// lists and error classes belong to the callers; the bytes that are
+// signed, the key encoding, the signature list and the two-sided timestamp
+// window of the forwards are decided here only.
 
 // WebhookSecretPrefix marks a Standard Webhooks secret: "whsec_" followed by
 // the standard base64 encoding of the HMAC key.
