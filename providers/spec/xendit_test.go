@@ -56,7 +56,7 @@ func TestXenditKeys(t *testing.T) {
 		{name: "envelope: data.id with a colon", body: `{"event":"payment.succeeded","data":{"id":"a:b"}}`, wantErr: errKey},
 		{name: "envelope: data.payment_id with a space", body: `{"event":"payment.capture","data":{"payment_id":"py 1"}}`, wantErr: errKey},
 		{name: "envelope: capture_id with CRLF", body: `{"event":"payment.capture","data":{"payment_id":"py-1","capture_id":"c\r\nX: 1"}}`, wantErr: errKey},
-		{name: "envelope: data.id of 121 bytes (the Go adapter's limit was 120)", body: `{"event":"payment.succeeded","data":{"id":"` + long + `a"}}`,
+		{name: "envelope: data.id of 121 bytes, within the 255 of a key part", body: `{"event":"payment.succeeded","data":{"id":"` + long + `a"}}`,
 			wantKey: "payment.succeeded:" + long + "a", wantType: "payment.succeeded"},
 		{name: "envelope: data.id of 256 bytes", body: `{"event":"payment.succeeded","data":{"id":"` + strings.Repeat("a", 256) + `"}}`, wantErr: errKey},
 		{name: "envelope: event not a string", body: `{"event":7,"data":{"id":"ddpy-1"}}`, wantErr: errKey},
