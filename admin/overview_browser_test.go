@@ -24,7 +24,6 @@ import (
 	"github.com/webhookd/webhookd/overview"
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/xendit"
 	"github.com/webhookd/webhookd/receiver"
 	"github.com/webhookd/webhookd/redrive"
 )
@@ -46,7 +45,7 @@ func TestOverviewInBrowser(t *testing.T) {
 	require.NoError(t, err)
 	sa, err := spec.NewBuiltin("stripe", []string{"whsec_overview_test"}, nil, nil)
 	require.NoError(t, err)
-	xa, err := xendit.New([]string{"xnd-overview-token"})
+	xa, err := spec.NewBuiltin("xendit", []string{"xnd-overview-token"}, nil, nil)
 	require.NoError(t, err)
 	var reg providers.Registry
 	require.NoError(t, reg.Register(sa))

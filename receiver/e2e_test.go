@@ -16,7 +16,6 @@ import (
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 // End-to-end tests of what a gateway's own deliveries exercise beyond
@@ -40,10 +39,13 @@ func newMidtrans(t *testing.T, opts ...midtrans.Option) *midtrans.Adapter {
 	return a
 }
 
-func newXendit(t *testing.T) *xendit.Adapter {
-	a, err := xendit.New([]string{xenditToken})
+// xenditHeader carries Xendit's callback token.
+const xenditHeader = "X-Callback-Token"
+
+func newXendit(t *testing.T) *spec.Provider {
+	p, err := builtinSpec(t, "xendit").New([]string{xenditToken}, nil, nil)
 	require.NoError(t, err)
-	return a
+	return p
 }
 
 func fixture(t *testing.T, provider, name string) []byte {
@@ -172,7 +174,7 @@ func TestXenditEndToEnd(t *testing.T) {
 		require.Equal(t, []string{"EXPIRED", "PAID"}, types)
 		require.Equal(t, fixture(t, "xendit", "invoice_paid.json"), h.down.bodies[1])
 		require.Equal(t, "xendit", h.down.got[1].Header.Get("Webhook-Provider"))
-		require.Empty(t, h.down.got[1].Header.Get(xendit.HeaderName), "the token is not forwarded")
+		require.Empty(t, h.down.got[1].Header.Get(xenditHeader), "the token is not forwarded")
 	})
 
 	t.Run("envelopes, virtual accounts and refunds", func(t *testing.T) {
@@ -196,9 +198,9 @@ func TestXenditEndToEnd(t *testing.T) {
 		body := fixture(t, "xendit", "refund_succeeded.json")
 		for name, header := range map[string]http.Header{
 			"missing":  nil,
-			"empty":    {xendit.HeaderName: {""}},
-			"wrong":    {xendit.HeaderName: {xenditToken + "x"}},
-			"repeated": {xendit.HeaderName: {xenditToken, xenditToken}},
+			"empty":    {xenditHeader: {""}},
+			"wrong":    {xenditHeader: {xenditToken + "x"}},
+			"repeated": {xenditHeader: {xenditToken, xenditToken}},
 		} {
 			r := h.send("xendit", body, header)
 			require.Equal(t, http.StatusUnauthorized, r.status, name)

@@ -10,13 +10,26 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/webhookd/webhookd/dedupe"
-	"github.com/webhookd/webhookd/providers/razorpay"
-	"github.com/webhookd/webhookd/providers/standard"
+	"github.com/webhookd/webhookd/providers"
+	"github.com/webhookd/webhookd/providers/spec"
+	"github.com/webhookd/webhookd/signature"
 )
 
 // End-to-end tests of event keys that are not a body's id member: Standard
 // Webhooks' webhook-id header (and Svix's names for it) and Razorpay's id
 // of the entity named first in contains, on the harness of receiver_test.go.
+
+// The Standard Webhooks headers (webhook-*, and Svix's names for them) and
+// the default of WEBHOOKD_STANDARD_TOLERANCE.
+const (
+	stdHeaderID            = "Webhook-Id"
+	stdHeaderTimestamp     = "Webhook-Timestamp"
+	stdHeaderSignature     = "Webhook-Signature"
+	stdHeaderSvixID        = "Svix-Id"
+	stdHeaderSvixTimestamp = "Svix-Timestamp"
+	stdHeaderSvixSignature = "Svix-Signature"
+	stdTolerance           = 5 * time.Minute
+)
 
 var (
 	stdSecret    = "whsec_" + base64.StdEncoding.EncodeToString([]byte("e2e-standard-webhooks-key-0001"))
@@ -26,28 +39,45 @@ var (
 const (
 	rzpSecret    = "rzp_e2e_webhook_secret_new"
 	rzpSecretOld = "rzp_e2e_webhook_secret_old"
+	// rzpHeader carries Razorpay's signature; rzpEventID its event id,
+	// which is not signed, so no key reads it.
+	rzpHeader  = "X-Razorpay-Signature"
+	rzpEventID = "X-Razorpay-Event-Id"
 )
+
+// rzpSignature is the X-Razorpay-Signature Razorpay sends for body signed
+// with secret.
+func rzpSignature(secret string, body []byte) string {
+	return signature.HMACSHA256Hex([]byte(secret), body)
+}
 
 // newStandard returns an adapter holding secrets whose clock is now+skew:
 // the receiver's with skew 0, a sender's with its own clock.
-func newStandard(t *testing.T, skew time.Duration, secrets ...string) *standard.Adapter {
-	a, err := standard.New(secrets, standard.DefaultTolerance, standard.WithClock(func() time.Time { return time.Now().Add(skew) }))
+func newStandard(t *testing.T, skew time.Duration, secrets ...string) *spec.Provider {
+	p, err := builtinSpec(t, "standard").New(secrets, nil, func() time.Time { return time.Now().Add(skew) })
 	require.NoError(t, err)
-	return a
+	return p
 }
 
-func newRazorpay(t *testing.T, secrets ...string) *razorpay.Adapter {
-	a, err := razorpay.New(secrets)
+// signMessage returns the headers sender sends with body as message id:
+// a retry of a message is signMessage with its id again.
+func signMessage(sender *spec.Provider, id string, body []byte) (http.Header, error) {
+	d, err := sender.Resign(providers.Delivery{Header: http.Header{stdHeaderID: {id}}}, body)
+	return d.Header, err
+}
+
+func newRazorpay(t *testing.T, secrets ...string) *spec.Provider {
+	p, err := builtinSpec(t, "razorpay").New(secrets, nil, nil)
 	require.NoError(t, err)
-	return a
+	return p
 }
 
 // message sends body as Standard Webhooks message id, signed by sender.
-func (h *harness) message(sender *standard.Adapter, id string, body []byte) reply {
+func (h *harness) message(sender *spec.Provider, id string, body []byte) reply {
 	h.t.Helper()
-	header, err := sender.SignMessage(id, body)
+	header, err := signMessage(sender, id, body)
 	require.NoError(h.t, err)
-	return h.send(standard.Name, body, header)
+	return h.send("standard", body, header)
 }
 
 func TestStandardEndToEnd(t *testing.T) {
@@ -70,17 +100,17 @@ func TestStandardEndToEnd(t *testing.T) {
 		require.Equal(t, "standard", got.Header.Get("Webhook-Provider"))
 		require.Equal(t, id, got.Header.Get("Webhook-Event-Id"))
 		require.Equal(t, "invoice.paid", got.Header.Get("Webhook-Event-Type"))
-		require.Empty(t, got.Header.Get(standard.HeaderSignature), "the sender's signature is not forwarded")
+		require.Empty(t, got.Header.Get(stdHeaderSignature), "the sender's signature is not forwarded")
 		require.Equal(t, dedupe.Completed, h.state("standard:"+id))
 	})
 
 	t.Run("the same message with Svix's header names is the same event", func(t *testing.T) {
-		header, err := sender.SignMessage(id, body)
+		header, err := signMessage(sender, id, body)
 		require.NoError(t, err)
 		svix := http.Header{}
-		svix.Set(standard.HeaderSvixID, header.Get(standard.HeaderID))
-		svix.Set(standard.HeaderSvixTimestamp, header.Get(standard.HeaderTimestamp))
-		svix.Set(standard.HeaderSvixSignature, header.Get(standard.HeaderSignature))
+		svix.Set(stdHeaderSvixID, header.Get(stdHeaderID))
+		svix.Set(stdHeaderSvixTimestamp, header.Get(stdHeaderTimestamp))
+		svix.Set(stdHeaderSvixSignature, header.Get(stdHeaderSignature))
 		r := h.send("standard", body, svix)
 		require.Equal(t, http.StatusCreated, r.status)
 		require.Equal(t, "true", r.header.Get("Idempotent-Replayed"))
@@ -89,9 +119,9 @@ func TestStandardEndToEnd(t *testing.T) {
 
 	t.Run("a captured body under another id is 401: the id is signed", func(t *testing.T) {
 		before, recs := h.down.calls.Load(), len(h.records())
-		header, err := sender.SignMessage(id, body)
+		header, err := signMessage(sender, id, body)
 		require.NoError(t, err)
-		header.Set(standard.HeaderID, "msg_2dXq8Lw3Vn5Rk7Tb1Jc9Hs4Pm6Z")
+		header.Set(stdHeaderID, "msg_2dXq8Lw3Vn5Rk7Tb1Jc9Hs4Pm6Z")
 		require.Equal(t, http.StatusUnauthorized, h.send("standard", body, header).status)
 		require.Equal(t, before, h.down.calls.Load())
 		require.Len(t, h.records(), recs)
@@ -105,10 +135,10 @@ func TestStandardEndToEnd(t *testing.T) {
 
 	t.Run("forged or unsigned messages are 401, store untouched", func(t *testing.T) {
 		before, recs := h.down.calls.Load(), len(h.records())
-		good, err := sender.SignMessage("msg_forged_1", body)
+		good, err := signMessage(sender, "msg_forged_1", body)
 		require.NoError(t, err)
 		strange := newStandard(t, 0, "whsec_"+base64.StdEncoding.EncodeToString([]byte("not-a-configured-key")))
-		wrong, err := strange.SignMessage("msg_forged_1", body)
+		wrong, err := signMessage(strange, "msg_forged_1", body)
 		require.NoError(t, err)
 		tampered := bytes.Replace(body, []byte(`"paid"`), []byte(`"void"`), 1)
 		for name, tt := range map[string]struct {
@@ -118,9 +148,9 @@ func TestStandardEndToEnd(t *testing.T) {
 			"wrong secret":         {wrong, body},
 			"body changed":         {good, tampered},
 			"no headers":           {nil, body},
-			"signature removed":    {http.Header{standard.HeaderID: good[standard.HeaderID], standard.HeaderTimestamp: good[standard.HeaderTimestamp]}, body},
-			"timestamp moved":      {http.Header{standard.HeaderID: good[standard.HeaderID], standard.HeaderTimestamp: {"1"}, standard.HeaderSignature: good[standard.HeaderSignature]}, body},
-			"webhook- and svix-id": {func() http.Header { x := good.Clone(); x.Set(standard.HeaderSvixID, "msg_other"); return x }(), body},
+			"signature removed":    {http.Header{stdHeaderID: good[stdHeaderID], stdHeaderTimestamp: good[stdHeaderTimestamp]}, body},
+			"timestamp moved":      {http.Header{stdHeaderID: good[stdHeaderID], stdHeaderTimestamp: {"1"}, stdHeaderSignature: good[stdHeaderSignature]}, body},
+			"webhook- and svix-id": {func() http.Header { x := good.Clone(); x.Set(stdHeaderSvixID, "msg_other"); return x }(), body},
 		} {
 			r := h.send("standard", tt.body, tt.header)
 			require.Equal(t, http.StatusUnauthorized, r.status, name)
@@ -140,14 +170,14 @@ func TestStandardEndToEnd(t *testing.T) {
 
 	t.Run("tolerance both ways", func(t *testing.T) {
 		before, recs := h.down.calls.Load(), len(h.records())
-		over := standard.DefaultTolerance + 30*time.Second
+		over := stdTolerance + 30*time.Second
 		for name, skew := range map[string]time.Duration{"too old": -over, "too new": over} {
 			r := h.message(newStandard(t, skew, stdSecret), "msg_skewed_"+name[4:], body)
 			require.Equal(t, http.StatusUnauthorized, r.status, name)
 		}
 		require.Equal(t, before, h.down.calls.Load())
 		require.Len(t, h.records(), recs)
-		inside := standard.DefaultTolerance - 30*time.Second
+		inside := stdTolerance - 30*time.Second
 		for name, skew := range map[string]time.Duration{"old": -inside, "new": inside} {
 			r := h.message(newStandard(t, skew, stdSecret), "msg_inside_"+name, body)
 			require.Equal(t, http.StatusCreated, r.status, name)
@@ -172,12 +202,12 @@ func TestRazorpayEndToEnd(t *testing.T) {
 	h := newHarness(t, withProviders(receiving))
 	body := fixture(t, "razorpay", "payment_captured.json")
 	const key = "razorpay:payment.captured:pay_WhkP4c8nSLa2Qe:1773480125"
-	send := func(s *razorpay.Adapter, body []byte, eventID string) reply {
+	send := func(s *spec.Provider, body []byte, eventID string) reply {
 		t.Helper()
 		signed, err := s.Sign(body)
 		out, header := signed.Body, signed.Header
 		require.NoError(t, err)
-		header.Set(razorpay.EventIDHeader, eventID)
+		header.Set(rzpEventID, eventID)
 		return h.send("razorpay", out, header)
 	}
 
@@ -194,7 +224,7 @@ func TestRazorpayEndToEnd(t *testing.T) {
 		require.Equal(t, "razorpay", got.Header.Get("Webhook-Provider"))
 		require.Equal(t, key[len("razorpay:"):], got.Header.Get("Webhook-Event-Id"))
 		require.Equal(t, "payment.captured", got.Header.Get("Webhook-Event-Type"))
-		require.Empty(t, got.Header.Get(razorpay.HeaderName), "the signature is not forwarded")
+		require.Empty(t, got.Header.Get(rzpHeader), "the signature is not forwarded")
 		require.Equal(t, dedupe.Completed, h.state(key))
 	})
 
@@ -226,15 +256,15 @@ func TestRazorpayEndToEnd(t *testing.T) {
 
 	t.Run("forged or unsigned webhooks are 401, store untouched", func(t *testing.T) {
 		before, recs := h.down.calls.Load(), len(h.records())
-		good := razorpay.SignatureHeader(rzpSecret, body)
+		good := rzpSignature(rzpSecret, body)
 		for name, tt := range map[string]struct {
 			header http.Header
 			body   []byte
 		}{
-			"wrong secret":   {http.Header{razorpay.HeaderName: {razorpay.SignatureHeader("rzp_not_configured", body)}}, body},
-			"amount changed": {http.Header{razorpay.HeaderName: {good}}, bytes.Replace(body, []byte(`249000`), []byte(`24900`), 1)},
-			"no signature":   {http.Header{razorpay.EventIDHeader: {"RzpEvt0001"}}, body},
-			"sent twice":     {http.Header{razorpay.HeaderName: {good, good}}, body},
+			"wrong secret":   {http.Header{rzpHeader: {rzpSignature("rzp_not_configured", body)}}, body},
+			"amount changed": {http.Header{rzpHeader: {good}}, bytes.Replace(body, []byte(`249000`), []byte(`24900`), 1)},
+			"no signature":   {http.Header{rzpEventID: {"RzpEvt0001"}}, body},
+			"sent twice":     {http.Header{rzpHeader: {good, good}}, body},
 		} {
 			r := h.send("razorpay", tt.body, tt.header)
 			require.Equal(t, http.StatusUnauthorized, r.status, name)

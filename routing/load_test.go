@@ -18,7 +18,6 @@ import (
 	"github.com/webhookd/webhookd/providers/adyen"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/xendit"
 	"github.com/webhookd/webhookd/routing"
 )
 
@@ -28,7 +27,7 @@ func table(t testing.TB) []providers.Entry {
 	t.Helper()
 	specs, err := spec.Builtin()
 	require.NoError(t, err)
-	out := []providers.Entry{midtrans.Entry(), xendit.Entry(), adyen.Entry()}
+	out := []providers.Entry{midtrans.Entry(), adyen.Entry()}
 	for _, s := range specs {
 		out = append(out, s.Entry())
 	}

@@ -9,13 +9,15 @@ import (
 	"time"
 )
 
-// This file is the one implementation of the Standard Webhooks v1 scheme
-// (https://www.standardwebhooks.com/, also what Svix sends) in webhookd:
-// webhookverify signs and checks webhookd's own forwards with it, and the
-// standard provider adapter checks deliveries from Standard Webhooks
-// senders with it. Header names, secret lists and error classes belong to
-// those callers; the bytes that are signed, the key encoding, the signature
-// list and the two-sided timestamp window are decided here only.
+// This file is the Standard Webhooks v1 scheme
+// (https://www.standardwebhooks.com/, also what Svix sends) as webhookd
+// signs its own forwards: webhookverify signs and checks them with it.
+// Deliveries from Standard Webhooks senders are read by the built-in spec
+// providers/spec/builtin/standard.yaml, which describes the same scheme;
+// both are held to the reference library's vector. Header names, secret
+// lists and error classes belong to the callers; the bytes that are
+// signed, the key encoding, the signature list and the two-sided timestamp
+// window of the forwards are decided here only.
 
 // WebhookSecretPrefix marks a Standard Webhooks secret: "whsec_" followed by
 // the standard base64 encoding of the HMAC key.
@@ -119,8 +121,8 @@ func MatchWebhookSignature(list string, keys [][]byte, id, timestamp string, bod
 		}
 		// Strict: a signature has one spelling. The lenient decoder ignores
 		// the unused bits of the last character, so "…1OE=" and "…1OG="
-		// would both pass for one MAC (found by providers/standard's
-		// FuzzVerify, whose input is kept in its testdata).
+		// would both pass for one MAC (found by fuzzing; providers/spec's
+		// FuzzStandardVerify keeps the input among its seeds).
 		got, err := base64.StdEncoding.Strict().DecodeString(encoded)
 		if err != nil {
 			continue

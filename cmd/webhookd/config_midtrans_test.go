@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -10,7 +11,6 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/midtrans"
-	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 func TestMidtransConfigErrors(t *testing.T) {
@@ -127,9 +127,14 @@ func TestBuildRegistryProviders(t *testing.T) {
 	t.Setenv("WEBHOOKD_XENDIT_CALLBACK_TOKENS", " tok_a , tok_b ")
 	c, err := loadConfig()
 	require.NoError(t, err)
-	require.Equal(t, []string{"tok_a", "tok_b"}, providerSettings[*xendit.Settings](t, c, "xendit").CallbackTokens)
 	reg, err := buildRegistry(c)
 	require.NoError(t, err)
+	xp, ok := reg.Lookup("xendit")
+	require.True(t, ok)
+	for _, tok := range []string{"tok_a", "tok_b"} {
+		require.NoError(t, xp.Verify(context.Background(), providers.Delivery{Header: http.Header{"X-Callback-Token": {tok}}, Body: []byte(`{}`)}),
+			"each token of the list, its spaces trimmed")
+	}
 	p, ok := reg.Lookup("midtrans")
 	require.True(t, ok)
 	require.NoError(t, p.(providers.Confirmer).Confirm(context.Background(), providers.Item{Body: []byte(`{}`)}),

@@ -13,10 +13,7 @@ import (
 	"github.com/webhookd/webhookd/providers/duitku"
 	"github.com/webhookd/webhookd/providers/midtrans"
 	"github.com/webhookd/webhookd/providers/paypal"
-	"github.com/webhookd/webhookd/providers/razorpay"
 	"github.com/webhookd/webhookd/providers/spec"
-	"github.com/webhookd/webhookd/providers/standard"
-	"github.com/webhookd/webhookd/providers/xendit"
 )
 
 // providerTable is every provider built into webhookd, in the order help
@@ -42,9 +39,6 @@ func providerTable() []providers.Entry {
 func goProviders() []providers.Entry {
 	return []providers.Entry{
 		midtrans.Entry(),
-		xendit.Entry(),
-		standard.Entry(),
-		razorpay.Entry(),
 		doku.Entry(),
 		duitku.Entry(),
 		paypal.Entry(),

@@ -51,8 +51,6 @@ var notChangeable = map[string]string{
 	"flutterwave":  "the key holds a digest of the body: another body is another event",
 	"snap":         "webhookd holds SNAP's public key only: a changed body fails the sender's signature",
 	"winpay":       "webhookd holds Winpay's public key only: a changed body fails the sender's signature",
-	"standard": "keyed by the webhook-id header, which Sign makes afresh for every message " +
-		"(receiver/keyed_e2e_test.go sends another body under one id)",
 	"braintree": "the event is inside the signed bt_payload, which the kit's mutations of the form do not reach " +
 		"(receiver/wrapped_e2e_test.go changes the amount inside it)",
 }

@@ -18,18 +18,18 @@ import (
 // the binary holds one. A spec is enabled with its own first example's
 // values (providers.Variable.Example).
 var testValues = map[string]string{
-	"WEBHOOKD_PAYPAL_WEBHOOK_IDS":     "8PT597110X687430LKGECATA",
-	"WEBHOOKD_ADYEN_HMAC_KEYS":        "44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056,00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
-	"WEBHOOKD_XENDIT_CALLBACK_TOKENS": "xnd_table_test_token",
-	"WEBHOOKD_RAZORPAY_SECRETS":       "rzp_table_test_webhook_secret",
-	"WEBHOOKD_MIDTRANS_SERVER_KEY":    "SB-Mid-server-table-test",
-	"WEBHOOKD_DUITKU_MERCHANT_CODE":   "DS15782",
-	"WEBHOOKD_DUITKU_API_KEYS":        "duitku_table_test_api_key",
-	"WEBHOOKD_2C2P_SECRET_KEYS":       "table_test_2c2p_secret_key",
-	"WEBHOOKD_STANDARD_SECRETS":       "whsec_dGFibGUtdGVzdC1zdGFuZGFyZC1zZWNyZXQ=,whsec_dGFibGUtdGVzdC1zdGFuZGFyZC1yb3RhdGVk",
-	"WEBHOOKD_DOKU_CLIENT_ID":         "MCH-0001-table-test",
-	"WEBHOOKD_DOKU_SECRET_KEYS":       "SK-table-test-secret",
-	"WEBHOOKD_BRAINTREE_KEYS":         "table_test_public_key:table_test_private_key,table_test_public_key_2:table_test_private_key_2",
+	"WEBHOOKD_PAYPAL_WEBHOOK_IDS":   "8PT597110X687430LKGECATA",
+	"WEBHOOKD_ADYEN_HMAC_KEYS":      "44782def547aaa06c910c43932b1eb0c71fc68d9d0c057550c48ec2acf6ba056,00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff",
+	"WEBHOOKD_MIDTRANS_SERVER_KEY":  "SB-Mid-server-table-test",
+	"WEBHOOKD_DUITKU_MERCHANT_CODE": "DS15782",
+	"WEBHOOKD_DUITKU_API_KEYS":      "duitku_table_test_api_key",
+	"WEBHOOKD_2C2P_SECRET_KEYS":     "table_test_2c2p_secret_key",
+	// A second whsec_ secret must be base64 too: the suite's own
+	// suffix would not decode.
+	"WEBHOOKD_STANDARD_SECRETS": "whsec_dGFibGUtdGVzdC1zdGFuZGFyZC1zZWNyZXQ=,whsec_dGFibGUtdGVzdC1zdGFuZGFyZC1yb3RhdGVk",
+	"WEBHOOKD_DOKU_CLIENT_ID":   "MCH-0001-table-test",
+	"WEBHOOKD_DOKU_SECRET_KEYS": "SK-table-test-secret",
+	"WEBHOOKD_BRAINTREE_KEYS":   "table_test_public_key:table_test_private_key,table_test_public_key_2:table_test_private_key_2",
 }
 
 // testValue is the value the tests set v to when they enable its

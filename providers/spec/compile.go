@@ -32,6 +32,15 @@ type Spec struct {
 	// fields its signed text reads, sorted: the fingerprint's.
 	form       bool
 	formSigned []string
+	// anyBody says the body may be any bytes (v2, body: any): the type
+	// reads it only when it is a JSON object, and the fingerprint is its
+	// digest.
+	anyBody bool
+	// readsJSON says a body: any spec's type reads members.
+	readsJSON bool
+	// aliases maps a header's canonical name to the other names it may
+	// be sent under (v2): the signature header's and headers' aliases.
+	aliases map[string][]string
 	// sum is the SHA-256 of the file's bytes (SameSource).
 	sum [32]byte
 	// env is the variables' prefix after WEBHOOKD_: the name upper-cased,
@@ -86,6 +95,10 @@ type settingDef struct {
 	pattern             *regexp.Regexp
 	// choices maps each allowed value to what templates read for it.
 	choices map[string]string
+	// longerThan, when positive, is what a set duration must exceed, and
+	// longerWhat what that bound is.
+	longerThan time.Duration
+	longerWhat string
 }
 
 type sigDef struct {
@@ -93,9 +106,11 @@ type sigDef struct {
 	// field is the form field that carries the signature instead (v2).
 	field string
 	// joined are the form fields that must not hold joinSep.
-	joined                          []string
-	joinSep                         string
-	repeated, prefixOptional        bool
+	joined                   []string
+	joinSep                  string
+	repeated, prefixOptional bool
+	// aliases are the header's other names (v2).
+	aliases                         []string
 	separator, assign, name, prefix string
 	// nameSetting is the setting whose value names the signature items
 	// (PayMongo's li or te), or -1: name is then fixed.
@@ -215,7 +230,7 @@ func compile(f *file) (*Spec, error) {
 	}
 	s.env = strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
 	steps := []func(*file) error{s.compileSecrets, s.compileSettings, s.compileSignature,
-		s.compileTimestamp, s.compileEvent, s.compileReplay, s.compileExamples}
+		s.compileTimestamp, s.compileEvent, s.compileAnyBody, s.keyHoldsBodyTimestamp, s.compileReplay, s.compileHeaders, s.compileExamples}
 	for _, step := range steps {
 		if err := step(f); err != nil {
 			return nil, err
@@ -300,6 +315,21 @@ func (s *Spec) compileSettings(f *file) error {
 			}
 			d.choices = sf.Choices
 		}
+		if lt := sf.LongerThan; lt != nil {
+			if err := s.needV2(field + ".longer_than"); err != nil {
+				return err
+			}
+			v, err := time.ParseDuration(lt.Duration)
+			switch {
+			case !d.duration:
+				return invalid(field+".longer_than", "is for duration settings")
+			case err != nil || v <= 0:
+				return invalid(field+".longer_than.duration", "%q is not a positive duration", lt.Duration)
+			case lt.What == "":
+				return invalid(field+".longer_than.what", "required: what the bound is, for the error")
+			}
+			d.longerThan, d.longerWhat = v, lt.What
+		}
 		if sf.Pattern != "" {
 			if err := s.needV2(field + ".pattern"); err != nil {
 				return err
@@ -337,6 +367,9 @@ func (s *Spec) compileSignature(f *file) error {
 	sig := sigDef{header: textproto.CanonicalMIMEHeaderKey(sf.Header.Name), repeated: sf.Repeated,
 		separator: sf.Separator, assign: sf.Assign, name: sf.Name, prefix: sf.Prefix, prefixOptional: sf.PrefixOptional,
 		nameSetting: -1, field: sf.Field}
+	if err := s.addAliases("signature.header.aliases", sig.header, sf.Header.Aliases); err != nil {
+		return err
+	}
 	if strings.Contains(sf.Name, "{{") {
 		i, err := s.choiceSetting(sf.Name)
 		if err != nil {
@@ -422,6 +455,12 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 	for i := range t.parts {
 		p := &t.parts[i]
 		switch p.kind {
+		case jsonRef:
+			if p.steps != nil {
+				if err := s.needV2(field); err != nil {
+					return err
+				}
+			}
 		case settingRef:
 			if p.index = s.setting(p.text); p.index < 0 {
 				return invalid(field, "setting %s is not declared in settings", p.text)
@@ -441,7 +480,7 @@ func (s *Spec) bindRefs(field string, t *template, required bool) error {
 				s.sigParts = append(s.sigParts, p.text)
 			}
 		case headerRef, queryRef:
-			if p.kind == headerRef && p.text == s.sig.header {
+			if p.kind == headerRef && (p.text == s.sig.header || slices.Contains(s.aliases[s.sig.header], p.text)) {
 				return invalid(field, "header.%s is the signature header", p.text)
 			}
 			if required && !slices.ContainsFunc(s.required, func(q part) bool { return q.kind == p.kind && q.text == p.text }) {
@@ -460,7 +499,11 @@ func (s *Spec) compileTimestamp(f *file) error {
 	if !s.sig.alg.signs() {
 		return invalid("timestamp", "a token signs no timestamp")
 	}
-	t, err := parseTemplate(tf.Value, headerRef, queryRef, signatureRef)
+	kinds := []kind{headerRef, queryRef, signatureRef}
+	if !s.form {
+		kinds = append(kinds, jsonRef)
+	}
+	t, err := parseTemplate(tf.Value, kinds...)
 	if err != nil {
 		return invalid("timestamp.value", "%v", err)
 	}
@@ -471,7 +514,11 @@ func (s *Spec) compileTimestamp(f *file) error {
 		return err
 	}
 	ref := t.parts[0]
-	if !s.sig.signed.has(ref.kind, ref.text) {
+	if ref.kind == jsonRef {
+		if err := s.checkBodyTimestamp(ref, tf); err != nil {
+			return err
+		}
+	} else if !s.sig.signed.has(ref.kind, ref.text) {
 		return invalid("timestamp.value", "%s.%s is not part of signature.signed, so it would prove nothing", kindNames[ref.kind], ref.text)
 	}
 	if err := s.timestampsChecked(&ref); err != nil {
@@ -516,6 +563,9 @@ func (s *Spec) compileTimestamp(f *file) error {
 	case tf.Tolerance != "":
 		if d.tolerance = s.setting(tf.Tolerance); d.tolerance < 0 || !s.settings[d.tolerance].duration {
 			return invalid("timestamp.tolerance", "%q is not a setting of type duration", tf.Tolerance)
+		}
+		if s.settings[d.tolerance].def == "" && d.both {
+			return invalid("timestamp.tolerance", "%s has no default, and window both needs a tolerance", tf.Tolerance)
 		}
 	}
 	s.ts = d
@@ -863,7 +913,10 @@ func (s *Spec) compileExamples(f *file) error {
 		if r.kind != headerRef {
 			continue
 		}
-		if !slices.ContainsFunc(s.examples, func(ex example) bool { return len(ex.header[r.text]) > 0 }) {
+		names := append([]string{r.text}, s.aliases[r.text]...)
+		if !slices.ContainsFunc(s.examples, func(ex example) bool {
+			return slices.ContainsFunc(names, func(n string) bool { return len(ex.header[n]) > 0 })
+		}) {
 			return invalid("signature", "header %s is never sent by an example", r.text)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/webhookd/webhookd/providers"
 	fixturefile "github.com/webhookd/webhookd/providers/fixture"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
 // TestSpecsConform runs every spec, built in or under testdata, through
@@ -88,7 +90,18 @@ func conform(t *testing.T, s *Spec) {
 			// A day later is past every spec's tolerance and inside none;
 			// without a tolerance, 8 days is past the default retention.
 			late := at([]string{a}, now.Add(24*time.Hour))
-			if s.ts.tolerance < 0 {
+			switch {
+			case s.ts.ref.kind == jsonRef:
+				// The body's own time, not the signing's: 8 days after
+				// it is past the default retention.
+				o, err := rawjson.Parse(d.Body)
+				require.NoError(t, err, name)
+				v, _, _ := lookup(o, s.ts.ref.path)
+				sent, err := strconv.ParseInt(v, 10, 64)
+				require.NoError(t, err, name)
+				late, err = newTest(s, []string{a}, settings, func() time.Time { return time.Unix(sent, 0).Add(8 * 24 * time.Hour) }, WithRetention(168*time.Hour))
+				require.NoError(t, err)
+			case s.ts.tolerance < 0:
 				late, err = newTest(s, []string{a}, settings, func() time.Time { return now.Add(8 * 24 * time.Hour) }, WithRetention(168*time.Hour))
 				require.NoError(t, err)
 			}

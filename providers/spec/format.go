@@ -20,16 +20,26 @@ type file struct {
 	Version int    `yaml:"version"`
 	Name    string `yaml:"name"`
 	Docs    string `yaml:"docs"`
-	// Body is json (the default) or form (v2).
-	Body      string          `yaml:"body"`
-	Secrets   secretsField    `yaml:"secrets"`
-	Settings  []settingField  `yaml:"settings"`
+	// Body is json (the default), form or any (v2).
+	Body     string         `yaml:"body"`
+	Secrets  secretsField   `yaml:"secrets"`
+	Settings []settingField `yaml:"settings"`
+	// Headers are the headers templates read that a sender may send
+	// under other names too (v2).
+	Headers   []headerAlias   `yaml:"headers"`
 	Signature signatureField  `yaml:"signature"`
 	Timestamp *timestampField `yaml:"timestamp"`
 	Event     eventField      `yaml:"event"`
 	Ack       *ackField       `yaml:"ack"`
 	Replay    replayField     `yaml:"replay"`
 	Examples  []exampleField  `yaml:"examples"`
+}
+
+// headerAlias is a header read under its name or any of its aliases
+// (Standard Webhooks' webhook-id, which Svix sends as svix-id).
+type headerAlias struct {
+	Name    string   `yaml:"name"`
+	Aliases []string `yaml:"aliases"`
 }
 
 type secretsField struct {
@@ -54,6 +64,17 @@ type settingField struct {
 	// Choices, the values allowed (v2), each with what templates read
 	// for it: PayMongo's MODE live reads as li.
 	Choices map[string]string `yaml:"choices"`
+	// LongerThan is the bound a duration set (not left unset or 0) must
+	// exceed (v2).
+	LongerThan *longerThanField `yaml:"longer_than"`
+}
+
+// longerThanField is a duration setting's lower bound, and what it is in
+// the error's words: Razorpay's MAX_AGE must outlast "Razorpay's 24h of
+// retries".
+type longerThanField struct {
+	Duration string `yaml:"duration"`
+	What     string `yaml:"what"`
 }
 
 type signatureField struct {
@@ -108,6 +129,14 @@ type eventField struct {
 type caseField struct {
 	Key  string `yaml:"key"`
 	Type string `yaml:"type"`
+	// When lists the members the case needs present; Final keeps a case
+	// whose When holds (its key missing is 400, not the next case);
+	// Match holds members to patterns once it applies; Fingerprint is
+	// the case's own.
+	When        []string          `yaml:"when"`
+	Final       bool              `yaml:"final"`
+	Match       map[string]string `yaml:"match"`
+	Fingerprint []string          `yaml:"fingerprint"`
 }
 
 type ackField struct {
@@ -152,7 +181,9 @@ type exampleField struct {
 type headerField struct {
 	Name string
 	// Object is set when the header was written as an object.
-	Object         bool
+	Object bool
+	// Aliases are the other names the header may be sent under (v2).
+	Aliases        []string
 	Repeated       bool
 	Items          *itemsField
 	Prefix         string
@@ -169,6 +200,7 @@ type itemsField struct {
 // headerObject is headerField as written in version 2.
 type headerObject struct {
 	Name           string      `yaml:"name"`
+	Aliases        []string    `yaml:"aliases"`
 	Repeated       bool        `yaml:"repeated"`
 	Items          *itemsField `yaml:"items"`
 	Prefix         string      `yaml:"prefix"`
@@ -186,7 +218,7 @@ func (h *headerField) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: signature.header is a name or an object", n.Line)
 	}
-	if err := knownKeys(n, "signature.header", "name", "repeated", "items", "prefix", "prefix_optional"); err != nil {
+	if err := knownKeys(n, "signature.header", "name", "aliases", "repeated", "items", "prefix", "prefix_optional"); err != nil {
 		return err
 	}
 	for i := 0; i+1 < len(n.Content); i += 2 {
@@ -200,7 +232,7 @@ func (h *headerField) UnmarshalYAML(n *yaml.Node) error {
 	if err := n.Decode(&o); err != nil {
 		return err
 	}
-	*h = headerField{Name: o.Name, Object: true, Repeated: o.Repeated, Items: o.Items, Prefix: o.Prefix, PrefixOptional: o.PrefixOptional}
+	*h = headerField{Name: o.Name, Object: true, Aliases: o.Aliases, Repeated: o.Repeated, Items: o.Items, Prefix: o.Prefix, PrefixOptional: o.PrefixOptional}
 	return nil
 }
 
@@ -317,7 +349,8 @@ func oneLine(err error) error {
 	msg = strings.TrimPrefix(msg, "yaml: ")
 	for _, noise := range []string{" in type spec.file", " in type spec.secretsField", " in type spec.settingField",
 		" in type spec.signatureField", " in type spec.timestampField", " in type spec.eventField",
-		" in type spec.ackField", " in type spec.caseField", " in type spec.joinedField", " in type spec.replayField", " in type spec.exampleField"} {
+		" in type spec.ackField", " in type spec.caseField", " in type spec.joinedField", " in type spec.replayField", " in type spec.exampleField",
+		" in type spec.headerAlias", " in type spec.longerThanField"} {
 		msg = strings.ReplaceAll(msg, noise, "")
 	}
 	msg = strings.ReplaceAll(msg, "\n", "; ")

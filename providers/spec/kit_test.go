@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,20 @@ var kitFixtures = map[string]string{"paddle-billing": "paddle"}
 
 // kitRetry is how a gateway's own retry differs from its first delivery,
 // where it differs in more than member order.
-var kitRetry = map[string]func([]byte) []byte{"stripe": providertest.BumpPendingWebhooks, "paymongo": reindented}
+// A Standard Webhooks sender resends the same body (nil: unchanged); a
+// Xendit dashboard resend may carry a later updated, members in another
+// order, and fields Xendit added since.
+var kitRetry = map[string]func([]byte) []byte{"stripe": providertest.BumpPendingWebhooks, "paymongo": reindented, "standard": nil,
+	"xendit": providertest.Chain(bumpUpdated, providertest.Reordered,
+		providertest.WithMember("added_later", `{"note":"a field Xendit added since the first attempt"}`))}
+
+var updated = regexp.MustCompile(`("updated"\s*:\s*)"[^"]*"`)
+
+// bumpUpdated sets every updated timestamp in body (top-level or nested)
+// to a later time.
+func bumpUpdated(body []byte) []byte {
+	return updated.ReplaceAll(body, []byte(`${1}"2026-12-31T23:59:59.999Z"`))
+}
 
 // reindented is a body as a serialiser that spaces its members otherwise
 // sends it: PayMongo's body has one top-level member, which Reordered
@@ -39,7 +53,9 @@ func reindented(body []byte) []byte {
 // kitChange is how a fixture's payload is changed where no member of
 // amountNames says what happened: Mercado Pago's thin bodies carry the
 // resource's id (data.id) and, for an order, its total_paid_amount.
-var kitChange = map[string]func([]byte) []byte{"mercadopago": providertest.ChangeAmount("total_paid_amount", "id")}
+// Xendit's payment.capture carries captured_amount, not amount.
+var kitChange = map[string]func([]byte) []byte{"mercadopago": providertest.ChangeAmount("total_paid_amount", "id"),
+	"xendit": providertest.ChangeAmount("amount", "captured_amount")}
 
 // amountNames are the members ChangeAmount looks for in the fixtures.
 // A thin event (Mollie's, GoCardless's) carries no amount: its creation

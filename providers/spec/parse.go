@@ -2,6 +2,7 @@ package spec
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -49,6 +50,9 @@ func (p *Provider) Parse(d providers.Delivery) ([]providers.Item, error) {
 	}
 	if p.s.form {
 		return p.parseFormEvent(d)
+	}
+	if p.s.anyBody {
+		return p.parseAnyEvent(d)
 	}
 	o, err := rawjson.Parse(d.Body)
 	if err != nil {
@@ -144,11 +148,19 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 			return providers.Event{}, p.fail(err)
 		}
 	}
-	ev, err := p.eventOf(o, body, d, sc)
+	// The nested objects a case reads (data), framed once for its
+	// when, key and fingerprint.
+	var fr frames
+	ev, c, err := p.eventCase(o, body, d, sc, &fr)
 	if err != nil {
 		return ev, err
 	}
-	fp, err := p.fingerprint(o)
+	var fp string
+	if c != nil && c.fingerprint != nil {
+		fp, err = caseFingerprint(o, c.fingerprint, &fr)
+	} else {
+		fp, err = p.fingerprint(o)
+	}
 	if err != nil {
 		return providers.Event{}, p.fail(ErrNotJSON)
 	}
@@ -159,23 +171,56 @@ func (p *Provider) event(o *rawjson.Object, body []byte, d providers.Delivery) (
 // eventOf renders the key and type of one event: of a JSON object o, or
 // of the form in sc.
 func (p *Provider) eventOf(o *rawjson.Object, body []byte, d providers.Delivery, sc *scan) (providers.Event, error) {
+	ev, _, err := p.eventCase(o, body, d, sc, nil)
+	return ev, err
+}
+
+// eventCase is eventOf, with the case of event.cases that gave the event
+// (nil without cases). A case applies when its when holds; the first that
+// applies and whose key's references are all present gives the key and
+// type, and a final one that applies gives them or refuses the delivery.
+func (p *Provider) eventCase(o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, fr *frames) (providers.Event, *eventCase, error) {
 	keyT, typT := &p.s.key, &p.s.typ
-	key, err := p.render(keyT, o, body, d, sc, true)
-	for i := 1; i < len(p.s.cases) && errors.As(err, new(missingRef)); i++ {
-		keyT, typT = &p.s.cases[i].key, &p.s.cases[i].typ
-		key, err = p.render(keyT, o, body, d, sc, true)
+	var key string
+	var err error
+	var c *eventCase
+	if len(p.s.cases) == 0 {
+		key, err = p.render(keyT, o, body, d, sc, true, fr)
+	} else {
+		err = errNoCase
+		applied := false // the previous case's when and match held
+		for i := range p.s.cases {
+			c = &p.s.cases[i]
+			if o != nil && (c.when != nil || c.match != nil) && !(c.sameGuard && applied) {
+				ok, werr := c.applies(o, fr)
+				if werr == nil && ok {
+					werr = c.matches(o, fr)
+				}
+				if werr != nil {
+					return providers.Event{}, nil, p.fail(fmt.Errorf("%w (%v)", ErrNoEventKey, werr))
+				}
+				if applied = ok; !ok {
+					continue
+				}
+			}
+			keyT, typT = &c.key, &c.typ
+			key, err = p.render(keyT, o, body, d, sc, true, fr)
+			if _, missing := err.(missingRef); !missing || c.final {
+				break
+			}
+		}
 	}
 	if err != nil {
-		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrNoEventKey, err))
+		return providers.Event{}, nil, p.fail(fmt.Errorf("%w (%v)", ErrNoEventKey, err))
 	}
 	if len(key) > MaxKeyBytes {
-		return providers.Event{}, p.fail(fmt.Errorf("%w (longer than %d bytes)", ErrNoEventKey, MaxKeyBytes))
+		return providers.Event{}, nil, p.fail(fmt.Errorf("%w (longer than %d bytes)", ErrNoEventKey, MaxKeyBytes))
 	}
-	typ, err := p.render(typT, o, body, d, sc, false)
+	typ, err := p.render(typT, o, body, d, sc, false, fr)
 	if err != nil {
-		return providers.Event{}, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
+		return providers.Event{}, nil, p.fail(fmt.Errorf("%w (%v)", ErrInvalidType, err))
 	}
-	return providers.Event{Key: key, Type: typ}, nil
+	return providers.Event{Key: key, Type: typ}, c, nil
 }
 
 // render evaluates a key or type template. Strict (a key), every
@@ -183,19 +228,24 @@ func (p *Provider) eventOf(o *rawjson.Object, body []byte, d providers.Delivery,
 // result empty. Every value must be a token, and a key's value must not
 // hold the byte that ends it (keySplits). Its errors name the reference,
 // never a value.
-func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, strict bool) (string, error) {
+func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, strict bool, fr *frames) (string, error) {
 	if len(t.parts) == 0 {
 		return "", nil
 	}
 	var b strings.Builder
+	if len(t.parts) > 1 {
+		b.Grow(64)
+	}
 	for i := range t.parts {
 		r := &t.parts[i]
-		v, ok, err := p.refValue(r, o, body, d, sc)
+		v, ok, err := p.refValue(r, o, body, d, sc, fr)
 		switch {
 		case err != nil:
 			return "", fmt.Errorf("%s: %v", refName(r), err)
-		case !ok && strict:
-			return "", missingRef(refName(r))
+		case (!ok || v == "" && r.kind != literal) && strict:
+			// An empty value is no value: the next of event.cases is
+			// tried, as for an absent one.
+			return "", missingRef{r}
 		case !ok, v == "" && !strict:
 			// An empty type is no type, as the Go adapters read one
 			// ("type":"" is accepted, with no type): the same verdict
@@ -221,12 +271,18 @@ func (p *Provider) render(t *template, o *rawjson.Object, body []byte, d provide
 
 // refValue is one part's value for a delivery whose (element) object is o
 // and text body.
-func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan) (string, bool, error) {
+func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers.Delivery, sc *scan, fr *frames) (string, bool, error) {
 	switch r.kind {
 	case literal:
 		return r.text, true, nil
 	case jsonRef:
-		return lookup(o, r.path)
+		switch {
+		case o == nil:
+			return "", false, nil // a body: any body that is not a JSON object
+		case r.steps != nil:
+			return lookupSteps(o, r.steps)
+		}
+		return fr.lookup(o, r.path)
 	case formRef:
 		v, _ := sc.form.get(r.text)
 		return v, v != "", nil
@@ -240,9 +296,12 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 		}
 		return sc.parts[r.index], sc.parts[r.index] != "", nil
 	case headerRef, queryRef:
-		vals := d.Header[r.text]
-		if r.kind == queryRef {
-			vals = d.Query[r.text]
+		vals := d.Query[r.text]
+		if r.kind == headerRef {
+			var err error
+			if vals, err = p.s.header(d.Header, r.text, r.aliases, false); err != nil {
+				return "", false, errors.New("sent twice, or under two names with different values")
+			}
 		}
 		switch {
 		case len(vals) > 1:
@@ -257,9 +316,19 @@ func (p *Provider) refValue(r *part, o *rawjson.Object, body []byte, d providers
 
 // missingRef is render's error for a reference without a value: the
 // next of event.cases is then tried.
-type missingRef string
+// It holds the reference, not its name, so that a case that does not
+// apply costs no allocation.
+type missingRef struct{ r *part }
 
-func (m missingRef) Error() string { return string(m) + " is missing" }
+func (m missingRef) Error() string {
+	if m.r.kind == literal {
+		return m.r.text + " is missing"
+	}
+	return refName(m.r) + " is missing"
+}
+
+// errNoCase is eventCase's error when no case applies.
+var errNoCase error = missingRef{&part{kind: literal, text: "every case's key"}}
 
 // refName names a reference in messages: "json.data.id".
 func refName(r *part) string {
@@ -267,6 +336,93 @@ func refName(r *part) string {
 		return kindNames[r.kind]
 	}
 	return kindNames[r.kind] + "." + r.text
+}
+
+// frames keeps the top-level members of one event's object that were
+// framed as objects, so that the cases, key and fingerprint that read
+// data.* frame data once; a nil *frames keeps nothing.
+type frames struct {
+	names [2]string
+	objs  [2]*rawjson.Object
+	n     int
+	// seen are top-level members whose presence a case's when read, so
+	// that the cases that share one (Xendit's event) look it up once: a
+	// miss costs a scan of every member for a variant spelling.
+	seen    [8]string
+	present [8]bool
+	ns      int
+	// read are top-level members a case's match, key or type read, with
+	// their values: the cases read event again and again.
+	read  [4]string
+	value [4]string
+	found [4]bool
+	nr    int
+}
+
+// has reports whether o's top-level member name is present (neither
+// null nor an empty string), from f when a case asked before.
+func (f *frames) has(o *rawjson.Object, name string) (bool, error) {
+	if f != nil {
+		for i := range f.ns {
+			if f.seen[i] == name {
+				return f.present[i], nil
+			}
+		}
+	}
+	m, ok, err := o.Get(name)
+	if err != nil {
+		return false, err
+	}
+	ok = ok && !m.IsNull() && string(m.Value) != `""`
+	if f != nil && f.ns < len(f.seen) {
+		f.seen[f.ns], f.present[f.ns] = name, ok
+		f.ns++
+	}
+	return ok, nil
+}
+
+// object is o.Object(name), from f when o's member name was framed before
+// (o is the event's object: f belongs to one).
+func (f *frames) object(o *rawjson.Object, name string) (*rawjson.Object, bool, error) {
+	if f != nil {
+		for i := range f.n {
+			if f.names[i] == name {
+				return f.objs[i], true, nil
+			}
+		}
+	}
+	obj, ok, err := o.Object(name)
+	if f != nil && ok && err == nil && f.n < len(f.names) {
+		f.names[f.n], f.objs[f.n] = name, obj
+		f.n++
+	}
+	return obj, ok, err
+}
+
+// lookup is the package's lookup, its first step framed through f, and
+// a top-level member's value kept in f.
+func (f *frames) lookup(o *rawjson.Object, path []string) (string, bool, error) {
+	if len(path) == 1 && f != nil {
+		for i := range f.nr {
+			if f.read[i] == path[0] {
+				return f.value[i], f.found[i], nil
+			}
+		}
+		v, ok, err := lookup(o, path)
+		if err == nil && f.nr < len(f.read) {
+			f.read[f.nr], f.value[f.nr], f.found[f.nr] = path[0], v, ok
+			f.nr++
+		}
+		return v, ok, err
+	}
+	if len(path) < 2 {
+		return lookup(o, path)
+	}
+	next, ok, err := f.object(o, path[0])
+	if err != nil || !ok {
+		return "", false, err
+	}
+	return lookup(next, path[1:])
 }
 
 // lookup returns the string (decoded), number or boolean (as sent) at
@@ -333,4 +489,83 @@ func (p *Provider) fingerprint(o *rawjson.Object) (string, error) {
 		buf.WriteByte('}')
 		return nil
 	})
+}
+
+// lookupSteps is lookup for a path of steps (an array index, a member
+// named by another value): a member named by a value that is absent takes
+// the path's value with it; one that is not a token names nothing (an
+// error, as for a member that is not an object on the way).
+func lookupSteps(o *rawjson.Object, steps []step) (string, bool, error) {
+	cur := o
+	var m rawjson.Member
+	for i := 0; i < len(steps); i++ {
+		name := steps[i].name
+		if from := steps[i].from; from != nil {
+			v, ok, err := lookupSteps(o, from)
+			switch {
+			case err != nil || !ok:
+				return "", false, err
+			case !providers.IsToken(v, MaxTokenBytes):
+				return "", false, fmt.Errorf("the value naming a member is not a token")
+			}
+			name = v
+		}
+		if cur == nil {
+			return "", false, fmt.Errorf("not an object")
+		}
+		var ok bool
+		var err error
+		if i+1 < len(steps) && steps[i+1].index >= 0 {
+			m, ok, err = element(cur, name, steps[i+1].index)
+			i++
+		} else {
+			m, ok, err = cur.Get(name)
+		}
+		if err != nil || !ok || m.IsNull() {
+			return "", false, err
+		}
+		cur = nil
+		if i+1 < len(steps) {
+			if m.Value[0] != '{' {
+				return "", false, fmt.Errorf("not an object")
+			}
+			if cur, err = m.Object(); err != nil {
+				return "", false, err
+			}
+		}
+	}
+	return scalar(m)
+}
+
+// element returns element index of the array member name of o; ok is
+// false when the member is absent or null, or the array shorter.
+func element(o *rawjson.Object, name string, index int) (rawjson.Member, bool, error) {
+	elems, ok, err := o.Elements(name)
+	if err != nil || !ok {
+		return rawjson.Member{}, false, err
+	}
+	for i, e := range elems {
+		if i == index {
+			return e, true, nil
+		}
+	}
+	return rawjson.Member{}, false, nil
+}
+
+// scalar is a member's value as lookup reads one: a string decoded, a
+// number or boolean as sent, null absent.
+func scalar(m rawjson.Member) (string, bool, error) {
+	switch c := m.Value[0]; {
+	case c == 'n':
+		return "", false, nil
+	case c == '{' || c == '[':
+		return "", false, fmt.Errorf("not a string, number or boolean")
+	case c != '"':
+		return string(m.Value), true, nil
+	}
+	var s string
+	if err := json.Unmarshal(m.Value, &s); err != nil {
+		return "", false, fmt.Errorf("not a string")
+	}
+	return s, true, nil
 }

@@ -132,11 +132,17 @@ func (s *Spec) New(secrets []string, settings map[string]string, clock func() ti
 	}
 	if s.ts != nil && s.ts.tolerance >= 0 {
 		d := s.settings[s.ts.tolerance]
-		tol, err := time.ParseDuration(p.values[s.ts.tolerance])
-		if err != nil || tol <= 0 {
+		v := p.values[s.ts.tolerance]
+		tol, err := time.ParseDuration(v)
+		switch {
+		case d.def == "" && (v == "" || err == nil && tol == 0):
+			// Unset, a tolerance without a default leaves the retention
+			// alone to bound the timestamp.
+		case err != nil || tol <= 0:
 			return nil, fmt.Errorf("%s: %s must be a positive duration", s.name, d.variable)
+		default:
+			p.tolerance = tol
 		}
-		p.tolerance = tol
 	}
 	p.ack = s.ack
 	if s.ackBody != nil {

@@ -117,7 +117,7 @@ func (st *Settings) Variables() []providers.Variable {
 	for _, d := range s.settings {
 		v := providers.Variable{Name: s.variable(d.variable), Default: d.def, Help: d.help,
 			Set: func(v string) error {
-				if _, err := time.ParseDuration(v); d.duration && err != nil {
+				if _, err := time.ParseDuration(v); d.duration && v != "" && err != nil {
 					return fmt.Errorf("cannot parse %q as a duration", v)
 				}
 				if _, ok := d.choices[v]; len(d.choices) > 0 && v != "" && !ok {
@@ -164,11 +164,24 @@ func (st *Settings) Check(env providers.Env) error {
 			v = d.def
 		}
 		tol, err := time.ParseDuration(v)
-		if err != nil {
+		switch {
+		case d.def == "" && (v == "" || err == nil && tol == 0):
+			// Unset: the retention alone bounds the timestamp.
+		case err != nil:
 			return fmt.Errorf("%s: required: how old a timestamp may be", env.Var(s.variable(d.variable)))
+		case d.longerThan > 0 && tol <= d.longerThan:
+			// Checked first, and while the provider is off too: it is
+			// about the gateway, not the store.
+		default:
+			if err := env.CheckTolerance(s.variable(d.variable), tol, enabled); err != nil {
+				return err
+			}
 		}
-		if err := env.CheckTolerance(s.variable(d.variable), tol, enabled); err != nil {
-			return err
+	}
+	for _, d := range s.settings {
+		tol, err := time.ParseDuration(st.values[d.variable])
+		if d.longerThan > 0 && err == nil && tol != 0 && tol <= d.longerThan {
+			return fmt.Errorf("%s: %s must be longer than %s", env.Var(s.variable(d.variable)), tol, d.longerWhat)
 		}
 	}
 	for _, d := range s.settings {

@@ -67,7 +67,8 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 	}
 	for _, r := range s.required {
 		if r.kind == headerRef {
-			d.Header[r.text] = append([]string(nil), src.Header[r.text]...)
+			vals, _ := s.header(src.Header, r.text, r.aliases, false)
+			d.Header[r.text] = append([]string(nil), vals...)
 		} else {
 			if d.Query == nil {
 				d.Query = url.Values{}
@@ -90,6 +91,9 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 			v = strconv.FormatInt(now.UnixMilli(), 10)
 		}
 		switch ts.ref.kind {
+		case jsonRef:
+			d.Body = p.redated(body)
+			body = d.Body
 		case headerRef:
 			d.Header.Set(ts.ref.text, v)
 		case queryRef:
@@ -158,13 +162,16 @@ func (p *Provider) replayValues(d *providers.Delivery) error {
 	if len(p.s.replay) == 0 {
 		return nil
 	}
-	o, err := rawjson.Parse(d.Body)
-	if err != nil {
-		return fmt.Errorf("%s: cannot sign: %w", p.s.name, ErrNotJSON)
+	var o *rawjson.Object
+	if !p.s.anyBody {
+		var err error
+		if o, err = rawjson.Parse(d.Body); err != nil {
+			return fmt.Errorf("%s: cannot sign: %w", p.s.name, ErrNotJSON)
+		}
 	}
 	for i := range p.s.replay {
 		r := &p.s.replay[i]
-		v, err := p.render(&r.value, o, d.Body, *d, nil, true)
+		v, err := p.render(&r.value, o, d.Body, *d, nil, true, nil)
 		if err != nil {
 			return fmt.Errorf("%s: cannot sign: replay %s: %w", p.s.name, r.name, err)
 		}

@@ -10,7 +10,7 @@ import (
 
 // TestBuiltinSignedParts holds what each built-in spec's signature covers to
 // docs/contract.md ("Sources, destinations and routes"): a route's where is
-// refused for Mercado Pago, Flutterwave, PhonePe and the form gateways that
+// refused for Mercado Pago, Flutterwave, PhonePe, Xendit and the form gateways that
 // sign a few fields, its types for Shopify's topic header, Mercado Pago's
 // body and HitPay's headers.
 func TestBuiltinSignedParts(t *testing.T) {
@@ -19,6 +19,7 @@ func TestBuiltinSignedParts(t *testing.T) {
 		// A token signs nothing; a form signature signs a few fields, the
 		// type among them; HitPay's type headers are not signed.
 		"phonepe": {false, false}, "faspay": {false, true}, "payu": {false, true}, "hitpay": {true, false},
+		"xendit": {false, false},
 	}
 	specs, err := spec.Builtin()
 	require.NoError(t, err)

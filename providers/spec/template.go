@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/textproto"
+	"strconv"
 	"strings"
 
 	"github.com/webhookd/webhookd/providers/internal/fieldname"
@@ -41,13 +42,18 @@ type part struct {
 	// text is the literal, or the reference's name: a header's canonical
 	// key, a query parameter, a signature item, a setting's variable.
 	text string
-	// path is a json reference's member names.
-	path []string
+	// path is a json reference's member names; steps, instead, a path
+	// with an array index or a member named by another value (v2).
+	path  []string
+	steps []step
 	// index is a setting's position in Spec.settings, or a signature
 	// item's in Spec.sigParts.
 	index int
 	// lower lower-cases the value (| lower).
 	lower bool
+	// aliases are a header reference's other names (v2), bound at
+	// compile time so that a delivery costs no lookup of them.
+	aliases []string
 	// compact removes the whitespace between a body's JSON tokens
 	// (| compact), and sum replaces the body by its lower-case hex
 	// digest (| sha256 and the others of bodyDigests): version 2.
@@ -143,6 +149,14 @@ func parseRef(ref string) (part, error) {
 	switch prefix {
 	case "json":
 		p.kind = jsonRef
+		if strings.ContainsAny(name, "()") || hasIndex(name) {
+			steps, err := parseSteps(name, true)
+			if err != nil {
+				return p, err
+			}
+			p.steps = steps
+			return p, nil
+		}
 		p.path = strings.Split(name, ".")
 		for _, seg := range p.path {
 			if seg == "" {
@@ -246,4 +260,78 @@ func neighbour(parts []part, i, step int) (part, bool) {
 		}
 	}
 	return part{}, false
+}
+
+// step is one step of a json path that a list of member names cannot say
+// (version 2): a member by name, the element of the array the step before
+// named (index, 0 first), or the member named by the string at another
+// path of the same object (from: Razorpay keys on
+// payload.(contains.0).entity.id, the entity its contains list names
+// first).
+type step struct {
+	name  string
+	index int // -1 unless an element
+	from  []step
+}
+
+// maxIndex bounds an array index in a path.
+const maxIndex = 999
+
+// hasIndex reports whether a dotted path has a segment of digits only.
+func hasIndex(name string) bool {
+	for _, seg := range strings.Split(name, ".") {
+		if seg != "" && strings.Trim(seg, "0123456789") == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// parseSteps reads a json path with indexes ("contains.0") and, when
+// nested is true, members named by another path in parentheses
+// ("payload.(contains.0).entity.id"), which may not nest.
+func parseSteps(name string, nested bool) ([]step, error) {
+	var steps []step
+	for rest := name; ; {
+		var seg string
+		if strings.HasPrefix(rest, "(") {
+			end := strings.Index(rest, ")")
+			if !nested || end < 0 {
+				return nil, fmt.Errorf("json path %q: a member named by a value is one path in parentheses, not nested", name)
+			}
+			from, err := parseSteps(rest[1:end], false)
+			if err != nil {
+				return nil, err
+			}
+			steps = append(steps, step{index: -1, from: from})
+			rest = rest[end+1:]
+			if rest == "" {
+				return steps, nil
+			}
+			if !strings.HasPrefix(rest, ".") {
+				return nil, fmt.Errorf("json path %q: a parenthesis ends a step", name)
+			}
+			rest = rest[1:]
+			continue
+		}
+		seg, rest, _ = strings.Cut(rest, ".")
+		switch {
+		case seg == "" || strings.ContainsAny(seg, "()"):
+			return nil, fmt.Errorf("json path %q has an empty or unbalanced member name", name)
+		case strings.Trim(seg, "0123456789") == "":
+			n, err := strconv.Atoi(seg)
+			if err != nil || n > maxIndex || len(steps) == 0 || steps[len(steps)-1].index >= 0 {
+				return nil, fmt.Errorf("json path %q: an index (0 to %d) follows a member name", name, maxIndex)
+			}
+			steps = append(steps, step{index: n})
+		default:
+			steps = append(steps, step{name: seg, index: -1})
+		}
+		if rest == "" {
+			if strings.HasSuffix(name, ".") {
+				return nil, fmt.Errorf("json path %q has an empty member name", name)
+			}
+			return steps, nil
+		}
+	}
 }

@@ -1,21 +1,28 @@
 package spec
 
 import (
+	"bytes"
 	"crypto/md5"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"hash"
 	"io"
+	"maps"
+	"net/http"
+	"net/textproto"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
 	"github.com/webhookd/webhookd/providers/internal/fieldname"
+	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
 // What version 2 of the format adds (docs/provider-specs.md, "Version 2"),
@@ -215,11 +222,45 @@ func (p *Provider) verifyPublic(d providers.Delivery, sc *scan) error {
 	return p.fail(ErrNoValidSignature)
 }
 
-// eventCase is one of event.cases: a key and the type that goes with it.
-type eventCase struct{ key, typ template }
+// eventCase is one of event.cases: a key and the type that goes with it,
+// the members it needs present (when), whether it is kept once they are
+// (final), the patterns its members must match (match) and its own
+// fingerprint.
+type eventCase struct {
+	key, typ    template
+	when        [][]string
+	final       bool
+	match       []casePattern
+	fingerprint *caseFP
+	// sameGuard says when and match are the previous case's: once that
+	// case applied, this one does, unread.
+	sameGuard bool
+}
+
+// caseFP is a case's fingerprint, split at compile time: the top-level
+// members, then each nested object's members under its name.
+type caseFP struct {
+	top    []string
+	groups []fpGroup
+}
+
+// maxFPGroups bounds the nested objects a case's fingerprint reads.
+const maxFPGroups = 4
+
+type fpGroup struct {
+	name    string
+	quoted  string // `"name":{`
+	members []string
+}
+
+// casePattern is a member a case holds to a regular expression.
+type casePattern struct {
+	path []string
+	re   *regexp.Regexp
+}
 
 // maxCases bounds event.cases: each costs a lookup per delivery.
-const maxCases = 8
+const maxCases = 12
 
 // compileCases compiles event.cases. The first case is also the spec's
 // key and type, for the checks that read one (batch, kit).
@@ -234,11 +275,20 @@ func (s *Spec) compileCases(ef eventField) error {
 		return invalid("event.cases", "more than %d cases", maxCases)
 	}
 	for i, c := range ef.Cases {
-		key, typ, err := s.compileKeyType(fmt.Sprintf("event.cases[%d]", i), c.Key, c.Type)
+		field := fmt.Sprintf("event.cases[%d]", i)
+		key, typ, err := s.compileKeyType(field, c.Key, c.Type)
 		if err != nil {
 			return err
 		}
-		s.cases = append(s.cases, eventCase{key: key, typ: typ})
+		ec := eventCase{key: key, typ: typ, final: c.Final}
+		if err := s.compileCaseBody(field, c, &ec); err != nil {
+			return err
+		}
+		if i > 0 && len(c.When) > 0 {
+			prev := ef.Cases[i-1]
+			ec.sameGuard = slices.Equal(prev.When, c.When) && maps.Equal(prev.Match, c.Match)
+		}
+		s.cases = append(s.cases, ec)
 	}
 	s.key, s.typ = s.cases[0].key, s.cases[0].typ
 	return nil
@@ -271,8 +321,13 @@ func (s *Spec) compileForm(f *file) error {
 			return err
 		}
 		s.form = true
+	case "any":
+		if err := s.needV2("body"); err != nil {
+			return err
+		}
+		s.anyBody = true
 	default:
-		return invalid("body", "unknown %q (json or form)", f.Body)
+		return invalid("body", "unknown %q (json, form or any)", f.Body)
 	}
 	sf := f.Signature
 	switch {
@@ -282,10 +337,259 @@ func (s *Spec) compileForm(f *file) error {
 		return invalid("signature", "header and field are exclusive: the signature is in one of them")
 	case sf.Field != "" && !fieldname.Plain(sf.Field):
 		return invalid("signature.field", "%q is not a form field name", sf.Field)
-	case f.Event.Batch != "" && s.form:
+	case f.Event.Batch != "" && (s.form || s.anyBody):
 		return invalid("event.batch", "is for JSON bodies")
 	}
 	return nil
+}
+
+// compileAnyBody holds a spec whose body may be any bytes (body: any) to
+// what needs no JSON: its key reads no member (a body that is not an
+// object has none), and its fingerprint is the body's digest, since there
+// may be no members to pick. Its type may read members: they are read
+// when the body is a JSON object, and the type is empty otherwise.
+func (s *Spec) compileAnyBody(f *file) error {
+	if !s.anyBody {
+		return nil
+	}
+	keys := []template{s.key}
+	for _, c := range s.cases {
+		keys = append(keys, c.key)
+	}
+	s.readsJSON = s.typ.has(jsonRef, "")
+	for _, c := range s.cases {
+		s.readsJSON = s.readsJSON || c.typ.has(jsonRef, "")
+	}
+	for _, k := range keys {
+		if k.has(jsonRef, "") {
+			return invalid("event.key", "reads a JSON member, and with body: any the body need not be JSON (a header, or {{digest}})")
+		}
+	}
+	if len(f.Event.Fingerprint) > 0 || f.Event.FingerprintForm != "" {
+		return invalid("event.fingerprint", "with body: any the fingerprint is the body's digest: leave fingerprint and fingerprint_form out")
+	}
+	for _, r := range f.Replay.Headers {
+		if strings.Contains(r, "json.") {
+			return invalid("replay.headers", "reads a JSON member, and with body: any the body need not be JSON")
+		}
+	}
+	for _, r := range f.Replay.Query {
+		if strings.Contains(r, "json.") {
+			return invalid("replay.query", "reads a JSON member, and with body: any the body need not be JSON")
+		}
+	}
+	return nil
+}
+
+// addAliases records the other names header (canonical) may be sent
+// under: each a header name, none the header's own or another's.
+func (s *Spec) addAliases(field, header string, aliases []string) error {
+	if len(aliases) == 0 {
+		return nil
+	}
+	if err := s.needV2(field); err != nil {
+		return err
+	}
+	if s.aliases == nil {
+		s.aliases = map[string][]string{}
+	}
+	if _, ok := s.aliases[header]; ok {
+		return invalid(field, "header %s is declared twice", header)
+	}
+	var names []string
+	for _, a := range aliases {
+		if !headerRE.MatchString(a) {
+			return invalid(field, "%q is not a header name", a)
+		}
+		c := textproto.CanonicalMIMEHeaderKey(a)
+		if c == header || slices.Contains(names, c) || s.aliased(c) {
+			return invalid(field, "%s is already a name of this or another header", a)
+		}
+		names = append(names, c)
+	}
+	s.aliases[header] = names
+	return nil
+}
+
+// aliased reports whether name (canonical) is a header with aliases or
+// one of them.
+func (s *Spec) aliased(name string) bool {
+	for h, alts := range s.aliases {
+		if h == name || slices.Contains(alts, name) {
+			return true
+		}
+	}
+	return false
+}
+
+// compileHeaders reads headers: the aliases of headers the templates
+// read. A header declared there that no template reads, or an alias a
+// template reads itself, is refused: the first would do nothing, and the
+// second would read one value under two names.
+func (s *Spec) compileHeaders(f *file) error {
+	templates := []template{s.sig.signed, s.key, s.typ}
+	for _, c := range s.cases {
+		templates = append(templates, c.key, c.typ)
+	}
+	reads := func(name string) bool {
+		return slices.ContainsFunc(templates, func(t template) bool { return t.has(headerRef, name) }) ||
+			slices.ContainsFunc(s.required, func(q part) bool { return q.kind == headerRef && q.text == name })
+	}
+	for i, h := range f.Headers {
+		field := fmt.Sprintf("headers[%d]", i)
+		if !headerRE.MatchString(h.Name) {
+			return invalid(field+".name", "%q is not a header name", h.Name)
+		}
+		name := textproto.CanonicalMIMEHeaderKey(h.Name)
+		switch {
+		case name == s.sig.header:
+			return invalid(field+".name", "%s is the signature header: give its aliases in signature.header.aliases", h.Name)
+		case !reads(name):
+			return invalid(field+".name", "no template reads header %s", h.Name)
+		case len(h.Aliases) == 0:
+			return invalid(field+".aliases", "required: the other names %s is sent under", h.Name)
+		}
+		if err := s.addAliases(field+".aliases", name, h.Aliases); err != nil {
+			return err
+		}
+	}
+	for h, alts := range s.aliases {
+		for _, a := range alts {
+			if reads(a) || a == s.sig.header {
+				return invalid("headers", "%s is an alias of %s, and is read under its own name too", a, h)
+			}
+		}
+	}
+	s.bindAliases()
+	return nil
+}
+
+// bindAliases gives every header reference, and the signature header,
+// its aliases.
+func (s *Spec) bindAliases() {
+	if len(s.aliases) == 0 {
+		return
+	}
+	s.sig.aliases = s.aliases[s.sig.header]
+	bind := func(parts []part) {
+		for i := range parts {
+			if parts[i].kind == headerRef {
+				parts[i].aliases = s.aliases[parts[i].text]
+			}
+		}
+	}
+	bind(s.sig.signed.parts)
+	bind(s.key.parts)
+	bind(s.typ.parts)
+	bind(s.required)
+	for i := range s.cases {
+		bind(s.cases[i].key.parts)
+		bind(s.cases[i].typ.parts)
+	}
+	if s.ts != nil && s.ts.ref.kind == headerRef {
+		s.ts.ref.aliases = s.aliases[s.ts.ref.text]
+	}
+}
+
+// header returns a header's values: sent under its name or, when the
+// spec gives it aliases, under the first of its names that is sent (a
+// value of white space only is not). A name sent twice (a header that is
+// not repeated), or two names sent with different values, is
+// ErrInvalidHeader: which one to trust is ambiguous, as Svix's and the
+// Standard Webhooks libraries hold it.
+func (s *Spec) header(h http.Header, name string, alts []string, repeated bool) ([]string, error) {
+	if len(alts) == 0 {
+		return h[name], nil
+	}
+	var got []string
+	first := ""
+	for i := -1; i < len(alts); i++ {
+		n := name
+		if i >= 0 {
+			n = alts[i]
+		}
+		v := h[n]
+		if !repeated && len(v) > 1 {
+			return nil, fmt.Errorf("%w (%s sent %d times)", ErrInvalidHeader, n, len(v))
+		}
+		if s.blank(v, repeated) {
+			continue
+		}
+		if got == nil {
+			got, first = v, n
+			continue
+		}
+		if s.joined(got, repeated) != s.joined(v, repeated) {
+			return nil, fmt.Errorf("%w (%s and %s differ)", ErrInvalidHeader, first, n)
+		}
+	}
+	return got, nil
+}
+
+// blank reports whether a header's values say nothing: none, or only
+// white space.
+func (s *Spec) blank(v []string, repeated bool) bool {
+	if !repeated {
+		return len(v) == 0 || v[0] == ""
+	}
+	for _, line := range v {
+		if strings.TrimSpace(line) != "" {
+			return false
+		}
+	}
+	return true
+}
+
+// joined is a header's value as compared across its names: a repeated
+// header's lines joined by the items' separator, trimmed.
+func (s *Spec) joined(v []string, repeated bool) string {
+	if !repeated {
+		return v[0]
+	}
+	sep := s.sig.separator
+	if sep == "" {
+		sep = ","
+	}
+	return strings.TrimSpace(strings.Join(v, sep))
+}
+
+// parseAnyEvent derives the one event of a body that may be any bytes
+// (body: any): the key from what the gateway signs beside it, the type
+// from its members when it is a JSON object (empty otherwise), and the
+// fingerprint its digest, since a sender resends the same bytes. A JSON
+// object that names a member twice is still 400: the core could read
+// another event out of it than the type says.
+func (p *Provider) parseAnyEvent(d providers.Delivery) ([]providers.Item, error) {
+	if p.s.keyReadsParts {
+		if err := p.oneReading(d); err != nil {
+			return nil, p.fail(err)
+		}
+	}
+	var o *rawjson.Object
+	var dup bool
+	if p.s.readsJSON {
+		var err error
+		o, err = rawjson.Parse(d.Body)
+		dup = err != nil && !errors.Is(err, rawjson.ErrNotObject)
+	}
+	var sc *scan
+	if len(p.s.sigParts) > 0 {
+		sc = new(scan)
+		if err := p.scanHeader(d, sc); err != nil {
+			return nil, p.fail(err)
+		}
+	}
+	// The key first: a delivery without one is no_event_key whatever its
+	// body holds.
+	ev, err := p.eventOf(o, d.Body, d, sc)
+	switch {
+	case err != nil:
+		return nil, err
+	case dup:
+		return nil, p.fail(ErrNotJSON)
+	}
+	ev.Fingerprint = rawjson.HexSum(d.Body)
+	return []providers.Item{{Event: ev, Body: d.Body}}, nil
 }
 
 // signedKinds are the references signature.signed may hold.
@@ -430,4 +734,254 @@ func (p *Provider) parseFormEvent(d providers.Delivery) ([]providers.Item, error
 	}
 	ev.Fingerprint = f.fingerprint(p.s.formSigned)
 	return []providers.Item{{Event: ev, Body: d.Body}}, nil
+}
+
+// checkBodyTimestamp holds a timestamp read from the body (Razorpay's
+// created_at) to what keeps it sound: the body must be signed, so the
+// value is the gateway's; it is a top-level member of Unix seconds, which
+// Sign can re-date in place; and it is checked after the signature, so
+// that no unauthenticated body is parsed.
+func (s *Spec) checkBodyTimestamp(ref part, tf *timestampField) error {
+	if err := s.needV2("timestamp.value"); err != nil {
+		return err
+	}
+	switch {
+	case !s.sig.signed.has(bodyRef, ""):
+		return invalid("timestamp.value", "json.%s is read from the body, which signature.signed does not include", ref.text)
+	case ref.steps != nil || len(ref.path) != 1:
+		return invalid("timestamp.value", "a timestamp in the body is a top-level member (json.created_at)")
+	case tf.Unit != "" && tf.Unit != "s" || tf.Format != "" && tf.Format != "unix":
+		return invalid("timestamp.value", "a timestamp in the body is Unix seconds")
+	case tf.Window == "both":
+		return invalid("timestamp.window", "a timestamp in the body is bounded in the past only")
+	}
+	return nil
+}
+
+// keyHoldsBodyTimestamp refuses a timestamp in the body that the event
+// key does not read: Verify leaves an absent or null one to Parse, which
+// must then refuse the delivery (400) rather than forward it unchecked.
+func (s *Spec) keyHoldsBodyTimestamp(*file) error {
+	if s.ts == nil || s.ts.ref.kind != jsonRef {
+		return nil
+	}
+	keys := []template{s.key}
+	for _, c := range s.cases {
+		keys = append(keys, c.key)
+	}
+	for _, k := range keys {
+		if !slices.ContainsFunc(k.parts, func(p part) bool { return p.kind == jsonRef && p.steps == nil && p.text == s.ts.ref.text }) {
+			return invalid("timestamp.value", "json.%s must be part of every event key: one without it would be forwarded unchecked", s.ts.ref.text)
+		}
+	}
+	return nil
+}
+
+// checkBodyTime checks a timestamp read from the verified body. A body
+// that is not a JSON object, or without the member (absent, null or
+// empty), passes: the key reads it, so Parse refuses the delivery.
+func (p *Provider) checkBodyTime(d providers.Delivery) error {
+	o, err := rawjson.Parse(d.Body)
+	if err != nil {
+		return nil
+	}
+	v, ok, err := lookup(o, p.s.ts.ref.path)
+	if err != nil || !ok || v == "" {
+		return nil
+	}
+	return p.checkTime(v)
+}
+
+// redated returns body with its timestamp member (a timestamp in the
+// body) moved forward, when it is older than Verify accepts, by whole
+// multiples of half that bound to within half of it of the clock: a
+// fixture as shipped then verifies, and keeps one event key (the key
+// holds the timestamp) over that half, so that sending it twice is a
+// replay the second time rather than a new event each second.
+func (p *Provider) redated(body []byte) []byte {
+	bound := p.tolerance
+	if bound <= 0 {
+		bound = p.retention
+	}
+	if bound <= 0 {
+		return body
+	}
+	o, err := rawjson.Parse(body)
+	if err != nil {
+		return body
+	}
+	m, ok, err := o.Get(p.s.ts.ref.path[0])
+	if err != nil || !ok {
+		return body
+	}
+	created, err := strconv.ParseInt(string(m.Value), 10, 64)
+	if err != nil {
+		return body
+	}
+	now := p.clock().Unix()
+	if now-created <= int64(bound/time.Second) {
+		return body
+	}
+	step := max(int64(bound/time.Second)/2, 1)
+	created += (now - created) / step * step
+	out := append([]byte{}, body[:m.Start]...)
+	out = strconv.AppendInt(out, created, 10)
+	return append(out, body[m.End:]...)
+}
+
+// compileCaseBody reads a case's when, match and fingerprint: member
+// paths of a JSON body (plain, dotted), patterns that must compile, and
+// a fingerprint of top-level members and members of one nested object
+// (data.id).
+func (s *Spec) compileCaseBody(field string, c caseField, ec *eventCase) error {
+	plain := func(f, path string) ([]string, error) {
+		segs := strings.Split(path, ".")
+		if path == "" || slices.Contains(segs, "") || strings.ContainsAny(path, "(){}| ") {
+			return nil, invalid(f, "%q is not a member path (data.id)", path)
+		}
+		return segs, nil
+	}
+	if (len(c.When) > 0 || len(c.Match) > 0 || len(c.Fingerprint) > 0) && (s.form || s.anyBody) {
+		return invalid(field, "when, match and fingerprint read a JSON body")
+	}
+	for _, w := range c.When {
+		segs, err := plain(field+".when", w)
+		if err != nil {
+			return err
+		}
+		ec.when = append(ec.when, segs)
+	}
+	if c.Final && len(c.When) == 0 {
+		return invalid(field+".final", "keeps a case once its when holds, and it has no when")
+	}
+	for _, path := range slices.Sorted(maps.Keys(c.Match)) {
+		segs, err := plain(field+".match", path)
+		if err != nil {
+			return err
+		}
+		re, err := regexp.Compile("^(?:" + c.Match[path] + ")$")
+		if err != nil {
+			return invalid(field+".match."+path, "%v", err)
+		}
+		ec.match = append(ec.match, casePattern{path: segs, re: re})
+	}
+	if len(c.Fingerprint) > 0 {
+		ec.fingerprint = &caseFP{}
+	}
+	for _, m := range c.Fingerprint {
+		segs, err := plain(field+".fingerprint", m)
+		if err != nil {
+			return err
+		}
+		fp := ec.fingerprint
+		switch len(segs) {
+		case 1:
+			fp.top = append(fp.top, m)
+		case 2:
+			i := slices.IndexFunc(fp.groups, func(g fpGroup) bool { return g.name == segs[0] })
+			if i < 0 && len(fp.groups) == maxFPGroups {
+				return invalid(field+".fingerprint", "members of more than %d nested objects", maxFPGroups)
+			}
+			if i < 0 {
+				i = len(fp.groups)
+				fp.groups = append(fp.groups, fpGroup{name: segs[0], quoted: strconv.Quote(segs[0]) + ":{"})
+			}
+			fp.groups[i].members = append(fp.groups[i].members, segs[1])
+		default:
+			return invalid(field+".fingerprint", "%q: a top-level member, or a member of one (data.id)", m)
+		}
+	}
+	return nil
+}
+
+// applies reports whether a case's when holds on o: each member present,
+// neither null nor an empty string. A member on the way that is not an
+// object is an error (400), as for a key.
+func (c *eventCase) applies(o *rawjson.Object, fr *frames) (bool, error) {
+	for _, path := range c.when {
+		if len(path) == 1 {
+			ok, err := fr.has(o, path[0])
+			if err != nil || !ok {
+				return false, err
+			}
+			continue
+		}
+		cur := o
+		for i, name := range path[:len(path)-1] {
+			var next *rawjson.Object
+			var ok bool
+			var err error
+			if i == 0 {
+				next, ok, err = fr.object(o, name)
+			} else {
+				next, ok, err = cur.Object(name)
+			}
+			if err != nil || !ok {
+				return false, err
+			}
+			cur = next
+		}
+		m, ok, err := cur.Get(path[len(path)-1])
+		if err != nil {
+			return false, err
+		}
+		if !ok || m.IsNull() || string(m.Value) == `""` {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// matches holds a case's members to its patterns: an absent one is left
+// to the key, a present one that does not match is refused.
+func (c *eventCase) matches(o *rawjson.Object, fr *frames) error {
+	for _, m := range c.match {
+		v, ok, err := fr.lookup(o, m.path)
+		if err != nil {
+			return err
+		}
+		if ok && !m.re.MatchString(v) {
+			return fmt.Errorf("json.%s does not match the case's pattern", strings.Join(m.path, "."))
+		}
+	}
+	return nil
+}
+
+// caseFingerprint hashes a case's fingerprint members of o canonically:
+// the top-level ones in the order listed, then each nested object's (the
+// first name of data.id) as one member holding its listed members, as
+// {"event":...,"data":{"id":...}}; absent members are left out, and an
+// absent or null nested object too.
+func caseFingerprint(o *rawjson.Object, fp *caseFP, fr *frames) (string, error) {
+	// Framed before the closure, which would otherwise take fr to the heap.
+	var inners [maxFPGroups]*rawjson.Object
+	for i, g := range fp.groups {
+		inner, _, err := fr.object(o, g.name)
+		if err != nil {
+			return "", err
+		}
+		inners[i] = inner
+	}
+	return rawjson.HexSumOf(func(buf *bytes.Buffer) error {
+		buf.WriteByte('{')
+		if err := o.AppendMembers(buf, fp.top); err != nil {
+			return err
+		}
+		for i, g := range fp.groups {
+			inner := inners[i]
+			if inner == nil {
+				continue
+			}
+			if buf.Len() > 1 {
+				buf.WriteByte(',')
+			}
+			buf.WriteString(g.quoted)
+			if err := inner.AppendMembers(buf, g.members); err != nil {
+				return err
+			}
+			buf.WriteByte('}')
+		}
+		buf.WriteByte('}')
+		return nil
+	})
 }

@@ -48,7 +48,7 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 	if err := p.scanHeader(d, &sc); err != nil {
 		return p.fail(err)
 	}
-	if p.s.ts != nil {
+	if p.s.ts != nil && p.s.ts.ref.kind != jsonRef {
 		if err := p.checkTimestamp(d, &sc); err != nil {
 			return p.fail(err)
 		}
@@ -67,14 +67,23 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 		return p.fail(ErrNoValidSignature)
 	}
 	if p.keys != nil {
-		return p.verifyPublic(d, &sc)
+		if err := p.verifyPublic(d, &sc); err != nil {
+			return err
+		}
+	} else {
+		ok, err := p.match(d, &sc)
+		switch {
+		case err != nil:
+			return p.fail(err)
+		case !ok:
+			return p.fail(ErrNoValidSignature)
+		}
 	}
-	ok, err := p.match(d, &sc)
-	switch {
-	case err != nil:
-		return p.fail(err)
-	case !ok:
-		return p.fail(ErrNoValidSignature)
+	if p.s.ts != nil && p.s.ts.ref.kind == jsonRef {
+		// Read from the body, so only once it is the gateway's.
+		if err := p.checkBodyTime(d); err != nil {
+			return p.fail(err)
+		}
 	}
 	return nil
 }
@@ -82,7 +91,10 @@ func (p *Provider) Verify(_ context.Context, d providers.Delivery) error {
 // scanHeader reads the signature header's values into sc.
 func (p *Provider) scanHeader(d providers.Delivery, sc *scan) error {
 	sig := &p.s.sig
-	vals := d.Header[sig.header]
+	vals, err := p.s.header(d.Header, sig.header, sig.aliases, sig.repeated)
+	if err != nil {
+		return err
+	}
 	if sig.field != "" {
 		vals = nil
 		if v, _ := sc.form.get(sig.field); v != "" {
@@ -155,7 +167,10 @@ func (p *Provider) value(r *part, d providers.Delivery, sc *scan) (string, error
 	var vals []string
 	switch r.kind {
 	case headerRef:
-		vals = d.Header[r.text]
+		var err error
+		if vals, err = p.s.header(d.Header, r.text, r.aliases, false); err != nil {
+			return "", err
+		}
 	case queryRef:
 		vals = d.Query[r.text]
 	case signatureRef:
@@ -192,6 +207,13 @@ func (p *Provider) checkTimestamp(d providers.Delivery, sc *scan) error {
 	if ts.rfc3339 {
 		return p.checkRFC3339(v)
 	}
+	return p.checkTime(v)
+}
+
+// checkTime checks a Unix timestamp's text: plain digits, within the
+// tolerance and the retention.
+func (p *Provider) checkTime(v string) error {
+	ts := p.s.ts
 	if len(v) > maxTimestampDigits {
 		return ErrInvalidTimestamp
 	}

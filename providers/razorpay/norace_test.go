@@ -1,6 +1,0 @@
-//go:build !race
-
-package razorpay_test
-
-// raceEnabled: see race_test.go.
-const raceEnabled = false

@@ -1,7 +1,0 @@
-//go:build race
-
-package razorpay_test
-
-// raceEnabled: the race detector's instrumentation allocates, so allocation
-// counts are only checked without it.
-const raceEnabled = true
