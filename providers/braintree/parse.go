@@ -49,7 +49,7 @@ func event(body []byte) (providers.Event, error) {
 	if err != nil {
 		return providers.Event{}, err
 	}
-	payload, _, err := f.value(FieldPayload)
+	payload, _, err := f.Get(FieldPayload)
 	if err != nil || payload == "" || !isPayload(payload) {
 		return providers.Event{}, ErrInvalidPayload
 	}

@@ -3,7 +3,6 @@ package braintree
 import (
 	"errors"
 	"net/http"
-	"net/url"
 
 	"github.com/webhookd/webhookd/providers"
 )
@@ -22,24 +21,12 @@ func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 	if err != nil {
 		return providers.Delivery{}, err
 	}
-	payload, _, err := f.value(FieldPayload)
+	payload, _, err := f.Get(FieldPayload)
 	if err != nil || payload == "" || !isPayload(payload) {
 		return providers.Delivery{}, ErrInvalidPayload
 	}
 	kp := a.pairs[0]
-	sig := url.QueryEscape(kp.Public + "|" + Signature(kp.Private, []byte(payload)))
-	var out []byte
-	if i := f.index(FieldSignature); i >= 0 {
-		fl := f[i]
-		out = append(out, body[:fl.start]...)
-		if fl.start == fl.end && (fl.start == 0 || body[fl.start-1] != '=') {
-			out = append(out, '=') // "bt_signature" with no "=" at all
-		}
-		out = append(out, sig...)
-		out = append(out, body[fl.end:]...)
-	} else {
-		out = append(append(append([]byte(nil), body...), "&"+FieldSignature+"="...), sig...)
-	}
+	out := f.With(body, FieldSignature, kp.Public+"|"+Signature(kp.Private, []byte(payload)))
 	h := make(http.Header, 1)
 	h.Set("Content-Type", ContentType)
 	return providers.Delivery{Header: h, Body: out}, nil

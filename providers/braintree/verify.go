@@ -42,8 +42,8 @@ func (a *Adapter) Verify(_ context.Context, d providers.Delivery) error {
 	if err != nil {
 		return err
 	}
-	sig, _, sigErr := f.value(FieldSignature)
-	payload, _, payloadErr := f.value(FieldPayload)
+	sig, _, sigErr := f.Get(FieldSignature)
+	payload, _, payloadErr := f.Get(FieldPayload)
 	switch {
 	case sigErr != nil:
 		return ErrInvalidSignature

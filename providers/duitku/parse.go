@@ -1,10 +1,7 @@
 package duitku
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/webhookd/webhookd/providers"
@@ -54,23 +51,7 @@ func (a *Adapter) event(body []byte) (providers.Event, error) {
 	if !providers.IsToken(order, MaxFieldBytes) || !isPart(ref) || !isPart(code) {
 		return providers.Event{}, ErrNoEventKey
 	}
-	return providers.Event{Key: order + ":" + ref + ":" + code, Type: code, Fingerprint: f.fingerprint()}, nil
-}
-
-// fingerprint hashes fingerprintFields as posted, each present one as its
-// length-prefixed name and value, so that no two forms hash alike unless
-// those fields are equal.
-func (f form) fingerprint() string {
-	var b strings.Builder
-	for _, name := range fingerprintFields {
-		v, ok := f.get(name)
-		if !ok {
-			continue
-		}
-		b.WriteString(strconv.Itoa(len(name)) + ":" + name + strconv.Itoa(len(v)) + ":" + v)
-	}
-	sum := sha256.Sum256([]byte(b.String()))
-	return hex.EncodeToString(sum[:])
+	return providers.Event{Key: order + ":" + ref + ":" + code, Type: code, Fingerprint: f.Fingerprint(fingerprintFields)}, nil
 }
 
 func isPart(s string) bool {

@@ -28,19 +28,7 @@ func (a *Adapter) Sign(body []byte) (providers.Delivery, error) {
 		return providers.Delivery{}, ErrSignedFieldMissing
 	}
 	sig := Signature(code, amount, order, a.apiKeys[0])
-	var out []byte
-	if i := f.index(FieldSignature); i >= 0 {
-		fl := f[i]
-		out = make([]byte, 0, len(body)+len(sig))
-		out = append(out, body[:fl.start]...)
-		if fl.start == fl.end && (fl.start == 0 || body[fl.start-1] != '=') {
-			out = append(out, '=') // "signature" with no "=" at all
-		}
-		out = append(out, sig...)
-		out = append(out, body[fl.end:]...)
-	} else {
-		out = append(append(append([]byte(nil), body...), "&"+FieldSignature+"="...), sig...)
-	}
+	out := f.With(body, FieldSignature, sig)
 	h := make(http.Header, 1)
 	h.Set("Content-Type", ContentType)
 	return providers.Delivery{Header: h, Body: out}, nil

@@ -113,7 +113,7 @@ func conform(t *testing.T, s *Spec) {
 		if s.sig.field != "" {
 			f, err := parseForm(d.Body)
 			require.NoError(t, err, name)
-			unsigned.Body = withField(d.Body, f, s.sig.field, "")
+			unsigned.Body = f.With(d.Body, s.sig.field, "")
 		}
 		require.ErrorIs(t, signer.Verify(ctx, unsigned), ErrNotSigned, name)
 		require.Equal(t, providers.ReasonSignatureMissing, providers.Reason(signer.Verify(ctx, unsigned)), name)

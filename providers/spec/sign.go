@@ -120,7 +120,7 @@ func (p *Provider) sign(src providers.Delivery, body []byte, replay bool) (provi
 		sep = ","
 	}
 	if s.sig.field != "" {
-		d.Body = withField(body, sc.form, s.sig.field, strings.Join(append(items, sig), sep))
+		d.Body = sc.form.With(body, s.sig.field, strings.Join(append(items, sig), sep))
 		return d, nil
 	}
 	d.Header[s.sig.header] = []string{strings.Join(append(items, sig), sep)}

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/webhookd/webhookd/providers/internal/fieldname"
+	"github.com/webhookd/webhookd/providers/internal/form"
 )
 
 // kind is what a template part stands for.
@@ -177,7 +177,7 @@ func parseRef(ref string) (part, error) {
 		p.kind = settingRef
 	case "form":
 		p.kind = formRef
-		if !fieldname.Plain(name) {
+		if !form.Plain(name) {
 			return p, fmt.Errorf("%q is not a form field name (letters, digits, _ and -)", name)
 		}
 	default:

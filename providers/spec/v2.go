@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/webhookd/webhookd/providers"
-	"github.com/webhookd/webhookd/providers/internal/fieldname"
+	"github.com/webhookd/webhookd/providers/internal/form"
 	"github.com/webhookd/webhookd/providers/internal/rawjson"
 )
 
@@ -335,7 +335,7 @@ func (s *Spec) compileForm(f *file) error {
 		return invalid("signature.field", "is for form bodies (body: form)")
 	case sf.Field != "" && sf.Header.Name != "":
 		return invalid("signature", "header and field are exclusive: the signature is in one of them")
-	case sf.Field != "" && !fieldname.Plain(sf.Field):
+	case sf.Field != "" && !form.Plain(sf.Field):
 		return invalid("signature.field", "%q is not a form field name", sf.Field)
 	case f.Event.Batch != "" && (s.form || s.anyBody):
 		return invalid("event.batch", "is for JSON bodies")
@@ -732,7 +732,7 @@ func (p *Provider) parseFormEvent(d providers.Delivery) ([]providers.Item, error
 	if err != nil {
 		return nil, err
 	}
-	ev.Fingerprint = f.fingerprint(p.s.formSigned)
+	ev.Fingerprint = f.Fingerprint(p.s.formSigned)
 	return []providers.Item{{Event: ev, Body: d.Body}}, nil
 }
 

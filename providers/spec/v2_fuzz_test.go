@@ -24,35 +24,3 @@ func FuzzCompact(f *testing.F) {
 		}
 	})
 }
-
-// FuzzForm feeds bodies to the form reader: it never panics, and a form
-// it reads gives each field once, and is given back unchanged by
-// withField setting a field to its own raw value.
-func FuzzForm(f *testing.F) {
-	f.Add([]byte("MERCHANTID=TEST01&MERCHANT_TRANID=OID00001&AMOUNT=192.00&TXN_STATUS=A&SIGNATURE=D8"))
-	f.Add([]byte("a=&b&c=%41%2B+x"))
-	f.Fuzz(func(t *testing.T, body []byte) {
-		form, err := parseForm(body)
-		if err != nil {
-			return
-		}
-		for i, g := range form {
-			for _, h := range form[i+1:] {
-				if g.name == h.name {
-					t.Fatalf("%s read twice from %q", g.name, body)
-				}
-			}
-			if g.start > g.end || g.end > len(body) {
-				t.Fatalf("field %s at [%d, %d] of %d bytes", g.name, g.start, g.end, len(body))
-			}
-		}
-		out := withField(body, form, form[0].name, form[0].value)
-		again, err := parseForm(out)
-		if err != nil {
-			t.Fatalf("rewritten form %q does not read: %v", out, err)
-		}
-		if v, _ := again.get(form[0].name); v != form[0].value {
-			t.Fatalf("%s is %q after rewriting, was %q", form[0].name, v, form[0].value)
-		}
-	})
-}
