@@ -171,7 +171,7 @@ func (s *Store) queueClaims(b *pgx.Batch, claims []*op) {
 			reqCTs[i], reqTypes[i], reqBody[i], reqSizes[i] = &ct, &et, r.Body, &size
 		}
 	}
-	b.Queue(s.claimSQL, pgx.NamedArgs{
+	s.claimSQL.queue(b, pgx.NamedArgs{
 		"keys": keys, "tokens": tokens, "fingerprints": fps,
 		"req_content_types": reqCTs, "req_event_types": reqTypes, "req_bodies": reqBody, "req_sizes": reqSizes,
 		"copied_at": copied,
