@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/webhookd/webhookd/dedupe"
 )
@@ -25,22 +23,6 @@ import (
 // between the statement's snapshot and its write returns nothing, and is
 // claimed again in a later batch; a few rounds settle it.
 func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
-	return s.claim(ctx, key, fingerprint, req, time.Time{})
-}
-
-// ClaimOver is Claim for a caller that holds a copy of key's finished
-// record, last changed at copiedAt (its UpdatedAt): the tiered store's
-// local copy. It is the same op in the same batch as any claim, so a
-// duplicate answered from a copy costs no round trip of its own. A row
-// found unchanged (its updated_at is copiedAt) comes back without its
-// response body, which the copy holds: Record.Response.Body is nil, and
-// the row is otherwise the one copied. A row that changed comes back
-// whole, as Claim returns it.
-func (s *Store) ClaimOver(ctx context.Context, key, fingerprint string, req *dedupe.Request, copiedAt time.Time) (dedupe.Lease, *dedupe.Record, error) {
-	return s.claim(ctx, key, fingerprint, req, copiedAt)
-}
-
-func (s *Store) claim(ctx context.Context, key, fingerprint string, req *dedupe.Request, copiedAt time.Time) (dedupe.Lease, *dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
@@ -59,7 +41,7 @@ func (s *Store) claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	fingerprint = pgText(fingerprint)
 	for range 5 {
 		o := newOp(ctx, opClaim, key, token)
-		o.fingerprint, o.req, o.copiedAt = fingerprint, req, copiedAt
+		o.fingerprint, o.req = fingerprint, req
 		if err := s.send(ctx, o); err != nil {
 			// A claim that may have committed without its answer reaching
 			// us is deleted again by the writer (answer), in the
@@ -91,9 +73,8 @@ func (s *Store) claim(ctx context.Context, key, fingerprint string, req *dedupe.
 // lease (TestPostgresLeaseRunsFromTheClaim).
 const claimSQL = `WITH input AS (
 	SELECT * FROM unnest(@keys::text[], @tokens::bigint[], @fingerprints::text[],
-		@req_content_types::text[], @req_event_types::text[], @req_bodies::bytea[], @req_sizes::integer[],
-		@copied_at::timestamptz[])
-		AS i (key, token, fingerprint, req_content_type, req_event_type, req_body, req_size, copied_at)
+		@req_content_types::text[], @req_event_types::text[], @req_bodies::bytea[], @req_sizes::integer[])
+		AS i (key, token, fingerprint, req_content_type, req_event_type, req_body, req_size)
 ),
 clock AS MATERIALIZED (
 	SELECT COALESCE(@now::timestamptz, clock_timestamp()) AS now,
@@ -101,7 +82,7 @@ clock AS MATERIALIZED (
 		@abandon_us::bigint * interval '1 microsecond' AS abandon
 ),
 found AS MATERIALIZED (
-	SELECT r.*, i.copied_at AS copied_at FROM %[1]s r JOIN input i ON r.key = i.key
+	SELECT r.* FROM %[1]s r JOIN input i ON r.key = i.key
 ),
 inserted AS (
 	INSERT INTO %[1]s (key, state, token, lease_until, attempts, created_at, updated_at, expires_at, fingerprint,
@@ -133,15 +114,9 @@ SELECT %[4]s, false, c.now FROM found f, clock c WHERE NOT EXISTS (SELECT FROM t
 // rows it found are returned as a replay reads them (replayColumns).
 const claimedColumns = recordHead + `NULL::bytea, req_content_type, req_event_type, NULL::bytea, req_size, false` + queueColumns
 
-// foundBody is the response body of a row a claim found, as the claim
-// returns it: left out when the caller's copy holds it (ClaimOver), the
-// row unchanged since the copy was made.
-const foundBody = `CASE WHEN f.updated_at = f.copied_at THEN NULL::bytea ELSE f.body END`
-
 // claimStatement is claimSQL for table t.
 func claimStatement(t string) string {
-	found := strings.Replace(prefixColumns("f.", replayColumns), "f.body,", foundBody+",", 1)
-	return fmt.Sprintf(claimSQL, t, claimedColumns, prefixColumns("r.", claimedColumns), found)
+	return fmt.Sprintf(claimSQL, t, claimedColumns, prefixColumns("r.", claimedColumns), prefixColumns("f.", replayColumns))
 }
 
 // queueClaims adds the statement claiming claims' keys to b, with the
@@ -159,12 +134,10 @@ func (s *Store) queueClaims(b *pgx.Batch, claims []*op) {
 		reqTypes = make([]*string, n)
 		reqBody  = make([][]byte, n)
 		reqSizes = make([]*int32, n)
-		copied   = make([]pgtype.Timestamptz, n)
 		byKey    = make(map[string]*op, n)
 	)
 	for i, o := range claims {
 		keys[i], tokens[i], fps[i] = o.key, int64(o.token), o.fingerprint
-		copied[i] = pgtype.Timestamptz{Time: o.copiedAt, Valid: !o.copiedAt.IsZero()}
 		byKey[o.key] = o
 		if r := o.req; r != nil {
 			ct, et, size := pgText(r.ContentType), pgText(r.EventType), int32(r.Size)
@@ -174,8 +147,7 @@ func (s *Store) queueClaims(b *pgx.Batch, claims []*op) {
 	s.claimSQL.queue(b, pgx.NamedArgs{
 		"keys": keys, "tokens": tokens, "fingerprints": fps,
 		"req_content_types": reqCTs, "req_event_types": reqTypes, "req_bodies": reqBody, "req_sizes": reqSizes,
-		"copied_at": copied,
-		"now":       s.clock(), "lease_us": s.opts.Lease.Microseconds(), "abandon_us": s.opts.AbandonAfter.Microseconds(),
+		"now": s.clock(), "lease_us": s.opts.Lease.Microseconds(), "abandon_us": s.opts.AbandonAfter.Microseconds(),
 		"in_flight": int16(dedupe.InFlight),
 	}).Query(func(rows pgx.Rows) error {
 		for rows.Next() {

@@ -115,6 +115,12 @@ type Store struct {
 	claimSQL, finishSQL, releaseSQL batchStatement
 	enqueueSQL, settleAttemptSQL    batchStatement
 	takeSQL                         string
+	checkSQL                        string
+
+	// checks wait for the reader (check.go), which counts its batches.
+	checks       chan *check
+	readerWG     sync.WaitGroup
+	checkBatches atomic.Uint64
 
 	ops      chan *op
 	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
@@ -194,6 +200,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s.enqueueSQL = newBatchStatement(fmt.Sprintf(enqueueSQL, s.table))
 	s.takeSQL = fmt.Sprintf(takeSQL, s.table, prefixColumns("r.", recordColumns))
 	s.settleAttemptSQL = newBatchStatement(fmt.Sprintf(settleAttemptSQL, s.table))
+	s.checkSQL = fmt.Sprintf(checkSQL, s.table)
+	s.checks = make(chan *check, opts.MaxBatch)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -202,6 +210,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.writerWG.Add(1)
 		go s.writeLoop()
 	}
+	s.readerWG.Add(1)
+	go s.readLoop()
 	s.sweepWG.Add(1)
 	go s.sweepLoop()
 	if opts.PruneInterval > 0 {
@@ -231,6 +241,7 @@ func (s *Store) Close() error {
 		s.unsettled.Flush()
 		close(s.quit)
 		s.writerWG.Wait()
+		s.readerWG.Wait()
 		s.prunerWG.Wait()
 		s.sweepWG.Wait()
 		s.pool.Close()

@@ -94,7 +94,6 @@ type op struct {
 	token uint64
 
 	fingerprint string          // claim, enqueue
-	copiedAt    time.Time       // claim: the caller's copy's UpdatedAt (ClaimOver), or zero
 	req         *dedupe.Request // claim, enqueue
 	destination string          // enqueue
 	maxAge      time.Duration   // enqueue

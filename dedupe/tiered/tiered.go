@@ -23,18 +23,17 @@ import (
 // finish); Get, Redrive and the console read the shared row. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
 //
-// Every node gives the same answer: a duplicate of a key this node holds a
-// copy of is claimed in Postgres like any other (the writer's batches, no
-// round trip of its own), carrying the copy's updated_at, and the copy is
-// replayed only when the shared row is still the one copied (Claim), so a
-// `keys delete` on any node (the row is gone) or a new claim or answer
-// after it (updated_at moved: Postgres's clock, in microseconds, at each
-// claim, takeover and finish) takes effect on every node at once; a node
-// whose copy is stale replaces or drops it. The copy therefore does not
-// save the round trip of a replay: it saves sending the stored body (up to
-// dedupe.MaxStoredBody) and decoding it, and it keeps replays going while
-// Postgres is unreachable, when the check cannot be made and the copy is
-// answered as it is (a delete made during the outage reaches this node
+// Every node gives the same answer: a copy is replayed only after a read
+// of the shared row's updated_at finds it unchanged (postgres.Store.UpdatedAt,
+// one statement for the duplicates waiting at once), so a
+// `keys delete` on any node (the row is gone) or a new claim or answer after
+// it (updated_at moved: Postgres's clock, in microseconds, at each claim,
+// takeover and finish) takes effect on every node at once; a node whose
+// copy is stale drops it and claims in Postgres. The copy therefore does
+// not save the round trip of a replay: it saves sending the stored body
+// (up to dedupe.MaxStoredBody) and decoding the row, and it keeps replays going
+// while Postgres is unreachable, when the check cannot be made and the copy
+// is answered as it is (a delete made during the outage reaches this node
 // when Postgres does).
 type Store struct {
 	local  *lmdb.Store
@@ -55,20 +54,28 @@ func (t *Store) Close() error {
 // Lease returns the lease length claims are given (the shared store's).
 func (t *Store) Lease() time.Duration { return t.shared.Lease() }
 
-// Claim has Store.Claim's outcomes. Every claim is made in Postgres, in
-// the writer's batches; a finished record this node holds a copy of is
-// claimed with the copy's updated_at (postgres.Store.ClaimOver), and
-// replayed from the copy when the shared row is still the one copied, or
-// when Postgres cannot be reached. A finished record found otherwise is
-// copied locally for next time. req is kept with the claim in Postgres.
+// Claim has Store.Claim's outcomes. A finished record in the local copy is
+// answered from it when the shared row is unchanged (or Postgres cannot
+// say); anything else is claimed in Postgres, and a finished record found
+// there is copied locally for next time. req is kept with the claim in
+// Postgres.
 func (t *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.Request) (dedupe.Lease, *dedupe.Record, error) {
 	if err := dedupe.CheckKey(key); err != nil {
 		return dedupe.Lease{}, nil, err
 	}
-	cp, err := t.local.Peek(ctx, key)
+	rec, err := t.local.Peek(ctx, key)
 	switch {
-	case err == nil && cp.State != dedupe.InFlight:
-		return t.claimOver(ctx, key, fingerprint, req, &cp)
+	case err == nil && rec.State != dedupe.InFlight:
+		at, cerr := t.shared.UpdatedAt(ctx, key)
+		if cerr == nil && at.Equal(rec.UpdatedAt) || cerr != nil && !errors.Is(cerr, dedupe.ErrNotFound) {
+			r, err := dedupe.Decide(&rec, fingerprint, t.shared.Now())
+			return dedupe.Lease{}, r, err
+		}
+		// Deleted, claimed again or answered anew since the copy was
+		// made, on some node: the copy is stale, and Postgres decides.
+		if err := t.local.ForceDelete(ctx, key); err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+			t.local.Logger().Warn("dedupe: could not drop a stale local copy", "key", key, "error", err.Error())
+		}
 	case err != nil && !errors.Is(err, dedupe.ErrNotFound):
 		// A local failure costs the shortcut only: Postgres decides.
 		t.local.Logger().Warn("dedupe: local copy unreadable; asking the shared store", "error", err.Error())
@@ -76,48 +83,6 @@ func (t *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	lease, r, err := t.shared.Claim(ctx, key, fingerprint, req)
 	if err == nil && r != nil && r.State != dedupe.InFlight {
 		t.keep(ctx, *r)
-	}
-	return lease, r, err
-}
-
-// claimOver claims key in Postgres for a node holding cp, a copy of its
-// finished record. The claim's statement compares the shared row's
-// updated_at with cp's in the same batch as every other claim, so the
-// check costs no round trip of its own, and an unchanged row is answered
-// without sending its body (the copy's is replayed).
-//
-// The copy answers only for the row it copied: updated_at is Postgres's
-// clock, in microseconds, at each claim, takeover and finish, so a
-// `keys delete` (the row is gone: the claim inserts it afresh), a prune
-// of an expired row (the same), a redrive's new answer, a requeue or any
-// later claim moves it, and the row found is then decided as Postgres
-// alone decides it, and the stale copy replaced or dropped. A redrive's
-// lease leaves updated_at as it was, and the record's answer stays the
-// one to replay until the redrive's answer is recorded. Only when
-// Postgres cannot answer at all is the copy replayed unchecked: it was
-// the shared record when last seen, and a delete made meanwhile reaches
-// this node when Postgres does.
-func (t *Store) claimOver(ctx context.Context, key, fingerprint string, req *dedupe.Request, cp *dedupe.Record) (dedupe.Lease, *dedupe.Record, error) {
-	lease, r, err := t.shared.ClaimOver(ctx, key, fingerprint, req, cp.UpdatedAt)
-	switch {
-	case r != nil && r.UpdatedAt.Equal(cp.UpdatedAt):
-		r.Response.Body = cp.Response.Body
-		return lease, r, err
-	case r == nil && err != nil:
-		if postgres.Unreachable(err) {
-			rec, err := dedupe.Decide(cp, fingerprint, t.shared.Now())
-			return dedupe.Lease{}, rec, err
-		}
-		return lease, nil, err
-	case r != nil && (r.State == dedupe.Completed || r.State == dedupe.Failed):
-		// Answered anew since the copy was made, on some node.
-		t.keep(ctx, *r)
-	default:
-		// Deleted and claimed afresh (here: r is nil, the lease ours),
-		// or claimed or queued again elsewhere: the copy is stale.
-		if derr := t.local.ForceDelete(ctx, key); derr != nil && !errors.Is(derr, dedupe.ErrNotFound) {
-			t.local.Logger().Warn("dedupe: could not drop a stale local copy", "key", key, "error", derr.Error())
-		}
 	}
 	return lease, r, err
 }
