@@ -130,16 +130,17 @@ func (t *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 //
 // A `keys delete` between reading rec from Postgres and writing the copy
 // would leave a copy of a deleted record, replayed until it expires; so the
-// shared row is read again after the write, and the copy dropped when the
-// row is gone or has changed. (If Postgres cannot answer, the copy stays:
-// it was the shared record a moment ago.)
+// shared row's updated_at is read again after the write (a check, as before
+// a replay: not the row, whose request body may be a mebibyte), and the
+// copy dropped when the row is gone or has changed. (If Postgres cannot
+// answer, the copy stays: it was the shared record a moment ago.)
 func (t *Store) keep(ctx context.Context, rec dedupe.Record) {
 	if err := t.local.Keep(ctx, rec); err != nil {
 		t.local.Logger().Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
 		return
 	}
-	cur, err := t.shared.Get(ctx, rec.Key)
-	if err == nil && cur.UpdatedAt.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+	at, err := t.shared.UpdatedAt(ctx, rec.Key)
+	if err == nil && at.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, dedupe.ErrNotFound) {
 		return
 	}
 	if err := t.local.ForceDelete(ctx, rec.Key); err != nil && !errors.Is(err, dedupe.ErrNotFound) {
