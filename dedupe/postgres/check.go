@@ -123,7 +123,6 @@ func (s *Store) readChecks(batch []*check) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.OpTimeout)
 	defer cancel()
-	s.checkBatches.Add(1)
 	err := s.readUpdatedAt(ctx, keys, func(key string, at time.Time) error {
 		cs := byKey[key]
 		if cs == nil {

@@ -117,10 +117,9 @@ type Store struct {
 	takeSQL                         string
 	checkSQL                        string
 
-	// checks wait for the reader (check.go), which counts its batches.
-	checks       chan *check
-	readerWG     sync.WaitGroup
-	checkBatches atomic.Uint64
+	// checks wait for the reader (check.go).
+	checks   chan *check
+	readerWG sync.WaitGroup
 
 	ops      chan *op
 	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
