@@ -144,7 +144,7 @@ func (s *Store) queueClaims(b *pgx.Batch, claims []*op) {
 			reqCTs[i], reqTypes[i], reqBody[i], reqSizes[i] = &ct, &et, r.Body, &size
 		}
 	}
-	b.Queue(s.claimSQL, pgx.NamedArgs{
+	s.claimSQL.queue(b, pgx.NamedArgs{
 		"keys": keys, "tokens": tokens, "fingerprints": fps,
 		"req_content_types": reqCTs, "req_event_types": reqTypes, "req_bodies": reqBody, "req_sizes": reqSizes,
 		"now": s.clock(), "lease_us": s.opts.Lease.Microseconds(), "abandon_us": s.opts.AbandonAfter.Microseconds(),

@@ -99,7 +99,7 @@ func (s *Store) queueEnqueues(b *pgx.Batch, enqueues []*op) {
 		reqCTs[i], reqTypes[i], reqBody[i], reqSizes[i] = pgText(o.req.ContentType), pgText(o.req.EventType), o.req.Body, int32(o.req.Size)
 		byKey[o.key] = o
 	}
-	b.Queue(s.enqueueSQL, pgx.NamedArgs{
+	s.enqueueSQL.queue(b, pgx.NamedArgs{
 		"keys": keys, "destinations": dests, "fingerprints": fps,
 		"req_content_types": reqCTs, "req_event_types": reqTypes, "req_bodies": reqBody, "req_sizes": reqSizes, "max_ages_us": maxAges,
 		"now": s.clock(), "keep_us": (s.opts.Lease + s.opts.Retention).Microseconds(), "queued": int16(dedupe.Queued),
@@ -276,7 +276,7 @@ func (s *Store) queueAttempts(b *pgx.Batch, attempts []*op) {
 		statuses[i], cts[i], bodies[i], reasons[i] = int32(o.resp.Status), pgText(o.resp.ContentType), o.resp.Body, pgText(o.reason)
 		byKey[o.key] = o
 	}
-	b.Queue(s.settleAttemptSQL, pgx.NamedArgs{
+	s.settleAttemptSQL.queue(b, pgx.NamedArgs{
 		"keys": keys, "tokens": tokens, "fail": fails, "nexts": nexts, "statuses": statuses, "content_types": cts,
 		"bodies": bodies, "reasons": reasons, "now": s.clock(), "retention_us": s.opts.Retention.Microseconds(),
 		"queued": int16(dedupe.Queued), "failed": int16(dedupe.Failed),

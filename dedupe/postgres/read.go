@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -26,27 +24,6 @@ func (s *Store) Get(ctx context.Context, key string) (dedupe.Record, error) {
 func (s *Store) get(ctx context.Context, key string) (dedupe.Record, error) {
 	rec, err := scanRecord(s.pool.QueryRow(ctx, `SELECT `+recordColumns+` FROM `+s.table+` WHERE key = @key`, pgx.NamedArgs{"key": key}))
 	return rec, s.wrap("get", err)
-}
-
-// UpdatedAt returns when key's row last changed (the store's clock, in
-// microseconds, at each claim, takeover and finish), or ErrNotFound: one
-// indexed read of one column, which is how the tiered store checks that its
-// local copy is still the shared record.
-func (s *Store) UpdatedAt(ctx context.Context, key string) (time.Time, error) {
-	if err := dedupe.CheckKey(key); err != nil {
-		return time.Time{}, err
-	}
-	ctx, cancel, err := s.op(ctx)
-	if err != nil {
-		return time.Time{}, err
-	}
-	defer cancel()
-	var at time.Time
-	err = s.pool.QueryRow(ctx, `SELECT updated_at FROM `+s.table+` WHERE key = @key`, pgx.NamedArgs{"key": key}).Scan(&at)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return time.Time{}, dedupe.ErrNotFound
-	}
-	return at.UTC(), s.wrap("check", err)
 }
 
 // List returns records in key order (bytewise, as Store does).

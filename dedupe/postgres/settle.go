@@ -146,7 +146,7 @@ func (s *Store) queueFinishes(b *pgx.Batch, finishes []*op) {
 		statuses[i], cts[i], bodies[i] = int32(o.resp.Status), pgText(o.resp.ContentType), o.resp.Body
 		byKey[o.key] = o
 	}
-	b.Queue(s.finishSQL, pgx.NamedArgs{
+	s.finishSQL.queue(b, pgx.NamedArgs{
 		"keys": keys, "tokens": tokens, "states": states, "statuses": statuses, "content_types": cts, "bodies": bodies,
 		"now": s.clock(), "retention_us": s.opts.Retention.Microseconds(), "in_flight": int16(dedupe.InFlight),
 	}).Query(func(rows pgx.Rows) error {
@@ -176,7 +176,7 @@ func (s *Store) queueReleases(b *pgx.Batch, releases []*op) {
 		keys[i], tokens[i] = o.key, int64(o.token)
 		byKey[o.key] = o
 	}
-	b.Queue(s.releaseSQL, pgx.NamedArgs{"keys": keys, "tokens": tokens, "in_flight": int16(dedupe.InFlight)}).
+	s.releaseSQL.queue(b, pgx.NamedArgs{"keys": keys, "tokens": tokens, "in_flight": int16(dedupe.InFlight)}).
 		Query(func(rows pgx.Rows) error {
 			for rows.Next() {
 				var key string

@@ -112,9 +112,14 @@ type Store struct {
 	closed  atomic.Bool
 
 	// The statements of a writer's batch, for this table.
-	claimSQL, finishSQL, releaseSQL string
-	enqueueSQL, takeSQL             string
-	settleAttemptSQL                string
+	claimSQL, finishSQL, releaseSQL batchStatement
+	enqueueSQL, settleAttemptSQL    batchStatement
+	takeSQL                         string
+	checkSQL                        string
+
+	// checks wait for the reader (check.go).
+	checks   chan *check
+	readerWG sync.WaitGroup
 
 	ops      chan *op
 	sendMu   sync.RWMutex   // held to send, taken by Close to stop sends
@@ -188,12 +193,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	s := &Store{opts: opts, dbClock: dbClock, pool: pool, table: qualified(opts.Schema, Table),
 		counts: qualified(opts.Schema, CountsTable), depth: qualified(opts.Schema, DepthTable), pauses: qualified(opts.Schema, PausesTable),
 		quit: make(chan struct{}), ops: make(chan *op, opts.MaxBatch), abandons: make(chan claimRef, abandonQueue)}
-	s.claimSQL = claimStatement(s.table)
-	s.finishSQL = fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", replayColumns))
-	s.releaseSQL = fmt.Sprintf(releaseSQL, s.table)
-	s.enqueueSQL = fmt.Sprintf(enqueueSQL, s.table)
+	s.claimSQL = newBatchStatement(claimStatement(s.table))
+	s.finishSQL = newBatchStatement(fmt.Sprintf(finishSQL, s.table, prefixColumns("r.", replayColumns)))
+	s.releaseSQL = newBatchStatement(fmt.Sprintf(releaseSQL, s.table))
+	s.enqueueSQL = newBatchStatement(fmt.Sprintf(enqueueSQL, s.table))
 	s.takeSQL = fmt.Sprintf(takeSQL, s.table, prefixColumns("r.", recordColumns))
-	s.settleAttemptSQL = fmt.Sprintf(settleAttemptSQL, s.table)
+	s.settleAttemptSQL = newBatchStatement(fmt.Sprintf(settleAttemptSQL, s.table))
+	s.checkSQL = fmt.Sprintf(checkSQL, s.table)
+	s.checks = make(chan *check, opts.MaxBatch)
 	if err := s.migrate(ctx); err != nil {
 		pool.Close()
 		return nil, err
@@ -202,6 +209,8 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		s.writerWG.Add(1)
 		go s.writeLoop()
 	}
+	s.readerWG.Add(1)
+	go s.readLoop()
 	s.sweepWG.Add(1)
 	go s.sweepLoop()
 	if opts.PruneInterval > 0 {
@@ -231,6 +240,7 @@ func (s *Store) Close() error {
 		s.unsettled.Flush()
 		close(s.quit)
 		s.writerWG.Wait()
+		s.readerWG.Wait()
 		s.prunerWG.Wait()
 		s.sweepWG.Wait()
 		s.pool.Close()

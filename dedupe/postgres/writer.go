@@ -44,7 +44,8 @@ package postgres
 //
 // Readers (Get, List, Recent, Stats) and the operator's writes (Delete,
 // Redrive, Prune) do not go through the writers: they are rare, and each
-// is its own statement on the pool.
+// is its own statement on the pool. The tiered store's checks (UpdatedAt),
+// one per duplicate, are read in batches of their own (check.go).
 
 import (
 	"context"

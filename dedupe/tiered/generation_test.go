@@ -2,6 +2,7 @@ package tiered
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -17,11 +18,30 @@ import (
 // queryCounter counts the statements a pool sends. Each is one round trip,
 // but for the preparation the pool's statement cache adds the first time a
 // connection runs a statement (that is traced apart, and not counted).
-type queryCounter struct{ n atomic.Int64 }
+// The statements sent alone (not a writer's batch) are kept, in order.
+type queryCounter struct {
+	n   atomic.Int64
+	mu  sync.Mutex
+	sql []string
+}
 
-func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (c *queryCounter) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
 	c.n.Add(1)
+	c.mu.Lock()
+	c.sql = append(c.sql, d.SQL)
+	c.mu.Unlock()
 	return ctx
+}
+
+// statements runs fn and returns the statements it sent alone.
+func (c *queryCounter) statements(fn func()) []string {
+	c.mu.Lock()
+	before := len(c.sql)
+	c.mu.Unlock()
+	fn()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]string(nil), c.sql[before:]...)
 }
 
 func (c *queryCounter) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
@@ -155,6 +175,23 @@ func TestTieredRoundTrips(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, ok, rec.Response)
 	}), "tiered replay of the local copy")
+
+	// A replay found in Postgres is copied, and the copy checked against
+	// the shared row's updated_at, without reading the row (its request
+	// body) again.
+	other := openTieredNode(t, dsn, schema, opts, nil)
+	l, _, err = other.Claim(ctx, "stripe:evt_rt_elsewhere", "fp", dedupe.NewRequest("application/json", "charge", make([]byte, 1<<10), true))
+	require.NoError(t, err)
+	require.NoError(t, other.Complete(ctx, l, ok))
+	alone := qc.statements(func() {
+		_, rec, err := node.Claim(ctx, "stripe:evt_rt_elsewhere", "fp", nil)
+		require.NoError(t, err)
+		require.Equal(t, ok, rec.Response)
+	})
+	require.Len(t, alone, 1, "the copy's check")
+	require.NotContains(t, alone[0], "req_body", "the copy's check reads the row whole")
+	_, err = node.local.Get(ctx, "stripe:evt_rt_elsewhere")
+	require.NoError(t, err, "the replay was copied")
 
 	l, _, err = node.Claim(ctx, "stripe:evt_rt_fail", "fp", nil)
 	require.NoError(t, err)

@@ -23,13 +23,14 @@ import (
 // finish); Get, Redrive and the console read the shared row. A copy expires with the shared record it
 // copies and is pruned by the local store's own pruner.
 //
-// Every node gives the same answer: a copy is replayed only after one
-// indexed read of the shared row's updated_at finds it unchanged, so a
+// Every node gives the same answer: a copy is replayed only after a read
+// of the shared row's updated_at finds it unchanged (postgres.Store.UpdatedAt,
+// one statement for the duplicates waiting at once), so a
 // `keys delete` on any node (the row is gone) or a new claim or answer after
 // it (updated_at moved: Postgres's clock, in microseconds, at each claim,
 // takeover and finish) takes effect on every node at once; a node whose
-// copy is stale drops it and claims in Postgres. The copy therefore no
-// longer saves the round trip of a replay: it saves sending the stored body
+// copy is stale drops it and claims in Postgres. The copy therefore does
+// not save the round trip of a replay: it saves sending the stored body
 // (up to dedupe.MaxStoredBody) and decoding the row, and it keeps replays going
 // while Postgres is unreachable, when the check cannot be made and the copy
 // is answered as it is (a delete made during the outage reaches this node
@@ -129,16 +130,17 @@ func (t *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 //
 // A `keys delete` between reading rec from Postgres and writing the copy
 // would leave a copy of a deleted record, replayed until it expires; so the
-// shared row is read again after the write, and the copy dropped when the
-// row is gone or has changed. (If Postgres cannot answer, the copy stays:
-// it was the shared record a moment ago.)
+// shared row's updated_at is read again after the write (a check, as before
+// a replay: not the row, whose request body may be a mebibyte), and the
+// copy dropped when the row is gone or has changed. (If Postgres cannot
+// answer, the copy stays: it was the shared record a moment ago.)
 func (t *Store) keep(ctx context.Context, rec dedupe.Record) {
 	if err := t.local.Keep(ctx, rec); err != nil {
 		t.local.Logger().Warn("dedupe: could not keep a local copy of a finished record", "key", rec.Key, "error", err.Error())
 		return
 	}
-	cur, err := t.shared.Get(ctx, rec.Key)
-	if err == nil && cur.UpdatedAt.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, dedupe.ErrNotFound) {
+	at, err := t.shared.UpdatedAt(ctx, rec.Key)
+	if err == nil && at.Equal(rec.UpdatedAt) || err != nil && !errors.Is(err, dedupe.ErrNotFound) {
 		return
 	}
 	if err := t.local.ForceDelete(ctx, rec.Key); err != nil && !errors.Is(err, dedupe.ErrNotFound) {
