@@ -49,7 +49,16 @@ func TestPostgresAnswerRetriedUntilItLands(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, key := tc.s, "stripe:evt_retry_"+tc.name
-			l, _, err := s.Claim(ctx, key, "fp", nil)
+			var (
+				l   dedupe.Lease
+				err error
+			)
+			require.Eventually(t, func() bool {
+				// The case before may have restarted the server: a
+				// connection that broke may fail the first claim.
+				l, _, err = s.Claim(ctx, key, "fp", nil)
+				return !errors.Is(err, dedupe.ErrUnavailable)
+			}, 10*time.Second, 20*time.Millisecond)
 			require.NoError(t, err)
 			resp := dedupe.Response{Status: 200 + int(tc.finish), Body: []byte("answer")}
 			finish := s.Complete
@@ -86,7 +95,16 @@ func TestPostgresAnswerRetriedUntilItLands(t *testing.T) {
 				return err == nil
 			}, 10*time.Second, 20*time.Millisecond)
 			require.Equal(t, tc.want, rec.State)
-			l2, replay, err := s.Claim(ctx, key, "fp", nil)
+			var (
+				l2     dedupe.Lease
+				replay *dedupe.Record
+			)
+			require.Eventually(t, func() bool {
+				// A writer's connection the restart broke may fail the
+				// first claim (503 for a gateway, which retries).
+				l2, replay, err = s.Claim(ctx, key, "fp", nil)
+				return !errors.Is(err, dedupe.ErrUnavailable)
+			}, 10*time.Second, 20*time.Millisecond)
 			require.NoError(t, err)
 			if tc.want == dedupe.InFlight {
 				require.Nil(t, replay, "given up at the lease's end: the key is taken over")
