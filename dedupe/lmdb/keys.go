@@ -38,8 +38,14 @@ const (
 	// the value is the store key. Its first entry of a destination is the
 	// oldest waiting event.
 	dbiWaiting = "waiting"
+	// dbiBodies maps a store key to its record's request body, when the
+	// record says it is kept apart (record.go, reqApart): written once with
+	// the record's creation and deleted with the record, so that the
+	// transitions in between rewrite a record of a few hundred bytes, not
+	// one that carries a body of up to a mebibyte onto overflow pages.
+	dbiBodies = "bodies"
 	// maxDBs is how many named DBIs an environment is opened for.
-	maxDBs = 7
+	maxDBs = 8
 )
 
 // lmdbMaxKey is LMDB's compiled-in key size limit (MDB_MAXKEYSIZE).

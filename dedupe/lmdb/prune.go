@@ -75,7 +75,7 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 			// Every transition moves the index entry with the record, so a
 			// mismatch means an entry from an older layout or a bug; the
 			// record's own expiry decides, never the entry alone.
-			rec, err := s.get(txn, key, noBodies)
+			rec, apart, err := s.getStored(txn, key, noBodies)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue
 			}
@@ -85,6 +85,9 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 				// expired: drop it, or it would stop every later pass here.
 				s.logger.Warn("pruned a record that does not decode", "key", key)
 				if err := s.delKV(txn, s.records, []byte(key)); err != nil {
+					return err
+				}
+				if err := s.dropBody(txn, key); err != nil {
 					return err
 				}
 				recount = true
@@ -113,6 +116,11 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 			}
 			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
+			}
+			if apart {
+				if err := s.dropBody(txn, key); err != nil {
+					return err
+				}
 			}
 			deleted++
 		}

@@ -58,7 +58,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
-		cur, err := s.get(txn, key, responseBody)
+		cur, wasApart, err := s.getStored(txn, key, responseBody)
 		var attempts uint32
 		created := now
 		switch {
@@ -81,7 +81,8 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 			CreatedAt: created, UpdatedAt: now, Fingerprint: fingerprint, Request: req,
 		}
 		rec.ExpiresAt = rec.LeaseUntil.Add(s.opts.AbandonAfter)
-		if err := s.put(txn, &rec); err != nil {
+		// An abandoned claim's request gives way to this claim's.
+		if err := s.replace(txn, &rec, wasApart); err != nil {
 			return err
 		}
 		lease = dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}
@@ -115,7 +116,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	return s.settleAnswer(ctx, l, func(txn *mdb.Txn) error {
-		cur, err := s.owned(txn, l)
+		cur, apart, err := s.owned(txn, l)
 		if err != nil {
 			return err
 		}
@@ -129,7 +130,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 		cur.State, cur.Token, cur.LeaseUntil = st, 0, time.Time{}
 		cur.UpdatedAt, cur.ExpiresAt = now, now.Add(s.opts.Retention)
 		cur.Response = resp
-		return s.put(txn, &cur)
+		return s.rewrite(txn, &cur, apart)
 	})
 }
 
@@ -138,18 +139,18 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 // from the finished record it left as it was.
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	return s.settle(ctx, func(txn *mdb.Txn) error {
-		cur, err := s.owned(txn, l)
+		cur, apart, err := s.owned(txn, l)
 		if err != nil {
 			return err
 		}
 		if cur.State == dedupe.InFlight {
-			return s.del(txn, &cur)
+			return s.del(txn, &cur, apart)
 		}
 		if err := s.unindex(txn, &cur); err != nil {
 			return err
 		}
 		cur.Token, cur.LeaseUntil = 0, time.Time{}
-		return s.put(txn, &cur)
+		return s.rewrite(txn, &cur, apart)
 	})
 }
 
@@ -173,7 +174,9 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	var rec dedupe.Record
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		now := s.opts.Now()
-		cur, err := s.get(txn, key, allBodies)
+		// The request body is read for the caller to forward; the
+		// record is rewritten without it when it is apart.
+		cur, apart, err := s.getStored(txn, key, allBodies)
 		rec = cur // the op may run twice (writer.go)
 		if err != nil {
 			return err
@@ -191,7 +194,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 			cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
 		}
 		rec = cur
-		return s.put(txn, &cur)
+		return s.rewrite(txn, &cur, apart)
 	})
 	if err != nil {
 		if !dedupe.IsLogical(err) {
@@ -223,39 +226,57 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	return s.update(ctx, func(txn *mdb.Txn) error {
-		cur, err := s.get(txn, key, noBodies)
+		cur, apart, err := s.getStored(txn, key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrCorrupt) && force:
 			// Its index entry cannot be found without the record; the
 			// pruner drops index entries whose record is gone. Nor can
-			// it say what it was counted as.
+			// it say what it was counted as, or whether it has a body.
 			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
 			}
+			if err := s.dropBody(txn, key); err != nil {
+				return err
+			}
 			return s.recount(txn)
+		case errors.Is(err, dedupe.ErrNotFound) && force:
+			// A body whose record is gone (Check's DamageBodyOrphan) is
+			// removed by the key it is kept under.
+			return s.dropOrphanBody(txn, key)
 		case err != nil:
 			return err
 		case !force && cur.Leased(s.opts.Now()):
 			return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
-		return s.del(txn, &cur)
+		return s.del(txn, &cur, apart)
 	})
 }
 
+// dropOrphanBody deletes key's body, whose record is gone, answering
+// ErrNotFound when there is none either.
+func (s *Store) dropOrphanBody(txn *mdb.Txn, key string) error {
+	s.wkey = append(s.wkey[:0], key...)
+	if _, err := getGuarded(txn, s.bodies, s.wkey); mdb.IsNotFound(err) {
+		return dedupe.ErrNotFound
+	}
+	return s.dropBody(txn, key)
+}
+
 // owned returns the record of l's key if l still owns it: a claim's
-// IN_FLIGHT record or a redriven finished one (Redrive).
-func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
-	cur, err := s.get(txn, l.Key, allBodies) // rewritten whole
+// IN_FLIGHT record or a redriven finished one (Redrive), read for a
+// rewrite (rewriteBodies), and whether its body is apart.
+func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, bool, error) {
+	cur, apart, err := s.getStored(txn, l.Key, rewriteBodies)
 	if errors.Is(err, dedupe.ErrNotFound) {
-		return dedupe.Record{}, dedupe.ErrLeaseLost
+		return dedupe.Record{}, false, dedupe.ErrLeaseLost
 	}
 	if err != nil {
-		return dedupe.Record{}, err
+		return dedupe.Record{}, false, err
 	}
 	if cur.Token == 0 || cur.Token != l.Token {
-		return dedupe.Record{}, dedupe.ErrLeaseLost
+		return dedupe.Record{}, false, dedupe.ErrLeaseLost
 	}
-	return cur, nil
+	return cur, apart, nil
 }
 
 // Keep writes rec, a finished record copied from another store (the
@@ -293,12 +314,13 @@ func (s *Store) KeepLater(rec dedupe.Record) error {
 
 func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
 	return func(txn *mdb.Txn) error {
-		cur, err := s.get(txn, rec.Key, noBodies)
+		cur, wasApart, err := s.getStored(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
 		case errors.Is(err, dedupe.ErrCorrupt):
-			// What it replaces cannot say what it was counted as.
-			if err := s.put(txn, &rec); err != nil {
+			// What it replaces cannot say what it was counted as, nor
+			// whether it had a body apart.
+			if err := s.replace(txn, &rec, true); err != nil {
 				return err
 			}
 			return s.recount(txn)
@@ -312,6 +334,6 @@ func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
 				return err
 			}
 		}
-		return s.put(txn, &rec)
+		return s.replace(txn, &rec, wasApart)
 	}
 }

@@ -9,16 +9,37 @@ import (
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-// put, unindex and del run inside writer ops only, so they may share the
-// writer's scratch buffers; LMDB copies keys and values as it writes them.
-// put counts rec in its state; unindex uncounts it, since every caller
-// unindexes a record to replace or delete it. Both move a QUEUED record's
-// queue entries with it (queue.go).
+// put, rewrite, unindex and del run inside writer ops only, so they may
+// share the writer's scratch buffers; LMDB copies keys and values as it
+// writes them. put and rewrite count rec in its state; unindex uncounts
+// it, since every caller unindexes a record to replace or delete it. All
+// move a QUEUED record's queue entries with it (queue.go).
+//
+// put writes rec as a new record (a claim, an enqueue, a copy kept): its
+// request body, when in hand, goes into dbiBodies in the same
+// transaction, so that no record is without its body and no body without
+// its record. A record it replaces must be unindexed first, and its body
+// dropped (dropBody) unless put writes a new one over it.
 func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
+	apart := apartBody(rec.Request)
+	if apart {
+		s.wkey = append(s.wkey[:0], rec.Key...)
+		if err := s.putKV(txn, s.bodies, s.wkey, rec.Request.Body); err != nil {
+			return err
+		}
+	}
+	return s.rewrite(txn, rec, apart)
+}
+
+// rewrite writes rec, a record read by getStored and changed by a
+// transition, keeping its request body where it was: a body apart is not
+// written again (a transition never changes the request), an inline one
+// (an older record, read with rewriteBodies) is written inline again.
+func (s *Store) rewrite(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
 	if err := s.count(txn, rec.State, 1); err != nil {
 		return err
 	}
-	s.wval = encodeRecord(s.wval[:0], rec)
+	s.wval = encodeRecord(s.wval[:0], rec, apart)
 	s.wkey = append(s.wkey[:0], rec.Key...)
 	if err := s.putKV(txn, s.records, s.wkey, s.wval); err != nil {
 		return err
@@ -32,6 +53,28 @@ func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 		return err
 	}
 	return s.enqueueIndex(txn, rec)
+}
+
+// replace writes rec as a new record over one unindexed already, whose
+// body was apart when wasApart is set: put writes a new body over it, or
+// the old one is dropped.
+func (s *Store) replace(txn *mdb.Txn, rec *dedupe.Record, wasApart bool) error {
+	if wasApart && !apartBody(rec.Request) {
+		if err := s.dropBody(txn, rec.Key); err != nil {
+			return err
+		}
+	}
+	return s.put(txn, rec)
+}
+
+// dropBody deletes key's entry in dbiBodies, if there is one.
+func (s *Store) dropBody(txn *mdb.Txn, key string) error {
+	s.wkey = append(s.wkey[:0], key...)
+	err := s.delKV(txn, s.bodies, s.wkey)
+	if mdb.IsNotFound(err) {
+		return nil
+	}
+	return err
 }
 
 func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
@@ -62,11 +105,18 @@ func (s *Store) uncreate(txn *mdb.Txn, rec *dedupe.Record) error {
 	return err
 }
 
-func (s *Store) del(txn *mdb.Txn, rec *dedupe.Record) error {
+// del deletes rec, read by getStored, with its body when apart.
+func (s *Store) del(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
 	if err := s.unindex(txn, rec); err != nil {
 		return err
 	}
-	return s.delKV(txn, s.records, []byte(rec.Key))
+	if err := s.delKV(txn, s.records, []byte(rec.Key)); err != nil {
+		return err
+	}
+	if apart {
+		return s.dropBody(txn, rec.Key)
+	}
+	return nil
 }
 
 // putKV, delKV and delCur are the only ways this package writes to LMDB
