@@ -248,7 +248,9 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		case !force && cur.Leased(s.opts.Now()):
 			return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
-		return s.del(txn, &cur, apart)
+		// Forced, a body is deleted even beside a record that does not
+		// keep one apart (Check's DamageBodyOrphan).
+		return s.del(txn, &cur, apart || force)
 	})
 }
 
