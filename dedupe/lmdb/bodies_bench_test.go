@@ -178,7 +178,7 @@ func benchQueueBody(b *testing.B, body []byte) {
 	b.ResetTimer()
 	err := eachCaller(b.N, 64, func(i int) error {
 		req := &dedupe.Request{ContentType: "application/json", EventType: "payment_intent.succeeded", Body: body, Size: len(body)}
-		_, err := s.Enqueue(ctx, dedupe.Enqueue{Key: eventKey(i)+"\x1fledger", Fingerprint: "fp", Request: req, MaxAge: time.Hour})
+		_, err := s.Enqueue(ctx, dedupe.Enqueue{Key: eventKey(i) + "\x1fledger", Fingerprint: "fp", Request: req, MaxAge: time.Hour})
 		return err
 	})
 	for done := 0; err == nil && done < b.N; {

@@ -16,7 +16,8 @@ func bodyOf(n int, b byte) *dedupe.Request {
 	return &dedupe.Request{ContentType: "application/json", EventType: "payment_intent.succeeded", Body: bytes.Repeat([]byte{b}, n), Size: n}
 }
 
-// rawValues returns key's value in records and in bodies (nil when absent).
+// rawValues returns key's value in records and its body, whatever its
+// creation time (nil when absent).
 func rawValues(t *testing.T, s *Store, key string) (rec, body []byte) {
 	t.Helper()
 	require.NoError(t, s.view(func(txn *mdb.Txn) error {
@@ -25,10 +26,15 @@ func rawValues(t *testing.T, s *Store, key string) (rec, body []byte) {
 		} else if !mdb.IsNotFound(err) {
 			return err
 		}
-		if v, err := txn.Get(s.bodies, []byte(key)); err == nil {
-			body = v
-		} else if !mdb.IsNotFound(err) {
+		cur, err := txn.OpenCursor(s.bodies)
+		if err != nil {
 			return err
+		}
+		defer cur.Close()
+		for k, v, err := cur.Get(nil, nil, mdb.First); err == nil; k, v, err = cur.Get(nil, nil, mdb.Next) {
+			if _, bk, ok := splitExpiryKey(k); ok && bk == key {
+				body = v
+			}
 		}
 		return nil
 	}))
@@ -176,7 +182,7 @@ func TestOpenStoreWithBodiesInline(t *testing.T) {
 			if err := txn.Put(s.records, []byte(old[i].Key), v3, 0); err != nil {
 				return err
 			}
-			if err := txn.Del(s.bodies, []byte(old[i].Key), nil); err != nil {
+			if err := txn.Del(s.bodies, bodyKey(nil, old[i].CreatedAt, old[i].Key), nil); err != nil {
 				return err
 			}
 		}
@@ -255,11 +261,13 @@ func rawBodies(t *testing.T, dir string, fn func(txn *mdb.Txn, bodies mdb.DBI) e
 }
 
 // TestCheckFindsBodyDamage: a record without its body, or with one of
-// another size, and a body without a record that keeps it apart are each
-// reported with their key; Get answers the first as corrupt, and a forced
-// delete of the key removes an orphan body.
+// another size, and a body without a record that keeps it apart (at its
+// creation time) are each reported with their key; Get answers the first
+// as corrupt, and a forced delete of the key removes an orphan body.
 func TestCheckFindsBodyDamage(t *testing.T) {
 	const bad = "stripe:evt_damaged"
+	// newClock's time: every record of the test is created at it.
+	at := newClock().Now()
 	tests := []struct {
 		name   string
 		damage func(txn *mdb.Txn, bodies mdb.DBI) error
@@ -267,17 +275,20 @@ func TestCheckFindsBodyDamage(t *testing.T) {
 		key    string
 	}{
 		{"body lost", func(txn *mdb.Txn, bodies mdb.DBI) error {
-			return txn.Del(bodies, []byte(bad), nil)
+			return txn.Del(bodies, bodyKey(nil, at, bad), nil)
 		}, DamageBodyMissing, bad},
 		{"body cut short", func(txn *mdb.Txn, bodies mdb.DBI) error {
-			return txn.Put(bodies, []byte(bad), []byte("{}"), 0)
+			return txn.Put(bodies, bodyKey(nil, at, bad), []byte("{}"), 0)
 		}, DamageBodyMissing, bad},
 		{"body without a record", func(txn *mdb.Txn, bodies mdb.DBI) error {
-			return txn.Put(bodies, []byte("stripe:evt_gone"), []byte("{}"), 0)
+			return txn.Put(bodies, bodyKey(nil, at, "stripe:evt_gone"), []byte("{}"), 0)
 		}, DamageBodyOrphan, "stripe:evt_gone"},
 		{"body beside a record without one apart", func(txn *mdb.Txn, bodies mdb.DBI) error {
-			return txn.Put(bodies, []byte("stripe:evt_a"), []byte("{}"), 0)
+			return txn.Put(bodies, bodyKey(nil, at, "stripe:evt_a"), []byte("{}"), 0)
 		}, DamageBodyOrphan, "stripe:evt_a"},
+		{"body of a record created at another time", func(txn *mdb.Txn, bodies mdb.DBI) error {
+			return txn.Put(bodies, bodyKey(nil, at.Add(time.Second), bad), []byte("{}"), 0)
+		}, DamageBodyOrphan, bad},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

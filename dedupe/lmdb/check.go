@@ -236,7 +236,7 @@ func (r *CheckReport) checkBodyOf(txn *mdb.Txn, bodies mdb.DBI, haveBodies bool,
 		r.add(DamageBodyMissing, fmt.Sprintf("%q (no %s DBI)", rec.Key, dbiBodies))
 		return
 	}
-	v, err := getGuarded(txn, bodies, []byte(rec.Key))
+	v, err := getGuarded(txn, bodies, bodyKey(nil, rec.CreatedAt, rec.Key))
 	switch {
 	case mdb.IsNotFound(err):
 		r.add(DamageBodyMissing, fmt.Sprintf("%q", rec.Key))
@@ -249,13 +249,17 @@ func (r *CheckReport) checkBodyOf(txn *mdb.Txn, bodies mdb.DBI, haveBodies bool,
 	}
 }
 
-// walkBodies walks dbiBodies: each body's record must be there and keep
-// its body apart. A record that is unreadable is reported as a record
-// already.
+// walkBodies walks dbiBodies: each body's key must parse, and its record
+// must be there, created at the key's time, and keep its body apart. A
+// record that is unreadable is reported as a record already.
 func (r *CheckReport) walkBodies(txn *mdb.Txn, bodies, records mdb.DBI) {
 	r.Bodies = r.walkTree(txn, bodies, dbiBodies, func(k, _ []byte) {
-		key := string(k)
-		rv, err := getGuarded(txn, records, k)
+		at, key, ok := splitExpiryKey(k)
+		if !ok {
+			r.add(DamageBodyOrphan, fmt.Sprintf("%q (a malformed key)", k))
+			return
+		}
+		rv, err := getGuarded(txn, records, []byte(key))
 		if mdb.IsNotFound(err) {
 			r.add(DamageBodyOrphan, fmt.Sprintf("%q (no record)", key))
 			return
@@ -263,8 +267,13 @@ func (r *CheckReport) walkBodies(txn *mdb.Txn, bodies, records mdb.DBI) {
 		if err != nil {
 			return
 		}
-		if _, apart, err := decodeStored(key, rv, noBodies); err == nil && !apart {
+		rec, apart, err := decodeStored(key, rv, noBodies)
+		switch {
+		case err != nil:
+		case !apart:
 			r.add(DamageBodyOrphan, fmt.Sprintf("%q (its record holds its body inline or none)", key))
+		case unixNano(rec.CreatedAt) != unixNano(at):
+			r.add(DamageBodyOrphan, fmt.Sprintf("%q (of a record created at another time)", key))
 		}
 	})
 }

@@ -37,7 +37,7 @@ func checkConsistent(t *testing.T, s *Store) {
 			}
 			if ap {
 				apart++
-				if b, gerr := txn.Get(s.bodies, k); gerr != nil || len(b) != rec.Request.Size {
+				if b, gerr := txn.Get(s.bodies, bodyKey(nil, rec.CreatedAt, rec.Key)); gerr != nil || len(b) != rec.Request.Size {
 					return fmt.Errorf("record %s without its body: %v", rec.Key, gerr)
 				}
 			}

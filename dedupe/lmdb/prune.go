@@ -84,10 +84,10 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 				// newer layout after a rollback) whose index entry says it
 				// expired: drop it, or it would stop every later pass here.
 				s.logger.Warn("pruned a record that does not decode", "key", key)
+				// Its body, if it had one, cannot be found without its
+				// creation time: Check reports it, and a forced delete
+				// of the key removes it.
 				if err := s.delKV(txn, s.records, []byte(key)); err != nil {
-					return err
-				}
-				if err := s.dropBody(txn, key); err != nil {
 					return err
 				}
 				recount = true
@@ -118,7 +118,7 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 				return err
 			}
 			if apart {
-				if err := s.dropBody(txn, key); err != nil {
+				if err := s.dropBody(txn, rec.CreatedAt, key); err != nil {
 					return err
 				}
 			}

@@ -49,7 +49,7 @@ func TestOpenStoreWrittenBeforeTheQueue(t *testing.T) {
 		if err := txn.Put(s.records, []byte(rec.Key), v2, 0); err != nil {
 			return err
 		}
-		if err := txn.Del(s.bodies, []byte(rec.Key), nil); err != nil {
+		if err := txn.Del(s.bodies, bodyKey(nil, rec.CreatedAt, rec.Key), nil); err != nil {
 			return err // a v2 record holds its body inline
 		}
 		var old [3 * 8]byte

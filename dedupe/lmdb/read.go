@@ -142,7 +142,7 @@ func (s *Store) getStored(txn *mdb.Txn, key string, want bodies) (_ dedupe.Recor
 	if err != nil || !apart || want&requestBody == 0 {
 		return rec, apart, err
 	}
-	b, err := txn.Get(s.bodies, []byte(key))
+	b, err := txn.Get(s.bodies, bodyKey(nil, rec.CreatedAt, key))
 	switch {
 	case mdb.IsNotFound(err):
 		return dedupe.Record{}, false, fmt.Errorf("%w: key %q: its request body is missing", dedupe.ErrCorrupt, key)

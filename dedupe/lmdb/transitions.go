@@ -82,7 +82,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 		}
 		rec.ExpiresAt = rec.LeaseUntil.Add(s.opts.AbandonAfter)
 		// An abandoned claim's request gives way to this claim's.
-		if err := s.replace(txn, &rec, wasApart); err != nil {
+		if err := s.replace(txn, &rec, &cur, wasApart); err != nil {
 			return err
 		}
 		lease = dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}
@@ -235,33 +235,30 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
 			}
-			if err := s.dropBody(txn, key); err != nil {
+			if _, err := s.dropBodiesOf(txn, key); err != nil {
 				return err
 			}
 			return s.recount(txn)
 		case errors.Is(err, dedupe.ErrNotFound) && force:
 			// A body whose record is gone (Check's DamageBodyOrphan) is
 			// removed by the key it is kept under.
-			return s.dropOrphanBody(txn, key)
+			if n, err := s.dropBodiesOf(txn, key); err != nil || n > 0 {
+				return err
+			}
+			return dedupe.ErrNotFound
 		case err != nil:
 			return err
 		case !force && cur.Leased(s.opts.Now()):
 			return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
-		// Forced, a body is deleted even beside a record that does not
-		// keep one apart (Check's DamageBodyOrphan).
-		return s.del(txn, &cur, apart || force)
+		if err := s.del(txn, &cur, apart); err != nil || !force {
+			return err
+		}
+		// Forced, every body under the key goes too, also one beside a
+		// record that does not keep it (Check's DamageBodyOrphan).
+		_, err = s.dropBodiesOf(txn, key)
+		return err
 	})
-}
-
-// dropOrphanBody deletes key's body, whose record is gone, answering
-// ErrNotFound when there is none either.
-func (s *Store) dropOrphanBody(txn *mdb.Txn, key string) error {
-	s.wkey = append(s.wkey[:0], key...)
-	if _, err := getGuarded(txn, s.bodies, s.wkey); mdb.IsNotFound(err) {
-		return dedupe.ErrNotFound
-	}
-	return s.dropBody(txn, key)
 }
 
 // owned returns the record of l's key if l still owns it: a claim's
@@ -321,8 +318,11 @@ func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
 		case errors.Is(err, dedupe.ErrNotFound):
 		case errors.Is(err, dedupe.ErrCorrupt):
 			// What it replaces cannot say what it was counted as, nor
-			// whether it had a body apart.
-			if err := s.replace(txn, &rec, true); err != nil {
+			// whether it had a body apart, nor when it was created.
+			if _, err := s.dropBodiesOf(txn, rec.Key); err != nil {
+				return err
+			}
+			if err := s.put(txn, &rec); err != nil {
 				return err
 			}
 			return s.recount(txn)
@@ -336,6 +336,6 @@ func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
 				return err
 			}
 		}
-		return s.replace(txn, &rec, wasApart)
+		return s.replace(txn, &rec, &cur, wasApart)
 	}
 }

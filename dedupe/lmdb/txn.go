@@ -3,6 +3,7 @@ package lmdb
 import (
 	"context"
 	"fmt"
+	"time"
 
 	mdb "github.com/PowerDNS/lmdb-go/lmdb"
 
@@ -23,7 +24,7 @@ import (
 func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
 	apart := apartBody(rec.Request)
 	if apart {
-		s.wkey = append(s.wkey[:0], rec.Key...)
+		s.wkey = bodyKey(s.wkey[:0], rec.CreatedAt, rec.Key)
 		if err := s.putKV(txn, s.bodies, s.wkey, rec.Request.Body); err != nil {
 			return err
 		}
@@ -55,26 +56,54 @@ func (s *Store) rewrite(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
 	return s.enqueueIndex(txn, rec)
 }
 
-// replace writes rec as a new record over one unindexed already, whose
-// body was apart when wasApart is set: put writes a new body over it, or
-// the old one is dropped.
-func (s *Store) replace(txn *mdb.Txn, rec *dedupe.Record, wasApart bool) error {
-	if wasApart && !apartBody(rec.Request) {
-		if err := s.dropBody(txn, rec.Key); err != nil {
+// replace writes rec as a new record over old, unindexed already, whose
+// body was apart when wasApart is set: put writes a new body over it
+// (same key, same creation time), or the old one is dropped.
+func (s *Store) replace(txn *mdb.Txn, rec, old *dedupe.Record, wasApart bool) error {
+	if wasApart && (!apartBody(rec.Request) || unixNano(old.CreatedAt) != unixNano(rec.CreatedAt)) {
+		if err := s.dropBody(txn, old.CreatedAt, old.Key); err != nil {
 			return err
 		}
 	}
 	return s.put(txn, rec)
 }
 
-// dropBody deletes key's entry in dbiBodies, if there is one.
-func (s *Store) dropBody(txn *mdb.Txn, key string) error {
-	s.wkey = append(s.wkey[:0], key...)
+// dropBody deletes the body of the record key created at, if there is one.
+func (s *Store) dropBody(txn *mdb.Txn, created time.Time, key string) error {
+	s.wkey = bodyKey(s.wkey[:0], created, key)
 	err := s.delKV(txn, s.bodies, s.wkey)
 	if mdb.IsNotFound(err) {
 		return nil
 	}
 	return err
+}
+
+// dropBodiesOf deletes every body kept under key, whatever its creation
+// time, and reports how many: for a record that cannot say when it was
+// created (one that does not decode) and for a body whose record is gone
+// (Check's DamageBodyOrphan). It walks the whole bodies DBI, which only an
+// operator's forced delete asks for.
+func (s *Store) dropBodiesOf(txn *mdb.Txn, key string) (int, error) {
+	cur, err := txn.OpenCursor(s.bodies)
+	if err != nil {
+		return 0, err
+	}
+	defer cur.Close()
+	n := 0
+	for k, _, err := cur.Get(nil, nil, mdb.First); ; k, _, err = cur.Get(nil, nil, mdb.Next) {
+		if mdb.IsNotFound(err) {
+			return n, nil
+		}
+		if err != nil {
+			return n, err
+		}
+		if _, bk, ok := splitExpiryKey(k); ok && bk == key {
+			if err := s.delCur(cur); err != nil {
+				return n, err
+			}
+			n++
+		}
+	}
 }
 
 func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
@@ -114,7 +143,7 @@ func (s *Store) del(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
 		return err
 	}
 	if apart {
-		return s.dropBody(txn, rec.Key)
+		return s.dropBody(txn, rec.CreatedAt, rec.Key)
 	}
 	return nil
 }
