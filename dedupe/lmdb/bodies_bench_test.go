@@ -32,8 +32,10 @@ import (
 //	go test ./dedupe/lmdb -run '^$' -bench StoredBodyWrites -benchtime 20000x -count 3
 //
 // It uses only what every version of the store has, so that a test binary
-// built from an older checkout with this file copied in measures that
-// checkout's layout under the same load.
+// built from another checkout with this file copied in (d7692aa, which
+// kept request bodies in a DBI of their own: BENCHMARKS.md, "Records
+// without their request body") measures that checkout's layout under the
+// same load.
 func BenchmarkStoredBodyWrites(b *testing.B) {
 	body := stripeEvent(b)
 	b.Run("path=sync", func(b *testing.B) { benchSyncBody(b, body) })

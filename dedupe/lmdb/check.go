@@ -28,11 +28,8 @@ type CheckReport struct {
 	// version wrote: Open builds it) has it skipped, both zero.
 	Created      int
 	CreatedStale int
-	// Bodies is how many request bodies kept apart from their records
-	// were walked (dbiBodies; none in a store an older version wrote).
-	Bodies   int
-	Damage   []Damage // in the order found
-	damageAt map[string]int
+	Damage       []Damage // in the order found
+	damageAt     map[string]int
 }
 
 // Damage is one kind of damage Check found, with how often and a few of the
@@ -83,20 +80,14 @@ const (
 	DamageUncreated    = "records without their creation-time index entry (the console never lists them)"
 	DamageCreatedState = "creation-time index entries whose state is not their record's (the console filters them wrongly)"
 	DamageCreatedKey   = "malformed creation-time index entries"
-	// A record that keeps its request body apart (dbiBodies) and a body
-	// are written and deleted together: one without the other is damage.
-	DamageBodyMissing = "records whose request body is missing or not of its size (a redrive or a queued delivery of them cannot forward it)"
-	DamageBodyOrphan  = "request bodies without a record that keeps its body apart (space nothing frees; webhookd keys delete --force KEY removes one)"
 )
 
 // Check verifies the store in dir without changing anything: the data file
 // against its header (as Open does), then, in one read-only transaction,
 // every record (it decodes, its state is known, its expiry index entry is
-// there, and its creation-time index entry with its state, and its
-// request body when the record keeps it apart), every entry of both
-// indexes (it parses; one whose record is gone or has moved on is only
-// counted as stale), and every request body kept apart (its record is
-// there and says so). It opens the environment
+// there, and its creation-time index entry with its state) and every
+// entry of both indexes (it parses; one whose record is gone or has moved
+// on is only counted as stale). It opens the environment
 // read-only and may run while webhookd serve writes to it.
 //
 // An error means the store could not be checked at all: no store in dir
@@ -163,16 +154,9 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 	if err != nil {
 		return err
 	}
-	// A store an older version wrote, and that no newer one has opened
-	// yet, has no bodies DBI: its records hold their bodies inline.
-	bodies, err := txn.OpenDBI(dbiBodies, 0)
-	haveBodies := err == nil
-	if err != nil && !mdb.IsNotFound(err) {
-		return fmt.Errorf("open %s: %w", dbiBodies, err)
-	}
 	r.Records = r.walkTree(txn, records, dbiRecords, func(k, v []byte) {
 		key := string(k)
-		rec, apart, err := decodeStored(key, v, noBodies)
+		rec, err := decodeRecord(key, v, noBodies)
 		switch {
 		case err != nil:
 			r.add(DamageUndecoded, fmt.Sprintf("%q", key))
@@ -194,9 +178,6 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 		}
 		if haveCreated {
 			r.checkCreatedOf(txn, created, &rec)
-		}
-		if apart {
-			r.checkBodyOf(txn, bodies, haveBodies, &rec)
 		}
 	})
 	r.checkCounts(txn)
@@ -223,59 +204,7 @@ func (r *CheckReport) walk(txn *mdb.Txn) error {
 	if haveCreated {
 		r.walkCreated(txn, created, records)
 	}
-	if haveBodies {
-		r.walkBodies(txn, bodies, records)
-	}
 	return nil
-}
-
-// checkBodyOf checks that rec, which keeps its request body apart, has it
-// in dbiBodies, of the request's size.
-func (r *CheckReport) checkBodyOf(txn *mdb.Txn, bodies mdb.DBI, haveBodies bool, rec *dedupe.Record) {
-	if !haveBodies {
-		r.add(DamageBodyMissing, fmt.Sprintf("%q (no %s DBI)", rec.Key, dbiBodies))
-		return
-	}
-	v, err := getGuarded(txn, bodies, bodyKey(nil, rec.CreatedAt, rec.Key))
-	switch {
-	case mdb.IsNotFound(err):
-		r.add(DamageBodyMissing, fmt.Sprintf("%q", rec.Key))
-	case errors.Is(err, dedupe.ErrCorrupt):
-		r.add(DamageUnreadable, fmt.Sprintf("%s: key %q", dbiBodies, rec.Key))
-	case err != nil:
-		r.add(DamageWalk, fmt.Sprintf("%s lookup for %q: %v", dbiBodies, rec.Key, err))
-	case len(v) != rec.Request.Size:
-		r.add(DamageBodyMissing, fmt.Sprintf("%q (%d bytes of %d)", rec.Key, len(v), rec.Request.Size))
-	}
-}
-
-// walkBodies walks dbiBodies: each body's key must parse, and its record
-// must be there, created at the key's time, and keep its body apart. A
-// record that is unreadable is reported as a record already.
-func (r *CheckReport) walkBodies(txn *mdb.Txn, bodies, records mdb.DBI) {
-	r.Bodies = r.walkTree(txn, bodies, dbiBodies, func(k, _ []byte) {
-		at, key, ok := splitExpiryKey(k)
-		if !ok {
-			r.add(DamageBodyOrphan, fmt.Sprintf("%q (a malformed key)", k))
-			return
-		}
-		rv, err := getGuarded(txn, records, []byte(key))
-		if mdb.IsNotFound(err) {
-			r.add(DamageBodyOrphan, fmt.Sprintf("%q (no record)", key))
-			return
-		}
-		if err != nil {
-			return
-		}
-		rec, apart, err := decodeStored(key, rv, noBodies)
-		switch {
-		case err != nil:
-		case !apart:
-			r.add(DamageBodyOrphan, fmt.Sprintf("%q (its record holds its body inline or none)", key))
-		case unixNano(rec.CreatedAt) != unixNano(at):
-			r.add(DamageBodyOrphan, fmt.Sprintf("%q (of a record created at another time)", key))
-		}
-	})
 }
 
 // openCreated opens the creation-time index for the walk. It reports

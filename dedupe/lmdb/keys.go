@@ -38,20 +38,8 @@ const (
 	// the value is the store key. Its first entry of a destination is the
 	// oldest waiting event.
 	dbiWaiting = "waiting"
-	// dbiBodies holds the request bodies of the records that keep theirs
-	// apart (record.go, reqApart), under the record's creation-time index
-	// key (8-byte big-endian unix nanoseconds of CreatedAt, then the store
-	// key): written once with the record's creation and deleted with the
-	// record, so that the transitions in between rewrite a record of a
-	// few hundred bytes, not one that carries a body of up to a mebibyte
-	// onto overflow pages. Keyed by time, the bodies a commit writes share
-	// the tree's last leaf (a gateway's event ids come in no order, so
-	// keyed by the store key each would dirty a leaf of its own, as many
-	// pages as the rewrites save), and the pruner deletes them oldest
-	// first.
-	dbiBodies = "bodies"
 	// maxDBs is how many named DBIs an environment is opened for.
-	maxDBs = 8
+	maxDBs = 7
 )
 
 // lmdbMaxKey is LMDB's compiled-in key size limit (MDB_MAXKEYSIZE).
@@ -69,10 +57,6 @@ func expiryKey(dst []byte, at time.Time, key string) []byte {
 // createdKey is rec's entry in dbiCreated: the same layout as the expiry
 // index's.
 func createdKey(dst []byte, at time.Time, key string) []byte { return expiryKey(dst, at, key) }
-
-// bodyKey is the key in dbiBodies of the body of the record key created
-// at: the creation-time index's.
-func bodyKey(dst []byte, created time.Time, key string) []byte { return createdKey(dst, created, key) }
 
 // queueIndexKey is an entry's key in dbiDue or dbiWaiting. The store key
 // is kept as its digest (queueSum), not whole: with the destination in

@@ -75,7 +75,7 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 			// Every transition moves the index entry with the record, so a
 			// mismatch means an entry from an older layout or a bug; the
 			// record's own expiry decides, never the entry alone.
-			rec, apart, err := s.getStored(txn, key, noBodies)
+			rec, err := s.get(txn, key, noBodies)
 			if errors.Is(err, dedupe.ErrNotFound) {
 				continue
 			}
@@ -84,9 +84,6 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 				// newer layout after a rollback) whose index entry says it
 				// expired: drop it, or it would stop every later pass here.
 				s.logger.Warn("pruned a record that does not decode", "key", key)
-				// Its body, if it had one, cannot be found without its
-				// creation time: Check reports it, and a forced delete
-				// of the key removes it.
 				if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 					return err
 				}
@@ -116,11 +113,6 @@ func (s *Store) prune(ctx context.Context, limit int) (int, bool, error) {
 			}
 			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
-			}
-			if apart {
-				if err := s.dropBody(txn, rec.CreatedAt, key); err != nil {
-					return err
-				}
 			}
 			deleted++
 		}

@@ -162,7 +162,7 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 	err := s.update(ctx, func(txn *mdb.Txn) error {
 		taken = taken[:0] // the op may run twice (writer.go)
 		now := s.opts.Now()
-		recs, apart, stale, err := s.dueRecords(txn, destination, now, limit)
+		recs, stale, err := s.dueRecords(txn, destination, now, limit)
 		if err != nil {
 			return err
 		}
@@ -176,7 +176,7 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 			if cur.Leased(now) {
 				continue
 			}
-			if err := s.lease(txn, cur, apart[i], tokens[len(taken)], now); err != nil {
+			if err := s.lease(txn, cur, tokens[len(taken)], now); err != nil {
 				return err
 			}
 			taken = append(taken, dedupe.Attempt{Lease: dedupe.Lease{Key: cur.Key, Token: cur.Token, Until: cur.LeaseUntil}, Record: *cur})
@@ -193,10 +193,9 @@ func (s *Store) Take(ctx context.Context, destination string, limit int) ([]dedu
 // from now: the record is rewritten, and of its index entries only those a
 // lease changes, since its state, creation and expiry stay as they are
 // (put and unindex would delete and write again all of them, and the
-// counts, for every event a delivery pass takes), and its body, read for
-// the attempt, is left where it is when apart. Due again when the lease
+// counts, for every event a delivery pass takes). Due again when the lease
 // passes: an attempt lost in a crash is taken again then.
-func (s *Store) lease(txn *mdb.Txn, rec *dedupe.Record, apart bool, token uint64, now time.Time) error {
+func (s *Store) lease(txn *mdb.Txn, rec *dedupe.Record, token uint64, now time.Time) error {
 	s.wkey = queueIndexKey(s.wkey[:0], rec.Destination, rec.NextAttempt, rec.Key)
 	if err := s.delKV(txn, s.due, s.wkey); err != nil && !mdb.IsNotFound(err) {
 		return err
@@ -215,7 +214,7 @@ func (s *Store) lease(txn *mdb.Txn, rec *dedupe.Record, apart bool, token uint64
 	}
 	rec.Token, rec.LeaseUntil = token, now.Add(s.opts.Lease)
 	rec.NextAttempt, rec.UpdatedAt = rec.LeaseUntil, now
-	s.wval = encodeRecord(s.wval[:0], rec, apart)
+	s.wval = encodeRecord(s.wval[:0], rec)
 	s.wkey = append(s.wkey[:0], rec.Key...)
 	if err := s.putKV(txn, s.records, s.wkey, s.wval); err != nil {
 		return err
@@ -225,14 +224,14 @@ func (s *Store) lease(txn *mdb.Txn, rec *dedupe.Record, apart bool, token uint64
 }
 
 // dueRecords walks destination's due index from its earliest entry and
-// returns the records, whole, of up to limit entries due at now, whether
-// each one's body is apart, and the index keys of entries whose record is
-// gone or no longer QUEUED (left by nothing this package writes, but never
-// trusted over the record), to delete.
-func (s *Store) dueRecords(txn *mdb.Txn, destination string, now time.Time, limit int) (recs []dedupe.Record, apart []bool, stale [][]byte, err error) {
+// returns the records, whole, of up to limit entries due at now, and the
+// index keys of entries whose record is gone or no longer QUEUED (left by
+// nothing this package writes, but never trusted over the record), to
+// delete.
+func (s *Store) dueRecords(txn *mdb.Txn, destination string, now time.Time, limit int) (recs []dedupe.Record, stale [][]byte, err error) {
 	cur, err := txn.OpenCursor(s.due)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	defer cur.Close()
 	prefix := queuePrefix(destination)
@@ -243,7 +242,7 @@ func (s *Store) dueRecords(txn *mdb.Txn, destination string, now time.Time, limi
 		if ok && at.After(now) {
 			break
 		}
-		rec, ap, gerr := s.getStored(txn, string(v), allBodies)
+		rec, gerr := s.get(txn, string(v), allBodies)
 		if errors.Is(gerr, dedupe.ErrCorrupt) {
 			// It cannot be delivered, nor rewritten as FAILED: out of the
 			// queue, so that it stops no pass, and left for Check.
@@ -256,14 +255,14 @@ func (s *Store) dueRecords(txn *mdb.Txn, destination string, now time.Time, limi
 			continue
 		}
 		if gerr != nil {
-			return nil, nil, nil, gerr
+			return nil, nil, gerr
 		}
-		recs, apart = append(recs, rec), append(apart, ap)
+		recs = append(recs, rec)
 	}
 	if err != nil && !mdb.IsNotFound(err) {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	return recs, apart, stale, nil
+	return recs, stale, nil
 }
 
 // Retry puts l's event back to QUEUED, due at next, with resp as its last
@@ -273,7 +272,7 @@ func (s *Store) Retry(ctx context.Context, l dedupe.Lease, next time.Time, resp 
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	return s.settle(ctx, func(txn *mdb.Txn) error {
-		cur, apart, err := s.ownedQueued(txn, l)
+		cur, err := s.ownedQueued(txn, l)
 		if err != nil {
 			return err
 		}
@@ -284,7 +283,7 @@ func (s *Store) Retry(ctx context.Context, l dedupe.Lease, next time.Time, resp 
 		cur.Attempts++
 		cur.Retries++
 		cur.NextAttempt, cur.UpdatedAt, cur.Response = next, s.opts.Now(), resp
-		return s.rewrite(txn, &cur, apart)
+		return s.put(txn, &cur)
 	})
 }
 
@@ -294,7 +293,7 @@ func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Res
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	return s.settle(ctx, func(txn *mdb.Txn) error {
-		cur, apart, err := s.ownedQueued(txn, l)
+		cur, err := s.ownedQueued(txn, l)
 		if err != nil {
 			return err
 		}
@@ -306,7 +305,7 @@ func (s *Store) FailAttempt(ctx context.Context, l dedupe.Lease, resp dedupe.Res
 		cur.Attempts++
 		cur.UpdatedAt, cur.ExpiresAt = now, now.Add(s.opts.Retention)
 		cur.Response, cur.Reason = resp, dedupe.CutReason(reason)
-		return s.rewrite(txn, &cur, apart)
+		return s.put(txn, &cur)
 	})
 }
 
@@ -342,7 +341,7 @@ func (s *Store) Settle(ctx context.Context, settlements []dedupe.Settlement) ([]
 // settleOne writes one settlement in txn, as Complete, Retry or
 // FailAttempt would.
 func (s *Store) settleOne(txn *mdb.Txn, st *dedupe.Settlement) error {
-	cur, apart, err := s.ownedQueued(txn, st.Lease)
+	cur, err := s.ownedQueued(txn, st.Lease)
 	if err != nil {
 		return err
 	}
@@ -363,19 +362,19 @@ func (s *Store) settleOne(txn *mdb.Txn, st *dedupe.Settlement) error {
 	default:
 		return fmt.Errorf("dedupe: unknown settle outcome %d", st.Outcome)
 	}
-	return s.rewrite(txn, &cur, apart)
+	return s.put(txn, &cur)
 }
 
 // ownedQueued is owned for a queued event's attempt.
-func (s *Store) ownedQueued(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, bool, error) {
-	cur, apart, err := s.owned(txn, l)
+func (s *Store) ownedQueued(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
+	cur, err := s.owned(txn, l)
 	if err != nil {
-		return cur, false, err
+		return cur, err
 	}
 	if cur.State != dedupe.Queued {
-		return dedupe.Record{}, false, dedupe.ErrLeaseLost
+		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
-	return cur, apart, nil
+	return cur, nil
 }
 
 // Requeue puts a FAILED queued event back to QUEUED, due now.
@@ -386,8 +385,8 @@ func (s *Store) Requeue(ctx context.Context, key string, maxAge time.Duration) (
 	var rec dedupe.Record
 	err := s.update(ctx, func(txn *mdb.Txn) error {
 		now := s.opts.Now()
-		cur, apart, err := s.getStored(txn, key, allBodies) // the caller's answer holds the body
-		rec = cur                                           // the op may run twice (writer.go)
+		cur, err := s.get(txn, key, allBodies) // rewritten whole
+		rec = cur                              // the op may run twice (writer.go)
 		if err != nil {
 			return err
 		}
@@ -401,7 +400,7 @@ func (s *Store) Requeue(ctx context.Context, key string, maxAge time.Duration) (
 		cur.QueuedAt, cur.NextAttempt, cur.UpdatedAt = now, now, now
 		cur.ExpiresAt = dedupe.QueuedExpiry(now, max(maxAge, 0), s.opts.Lease, s.opts.Retention)
 		rec = cur
-		return s.rewrite(txn, &cur, apart)
+		return s.put(txn, &cur)
 	})
 	if err != nil && !dedupe.IsLogical(err) {
 		return dedupe.Record{}, err

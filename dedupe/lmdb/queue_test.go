@@ -20,10 +20,10 @@ func TestRecordQueueFieldsRoundTrip(t *testing.T) {
 	r := dedupe.Record{Key: "k", State: dedupe.Queued, Token: 9, LeaseUntil: at, CreatedAt: at, Fingerprint: "fp",
 		Request:     &dedupe.Request{ContentType: "application/json", Body: []byte("{}"), Size: 2},
 		Destination: "ledger", QueuedAt: at, NextAttempt: at.Add(time.Second), Retries: 3, Reason: "max_age passed"}
-	got, err := decodeRecord("k", encodeRecord(nil, &r, false), allBodies)
+	got, err := decodeRecord("k", encodeRecord(nil, &r), allBodies)
 	require.NoError(t, err)
 	require.Equal(t, r, got)
-	buf := encodeRecord(nil, &r, false)
+	buf := encodeRecord(nil, &r)
 	_, err = decodeRecord("k", buf[:len(buf)-3], allBodies)
 	require.ErrorIs(t, err, dedupe.ErrCorrupt, "a reason cut short")
 }
@@ -44,13 +44,10 @@ func TestOpenStoreWrittenBeforeTheQueue(t *testing.T) {
 		if err := s.put(txn, &rec); err != nil {
 			return err
 		}
-		v2 := encodeV2(nil, &rec, false)
+		v2 := encodeV2(nil, &rec)
 		v2[0] = recordVersion2
 		if err := txn.Put(s.records, []byte(rec.Key), v2, 0); err != nil {
 			return err
-		}
-		if err := txn.Del(s.bodies, bodyKey(nil, rec.CreatedAt, rec.Key), nil); err != nil {
-			return err // a v2 record holds its body inline
 		}
 		var old [3 * 8]byte
 		old[15] = 1 // one COMPLETED

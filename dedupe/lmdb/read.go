@@ -108,17 +108,7 @@ func (s *Store) Stats(ctx context.Context) (map[dedupe.State]int, error) {
 }
 
 // get reads key's record in txn, copying the bodies want asks for.
-func (s *Store) get(txn *mdb.Txn, key string, want bodies) (dedupe.Record, error) {
-	rec, _, err := s.getStored(txn, key, want)
-	return rec, err
-}
-
-// getStored is get that also reports whether the record's request body
-// lives in dbiBodies (apart), which a transition passes on to rewrite or
-// del. A request body apart is read from dbiBodies only when want asks for
-// requestBody; one missing there, or not of the request's size, is damage
-// (ErrCorrupt), as Check reports it.
-func (s *Store) getStored(txn *mdb.Txn, key string, want bodies) (_ dedupe.Record, apart bool, err error) {
+func (s *Store) get(txn *mdb.Txn, key string, want bodies) (_ dedupe.Record, err error) {
 	defer recoverCorrupt(&err, func() string { return fmt.Sprintf("key %q", key) })
 	// The value is read in place, not copied out of the map first:
 	// decodeRecord copies what it keeps, and nothing writes in between
@@ -133,24 +123,10 @@ func (s *Store) getStored(txn *mdb.Txn, key string, want bodies) (_ dedupe.Recor
 	defer func() { txn.RawRead = raw }() // also after a panic: the writer's transaction goes on
 	v, err := txn.Get(s.records, []byte(key))
 	if mdb.IsNotFound(err) {
-		return dedupe.Record{}, false, dedupe.ErrNotFound
+		return dedupe.Record{}, dedupe.ErrNotFound
 	}
 	if err != nil {
-		return dedupe.Record{}, false, err
+		return dedupe.Record{}, err
 	}
-	rec, apart, err := decodeStored(key, v, want)
-	if err != nil || !apart || want&requestBody == 0 {
-		return rec, apart, err
-	}
-	b, err := txn.Get(s.bodies, bodyKey(nil, rec.CreatedAt, key))
-	switch {
-	case mdb.IsNotFound(err):
-		return dedupe.Record{}, false, fmt.Errorf("%w: key %q: its request body is missing", dedupe.ErrCorrupt, key)
-	case err != nil:
-		return dedupe.Record{}, false, err
-	case len(b) != rec.Request.Size:
-		return dedupe.Record{}, false, fmt.Errorf("%w: key %q: its request body holds %d bytes of %d", dedupe.ErrCorrupt, key, len(b), rec.Request.Size)
-	}
-	rec.Request.Body, rec.Request.Unread = append([]byte(nil), b...), false
-	return rec, true, nil
+	return decodeRecord(key, v, want)
 }

@@ -23,7 +23,6 @@ type Store struct {
 	logger  *slog.Logger
 	env     *mdb.Env
 	records mdb.DBI
-	bodies  mdb.DBI // request bodies kept apart from their records (keys.go)
 	expiry  mdb.DBI
 	created mdb.DBI
 	meta    mdb.DBI
@@ -185,9 +184,6 @@ func (s *Store) open(dir string) error {
 		if s.records, err = txn.OpenDBI(dbiRecords, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiRecords, err)
 		}
-		if s.bodies, err = txn.OpenDBI(dbiBodies, mdb.Create); err != nil {
-			return fmt.Errorf("dedupe: open %s: %w", dbiBodies, err)
-		}
 		if s.expiry, err = txn.OpenDBI(dbiExpiry, mdb.Create); err != nil {
 			return fmt.Errorf("dedupe: open %s: %w", dbiExpiry, err)
 		}
@@ -241,14 +237,14 @@ func (s *Store) Logger() *slog.Logger { return s.logger }
 var pingKey = []byte("\x00ping")
 
 // Ping proves the store can be read and durably written, for readiness
-// probes. It writes a key into the DBIs a claim writes and deletes it
-// again in one transaction: nothing changes, but the commit has as many
-// pages to write as the claim of a new key (a transaction that changes nothing commits
+// probes. It writes a key into both DBIs and deletes it again in one
+// transaction: nothing changes, but the commit has as many pages to write
+// as the claim of a new key (a transaction that changes nothing commits
 // without touching the disk), so a disk too full or too broken to take a
 // claim fails Ping too.
 func (s *Store) Ping(ctx context.Context) error {
 	return s.update(ctx, func(txn *mdb.Txn) error {
-		for _, dbi := range []mdb.DBI{s.records, s.bodies, s.expiry} {
+		for _, dbi := range []mdb.DBI{s.records, s.expiry} {
 			if err := s.putKV(txn, dbi, pingKey, nil); err != nil {
 				return err
 			}

@@ -454,7 +454,7 @@ func TestMapFullAtMaximumIsUnavailable(t *testing.T) {
 }
 
 func TestDecodeRejectsGarbage(t *testing.T) {
-	for _, buf := range [][]byte{nil, {1}, {9, 1, 2, 3}, append(encodeRecord(nil, &dedupe.Record{State: dedupe.Completed}, false)[:48], 0xff), append(encodeRecord(nil, &dedupe.Record{State: dedupe.Completed}, false), 0)} {
+	for _, buf := range [][]byte{nil, {1}, {9, 1, 2, 3}, append(encodeRecord(nil, &dedupe.Record{State: dedupe.Completed})[:48], 0xff), append(encodeRecord(nil, &dedupe.Record{State: dedupe.Completed}), 0)} {
 		for _, want := range []bodies{noBodies, responseBody, allBodies} {
 			_, err := decodeRecord("k", buf, want)
 			require.ErrorIs(t, err, dedupe.ErrCorrupt, "a read without bodies checks their lengths too")
@@ -462,7 +462,7 @@ func TestDecodeRejectsGarbage(t *testing.T) {
 	}
 	r := dedupe.Record{Key: "k", State: dedupe.Failed, Attempts: 3, CreatedAt: time.Unix(5, 0).UTC(), Fingerprint: "fp",
 		Response: dedupe.Response{Status: 404, ContentType: "text/plain", Body: []byte("nope")}}
-	got, err := decodeRecord("k", encodeRecord(nil, &r, false), allBodies)
+	got, err := decodeRecord("k", encodeRecord(nil, &r), allBodies)
 	require.NoError(t, err)
 	require.Equal(t, r, got)
 }

@@ -58,7 +58,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		lease, found = dedupe.Lease{}, nil // the op may run twice (writer.go)
 		now := s.opts.Now()
-		cur, wasApart, err := s.getStored(txn, key, responseBody)
+		cur, err := s.get(txn, key, responseBody)
 		var attempts uint32
 		created := now
 		switch {
@@ -81,8 +81,7 @@ func (s *Store) Claim(ctx context.Context, key, fingerprint string, req *dedupe.
 			CreatedAt: created, UpdatedAt: now, Fingerprint: fingerprint, Request: req,
 		}
 		rec.ExpiresAt = rec.LeaseUntil.Add(s.opts.AbandonAfter)
-		// An abandoned claim's request gives way to this claim's.
-		if err := s.replace(txn, &rec, &cur, wasApart); err != nil {
+		if err := s.put(txn, &rec); err != nil {
 			return err
 		}
 		lease = dedupe.Lease{Key: key, Token: token, Until: rec.LeaseUntil}
@@ -116,7 +115,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 		resp.Body = resp.Body[:dedupe.MaxStoredBody]
 	}
 	return s.settleAnswer(ctx, l, func(txn *mdb.Txn) error {
-		cur, apart, err := s.owned(txn, l)
+		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
 		}
@@ -130,7 +129,7 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 		cur.State, cur.Token, cur.LeaseUntil = st, 0, time.Time{}
 		cur.UpdatedAt, cur.ExpiresAt = now, now.Add(s.opts.Retention)
 		cur.Response = resp
-		return s.rewrite(txn, &cur, apart)
+		return s.put(txn, &cur)
 	})
 }
 
@@ -139,18 +138,18 @@ func (s *Store) finish(ctx context.Context, l dedupe.Lease, st dedupe.State, res
 // from the finished record it left as it was.
 func (s *Store) Release(ctx context.Context, l dedupe.Lease) error {
 	return s.settle(ctx, func(txn *mdb.Txn) error {
-		cur, apart, err := s.owned(txn, l)
+		cur, err := s.owned(txn, l)
 		if err != nil {
 			return err
 		}
 		if cur.State == dedupe.InFlight {
-			return s.del(txn, &cur, apart)
+			return s.del(txn, &cur)
 		}
 		if err := s.unindex(txn, &cur); err != nil {
 			return err
 		}
 		cur.Token, cur.LeaseUntil = 0, time.Time{}
-		return s.rewrite(txn, &cur, apart)
+		return s.put(txn, &cur)
 	})
 }
 
@@ -174,9 +173,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 	var rec dedupe.Record
 	err = s.update(ctx, func(txn *mdb.Txn) error {
 		now := s.opts.Now()
-		// The request body is read for the caller to forward; the
-		// record is rewritten without it when it is apart.
-		cur, apart, err := s.getStored(txn, key, allBodies)
+		cur, err := s.get(txn, key, allBodies)
 		rec = cur // the op may run twice (writer.go)
 		if err != nil {
 			return err
@@ -194,7 +191,7 @@ func (s *Store) Redrive(ctx context.Context, key string) (dedupe.Lease, dedupe.R
 			cur.UpdatedAt, cur.ExpiresAt = now, cur.LeaseUntil.Add(s.opts.AbandonAfter)
 		}
 		rec = cur
-		return s.rewrite(txn, &cur, apart)
+		return s.put(txn, &cur)
 	})
 	if err != nil {
 		if !dedupe.IsLogical(err) {
@@ -226,56 +223,39 @@ func (s *Store) delete(ctx context.Context, key string, force bool) error {
 		return err
 	}
 	return s.update(ctx, func(txn *mdb.Txn) error {
-		cur, apart, err := s.getStored(txn, key, noBodies)
+		cur, err := s.get(txn, key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrCorrupt) && force:
 			// Its index entry cannot be found without the record; the
 			// pruner drops index entries whose record is gone. Nor can
-			// it say what it was counted as, or whether it has a body.
+			// it say what it was counted as.
 			if err := s.delKV(txn, s.records, []byte(key)); err != nil {
 				return err
 			}
-			if _, err := s.dropBodiesOf(txn, key); err != nil {
-				return err
-			}
 			return s.recount(txn)
-		case errors.Is(err, dedupe.ErrNotFound) && force:
-			// A body whose record is gone (Check's DamageBodyOrphan) is
-			// removed by the key it is kept under.
-			if n, err := s.dropBodiesOf(txn, key); err != nil || n > 0 {
-				return err
-			}
-			return dedupe.ErrNotFound
 		case err != nil:
 			return err
 		case !force && cur.Leased(s.opts.Now()):
 			return fmt.Errorf("%w: lease runs until %s", dedupe.ErrInFlight, cur.LeaseUntil.Format(time.RFC3339))
 		}
-		if err := s.del(txn, &cur, apart); err != nil || !force {
-			return err
-		}
-		// Forced, every body under the key goes too, also one beside a
-		// record that does not keep it (Check's DamageBodyOrphan).
-		_, err = s.dropBodiesOf(txn, key)
-		return err
+		return s.del(txn, &cur)
 	})
 }
 
 // owned returns the record of l's key if l still owns it: a claim's
-// IN_FLIGHT record or a redriven finished one (Redrive), read for a
-// rewrite (rewriteBodies), and whether its body is apart.
-func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, bool, error) {
-	cur, apart, err := s.getStored(txn, l.Key, rewriteBodies)
+// IN_FLIGHT record or a redriven finished one (Redrive).
+func (s *Store) owned(txn *mdb.Txn, l dedupe.Lease) (dedupe.Record, error) {
+	cur, err := s.get(txn, l.Key, allBodies) // rewritten whole
 	if errors.Is(err, dedupe.ErrNotFound) {
-		return dedupe.Record{}, false, dedupe.ErrLeaseLost
+		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
 	if err != nil {
-		return dedupe.Record{}, false, err
+		return dedupe.Record{}, err
 	}
 	if cur.Token == 0 || cur.Token != l.Token {
-		return dedupe.Record{}, false, dedupe.ErrLeaseLost
+		return dedupe.Record{}, dedupe.ErrLeaseLost
 	}
-	return cur, apart, nil
+	return cur, nil
 }
 
 // Keep writes rec, a finished record copied from another store (the
@@ -313,15 +293,11 @@ func (s *Store) KeepLater(rec dedupe.Record) error {
 
 func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
 	return func(txn *mdb.Txn) error {
-		cur, wasApart, err := s.getStored(txn, rec.Key, noBodies)
+		cur, err := s.get(txn, rec.Key, noBodies)
 		switch {
 		case errors.Is(err, dedupe.ErrNotFound):
 		case errors.Is(err, dedupe.ErrCorrupt):
-			// What it replaces cannot say what it was counted as, nor
-			// whether it had a body apart, nor when it was created.
-			if _, err := s.dropBodiesOf(txn, rec.Key); err != nil {
-				return err
-			}
+			// What it replaces cannot say what it was counted as.
 			if err := s.put(txn, &rec); err != nil {
 				return err
 			}
@@ -336,6 +312,6 @@ func (s *Store) keepOp(rec dedupe.Record) mdb.TxnOp {
 				return err
 			}
 		}
-		return s.replace(txn, &rec, &cur, wasApart)
+		return s.put(txn, &rec)
 	}
 }

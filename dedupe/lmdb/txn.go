@@ -3,44 +3,22 @@ package lmdb
 import (
 	"context"
 	"fmt"
-	"time"
 
 	mdb "github.com/PowerDNS/lmdb-go/lmdb"
 
 	"github.com/webhookd/webhookd/dedupe"
 )
 
-// put, rewrite, unindex and del run inside writer ops only, so they may
-// share the writer's scratch buffers; LMDB copies keys and values as it
-// writes them. put and rewrite count rec in its state; unindex uncounts
-// it, since every caller unindexes a record to replace or delete it. All
-// move a QUEUED record's queue entries with it (queue.go).
-//
-// put writes rec as a new record (a claim, an enqueue, a copy kept): its
-// request body, when in hand, goes into dbiBodies in the same
-// transaction, so that no record is without its body and no body without
-// its record. A record it replaces must be unindexed first, and its body
-// dropped (dropBody) unless put writes a new one over it.
+// put, unindex and del run inside writer ops only, so they may share the
+// writer's scratch buffers; LMDB copies keys and values as it writes them.
+// put counts rec in its state; unindex uncounts it, since every caller
+// unindexes a record to replace or delete it. Both move a QUEUED record's
+// queue entries with it (queue.go).
 func (s *Store) put(txn *mdb.Txn, rec *dedupe.Record) error {
-	apart := apartBody(rec.Request)
-	if apart {
-		s.wkey = bodyKey(s.wkey[:0], rec.CreatedAt, rec.Key)
-		if err := s.putKV(txn, s.bodies, s.wkey, rec.Request.Body); err != nil {
-			return err
-		}
-	}
-	return s.rewrite(txn, rec, apart)
-}
-
-// rewrite writes rec, a record read by getStored and changed by a
-// transition, keeping its request body where it was: a body apart is not
-// written again (a transition never changes the request), an inline one
-// (an older record, read with rewriteBodies) is written inline again.
-func (s *Store) rewrite(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
 	if err := s.count(txn, rec.State, 1); err != nil {
 		return err
 	}
-	s.wval = encodeRecord(s.wval[:0], rec, apart)
+	s.wval = encodeRecord(s.wval[:0], rec)
 	s.wkey = append(s.wkey[:0], rec.Key...)
 	if err := s.putKV(txn, s.records, s.wkey, s.wval); err != nil {
 		return err
@@ -54,56 +32,6 @@ func (s *Store) rewrite(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
 		return err
 	}
 	return s.enqueueIndex(txn, rec)
-}
-
-// replace writes rec as a new record over old, unindexed already, whose
-// body was apart when wasApart is set: put writes a new body over it
-// (same key, same creation time), or the old one is dropped.
-func (s *Store) replace(txn *mdb.Txn, rec, old *dedupe.Record, wasApart bool) error {
-	if wasApart && (!apartBody(rec.Request) || unixNano(old.CreatedAt) != unixNano(rec.CreatedAt)) {
-		if err := s.dropBody(txn, old.CreatedAt, old.Key); err != nil {
-			return err
-		}
-	}
-	return s.put(txn, rec)
-}
-
-// dropBody deletes the body of the record key created at, if there is one.
-func (s *Store) dropBody(txn *mdb.Txn, created time.Time, key string) error {
-	s.wkey = bodyKey(s.wkey[:0], created, key)
-	err := s.delKV(txn, s.bodies, s.wkey)
-	if mdb.IsNotFound(err) {
-		return nil
-	}
-	return err
-}
-
-// dropBodiesOf deletes every body kept under key, whatever its creation
-// time, and reports how many: for a record that cannot say when it was
-// created (one that does not decode) and for a body whose record is gone
-// (Check's DamageBodyOrphan). It walks the whole bodies DBI, which only an
-// operator's forced delete asks for.
-func (s *Store) dropBodiesOf(txn *mdb.Txn, key string) (int, error) {
-	cur, err := txn.OpenCursor(s.bodies)
-	if err != nil {
-		return 0, err
-	}
-	defer cur.Close()
-	n := 0
-	for k, _, err := cur.Get(nil, nil, mdb.First); ; k, _, err = cur.Get(nil, nil, mdb.Next) {
-		if mdb.IsNotFound(err) {
-			return n, nil
-		}
-		if err != nil {
-			return n, err
-		}
-		if _, bk, ok := splitExpiryKey(k); ok && bk == key {
-			if err := s.delCur(cur); err != nil {
-				return n, err
-			}
-			n++
-		}
-	}
 }
 
 func (s *Store) unindex(txn *mdb.Txn, rec *dedupe.Record) error {
@@ -134,18 +62,11 @@ func (s *Store) uncreate(txn *mdb.Txn, rec *dedupe.Record) error {
 	return err
 }
 
-// del deletes rec, read by getStored, with its body when apart.
-func (s *Store) del(txn *mdb.Txn, rec *dedupe.Record, apart bool) error {
+func (s *Store) del(txn *mdb.Txn, rec *dedupe.Record) error {
 	if err := s.unindex(txn, rec); err != nil {
 		return err
 	}
-	if err := s.delKV(txn, s.records, []byte(rec.Key)); err != nil {
-		return err
-	}
-	if apart {
-		return s.dropBody(txn, rec.CreatedAt, rec.Key)
-	}
-	return nil
+	return s.delKV(txn, s.records, []byte(rec.Key))
 }
 
 // putKV, delKV and delCur are the only ways this package writes to LMDB

@@ -31,7 +31,7 @@ func TestOpenStoreWithoutCreatedIndex(t *testing.T) {
 			}
 			// Rewrite it as webhookd wrote it before: layout v1, which
 			// ends after the answer's body (no request byte).
-			v1 := encodeV2(nil, &rec, false)
+			v1 := encodeV2(nil, &rec)
 			v1[0] = recordVersion1
 			if err := txn.Put(s.records, []byte(k), v1[:len(v1)-1], 0); err != nil {
 				return err
