@@ -118,6 +118,12 @@ func foldHash(raw []byte) (key uint64, ascii bool) {
 		if len(raw) >= 8 {
 			w = binary.LittleEndian.Uint64(raw)
 			raw = raw[8:]
+		} else if cap(raw) >= 8 {
+			// The bytes past raw in its array (the body after the
+			// name) are read whole and masked off: a byte at a time
+			// cost more than the rest of the hash.
+			w = binary.LittleEndian.Uint64(raw[:8]) & (1<<(8*len(raw)) - 1)
+			raw = nil
 		} else {
 			for i := len(raw) - 1; i >= 0; i-- {
 				w = w<<8 | uint64(raw[i])
@@ -130,6 +136,26 @@ func foldHash(raw []byte) (key uint64, ascii bool) {
 		h = bits.RotateLeft64((h^(w|fold))*prime, 29)
 	}
 	return h, bad == 0
+}
+
+// skipWhite returns the offset of the first byte at or after i above
+// ' ', or len(raw). Indentation runs for several bytes on every line of a
+// body as the providers send it: a word at a time, a run costs one or two
+// steps rather than one per byte.
+func skipWhite(raw []byte, i int) int {
+	for ; i+8 <= len(raw); i += 8 {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		// With its high bit set, a byte below 0x80 minus 0x21 keeps the
+		// bit (no borrow crosses bytes) exactly when it is above ' ';
+		// w&highs marks the bytes from 0x80 up.
+		if m := ((w|highs)-0x21*ones)&highs | w&highs; m != 0 {
+			return i + firstMarked(m)
+		}
+	}
+	for i < len(raw) && raw[i] <= ' ' {
+		i++
+	}
+	return i
 }
 
 // appendCompact appends raw, a valid JSON value, to dst without
@@ -158,9 +184,7 @@ func appendCompact(dst, raw []byte) []byte {
 			i = end
 			continue
 		}
-		for i < len(raw) && raw[i] <= ' ' {
-			i++
-		}
+		i = skipWhite(raw, i)
 	}
 	for i < len(raw) {
 		switch c := raw[i]; {
