@@ -158,6 +158,50 @@ func skipWhite(raw []byte, i int) int {
 	return i
 }
 
+// copyString copies the rest of a string whose content starts at raw[i]
+// (its opening quote is at dst[at], already written) to dst, its closing
+// quote included, a word at a time, and returns the offsets past it in dst
+// and raw. dst has room for raw whole and at <= i: a word written at at
+// never overruns what appendCompact was given. Inline in appendCompact's
+// loop, the names and short values of an indented body cost no call to
+// stringEnd and none to copy.
+func copyString(dst []byte, at int, raw []byte, i int) (int, int) {
+	at++
+	for i+8 <= len(raw) {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		binary.LittleEndian.PutUint64(dst[at:], w)
+		m := zeroBytes(w^quotes) | zeroBytes(w^backslashes)
+		if m == 0 {
+			at, i = at+8, i+8
+			continue
+		}
+		k := firstMarked(m)
+		at, i = at+k, i+k
+		if raw[i] == '"' {
+			return at + 1, i + 1
+		}
+		// A backslash and the byte it escapes.
+		if i+1 >= len(raw) {
+			return at + 1, i + 1
+		}
+		dst[at], dst[at+1] = raw[i], raw[i+1]
+		at, i = at+2, i+2
+	}
+	for i < len(raw) {
+		c := raw[i]
+		dst[at] = c
+		at, i = at+1, i+1
+		switch {
+		case c == '"':
+			return at, i
+		case c == '\\' && i < len(raw):
+			dst[at] = raw[i]
+			at, i = at+1, i+1
+		}
+	}
+	return at, i
+}
+
 // appendCompact appends raw, a valid JSON value, to dst without
 // insignificant white space: what json.Compact writes for it. Outside
 // strings, valid JSON has no byte below 0x21 but white space (nor one
@@ -179,9 +223,7 @@ func appendCompact(dst, raw []byte) []byte {
 		k := firstMarked(m)
 		at, i = at+k, i+k // the bytes before the marked one are in dst
 		if raw[i] == '"' {
-			end := min(stringEnd(raw, i+1)+1, len(raw))
-			at += copy(dst[at:], raw[i:end])
-			i = end
+			at, i = copyString(dst, at, raw, i+1)
 			continue
 		}
 		i = skipWhite(raw, i)
