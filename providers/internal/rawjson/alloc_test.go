@@ -77,6 +77,24 @@ func TestAppendCompact(t *testing.T) {
 	}
 }
 
+// TestAppendCompactWhiteRuns: a run of white space of any length (the
+// indentation of a line: 0 to 20 of each kind, and lines of it), before and after
+// every token and at either end of the value, compacts as json.Compact
+// does (skipWhite reads a word at a time).
+func TestAppendCompactWhiteRuns(t *testing.T) {
+	for n := range 21 {
+		for _, ws := range []string{" ", "\t", "\n", "\r", "\n  "} {
+			run := strings.Repeat(ws, n)
+			value := []byte(run + "{" + run + `"a"` + run + ":" + run + "[" + run + "1" + run + "," + run + `"x y"` + run +
+				"," + run + "true" + run + "]" + run + "," + run + `"b":null` + run + "}" + run)
+			var got, want bytes.Buffer
+			rawjson.Member{Value: value}.AppendCompact(&got)
+			require.NoError(t, json.Compact(&want, value))
+			require.Equal(t, want.String(), got.String(), "%q", value)
+		}
+	}
+}
+
 // TestParseDepth: nesting is limited as encoding/json limits it (10000
 // levels, the body's own object included).
 func TestParseDepth(t *testing.T) {

@@ -118,6 +118,12 @@ func foldHash(raw []byte) (key uint64, ascii bool) {
 		if len(raw) >= 8 {
 			w = binary.LittleEndian.Uint64(raw)
 			raw = raw[8:]
+		} else if cap(raw) >= 8 {
+			// The bytes past raw in its array (the body after the
+			// name) are read whole and masked off: a byte at a time
+			// cost more than the rest of the hash.
+			w = binary.LittleEndian.Uint64(raw[:8]) & (1<<(8*len(raw)) - 1)
+			raw = nil
 		} else {
 			for i := len(raw) - 1; i >= 0; i-- {
 				w = w<<8 | uint64(raw[i])
@@ -130,6 +136,70 @@ func foldHash(raw []byte) (key uint64, ascii bool) {
 		h = bits.RotateLeft64((h^(w|fold))*prime, 29)
 	}
 	return h, bad == 0
+}
+
+// skipWhite returns the offset of the first byte at or after i above
+// ' ', or len(raw). Indentation runs for several bytes on every line of a
+// body as the providers send it: a word at a time, a run costs one or two
+// steps rather than one per byte.
+func skipWhite(raw []byte, i int) int {
+	for ; i+8 <= len(raw); i += 8 {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		// With its high bit set, a byte below 0x80 minus 0x21 keeps the
+		// bit (no borrow crosses bytes) exactly when it is above ' ';
+		// w&highs marks the bytes from 0x80 up.
+		if m := ((w|highs)-0x21*ones)&highs | w&highs; m != 0 {
+			return i + firstMarked(m)
+		}
+	}
+	for i < len(raw) && raw[i] <= ' ' {
+		i++
+	}
+	return i
+}
+
+// copyString copies the rest of a string whose content starts at raw[i]
+// (its opening quote is at dst[at], already written) to dst, its closing
+// quote included, a word at a time, and returns the offsets past it in dst
+// and raw. dst has room for raw whole and at <= i: a word written at at
+// never overruns what appendCompact was given. Inline in appendCompact's
+// loop, the names and short values of an indented body cost no call to
+// stringEnd and none to copy.
+func copyString(dst []byte, at int, raw []byte, i int) (int, int) {
+	at++
+	for i+8 <= len(raw) {
+		w := binary.LittleEndian.Uint64(raw[i:])
+		binary.LittleEndian.PutUint64(dst[at:], w)
+		m := zeroBytes(w^quotes) | zeroBytes(w^backslashes)
+		if m == 0 {
+			at, i = at+8, i+8
+			continue
+		}
+		k := firstMarked(m)
+		at, i = at+k, i+k
+		if raw[i] == '"' {
+			return at + 1, i + 1
+		}
+		// A backslash and the byte it escapes.
+		if i+1 >= len(raw) {
+			return at + 1, i + 1
+		}
+		dst[at], dst[at+1] = raw[i], raw[i+1]
+		at, i = at+2, i+2
+	}
+	for i < len(raw) {
+		c := raw[i]
+		dst[at] = c
+		at, i = at+1, i+1
+		switch {
+		case c == '"':
+			return at, i
+		case c == '\\' && i < len(raw):
+			dst[at] = raw[i]
+			at, i = at+1, i+1
+		}
+	}
+	return at, i
 }
 
 // appendCompact appends raw, a valid JSON value, to dst without
@@ -153,14 +223,10 @@ func appendCompact(dst, raw []byte) []byte {
 		k := firstMarked(m)
 		at, i = at+k, i+k // the bytes before the marked one are in dst
 		if raw[i] == '"' {
-			end := min(stringEnd(raw, i+1)+1, len(raw))
-			at += copy(dst[at:], raw[i:end])
-			i = end
+			at, i = copyString(dst, at, raw, i+1)
 			continue
 		}
-		for i < len(raw) && raw[i] <= ' ' {
-			i++
-		}
+		i = skipWhite(raw, i)
 	}
 	for i < len(raw) {
 		switch c := raw[i]; {

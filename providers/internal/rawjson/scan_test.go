@@ -88,6 +88,22 @@ func TestFoldHash(t *testing.T) {
 	}
 }
 
+// TestFoldHashTail: a name's last partial word is hashed the same whether
+// it is read whole from the bytes after the name (masked off) or a byte at
+// a time (no room after it), whatever those bytes are.
+func TestFoldHashTail(t *testing.T) {
+	for _, raw := range []string{"", "a", "id", "type", "created", "livemode", "livemodes", "api_version", "a_much_longer_name_x"} {
+		alone := []byte(raw)[:len(raw):len(raw)] // no room: the byte loop
+		k, ok := foldHash(alone)
+		for _, after := range []string{`":`, `"  :  "\\\\\\\\`, "\"\xff\xff\xff\xff\xff\xff\xff\xff"} {
+			body := []byte(raw + after)
+			kb, okb := foldHash(body[:len(raw)])
+			require.Equal(t, ok, okb, "%q before %q", raw, after)
+			require.Equal(t, k, kb, "%q before %q", raw, after)
+		}
+	}
+}
+
 // TestHasVariantsCollisions: names whose keys collide are told apart by
 // comparing them, in the table and past it (sorted), so a collision costs
 // time, never a wrong answer.
