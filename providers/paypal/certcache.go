@@ -66,17 +66,7 @@ func (c *certCache) get(ctx context.Context, key string, now func() time.Time, f
 		return nil, err
 	}
 	c.mu.Unlock()
-	ch := c.flight.DoChan(key, func() (any, error) {
-		leaf, err := fetch()
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if err != nil {
-			c.failed[key] = now()
-			return nil, err
-		}
-		c.addLocked(key, leaf)
-		return leaf, nil
-	})
+	ch := c.flight.DoChan(key, func() (any, error) { return c.fetchOnce(key, now, fetch) })
 	select {
 	case r := <-ch:
 		if r.Err != nil {
@@ -86,6 +76,32 @@ func (c *certCache) get(ctx context.Context, key string, now func() time.Time, f
 	case <-ctx.Done():
 		return nil, fmt.Errorf("%w (%s)", ErrCertUnavailable, fetchFailure(ctx.Err()))
 	}
+}
+
+// fetchOnce is the flight of key: it fetches unless, since its caller
+// looked, another flight of key has cached the certificate or failed (a
+// flight that ended between the caller's look and its DoChan), so that
+// callers arriving together cost one fetch.
+func (c *certCache) fetchOnce(key string, now func() time.Time, fetch func() (*x509.Certificate, error)) (*x509.Certificate, error) {
+	c.mu.Lock()
+	if e, ok := c.good[key]; ok {
+		c.mu.Unlock()
+		return e.leaf, nil
+	}
+	if err := c.pausedLocked(key, now()); err != nil {
+		c.mu.Unlock()
+		return nil, err
+	}
+	c.mu.Unlock()
+	leaf, err := fetch()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		c.failed[key] = now()
+		return nil, err
+	}
+	c.addLocked(key, leaf)
+	return leaf, nil
 }
 
 // pausedLocked says why key must not be fetched now, or nil: its own fetch
