@@ -2,7 +2,6 @@ package receiver_test
 
 import (
 	"bytes"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -54,21 +53,15 @@ func fixture(t *testing.T, provider, name string) []byte {
 	return b
 }
 
-// send posts body to /webhooks/provider with header.
+// send posts body to /webhooks/provider with header, as JSON.
 func (h *harness) send(provider string, body []byte, header http.Header) reply {
 	h.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, h.srv.URL+"/webhooks/"+provider, bytes.NewReader(body))
-	require.NoError(h.t, err)
-	for k, v := range header {
-		req.Header[k] = v
+	header = header.Clone()
+	if header == nil {
+		header = http.Header{}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	require.NoError(h.t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(h.t, err)
-	return reply{resp.StatusCode, resp.Header, string(b)}
+	header.Set("Content-Type", "application/json")
+	return h.sendAs(provider, body, header)
 }
 
 // signed sends body the way the provider would: signed by the adapter.
