@@ -23,15 +23,9 @@ import (
 // builtinSpec returns the built-in spec called name.
 func builtinSpec(t *testing.T, name string) *Spec {
 	t.Helper()
-	specs, err := Builtin()
+	s, err := BuiltinNamed(name)
 	require.NoError(t, err)
-	for _, s := range specs {
-		if s.name == name {
-			return s
-		}
-	}
-	require.Failf(t, "no built-in spec", "%s", name)
-	return nil
+	return s
 }
 
 // gatewayFixtures returns the bodies of fixtures/<name>/*.json by file name.
