@@ -120,7 +120,15 @@ type Options struct {
 	// OnAttempt, if set, is called after each attempt is settled, with its
 	// destination and outcome (metrics).
 	OnAttempt func(destination, outcome string)
-	Logger    *slog.Logger // discarded if nil
+	// Busy, if set, reports whether the node's gateway-facing side is
+	// saturated (receiver.Load). While it is, each destination keeps one
+	// attempt open at most: on a node bound by its CPU, every attempt
+	// started is an acknowledgement a gateway waits longer for, and a
+	// queued event loses nothing by waiting (docs/delivery.md,
+	// "Acknowledgements first"). One, not none, so that a node busy for
+	// hours still delivers.
+	Busy   func() bool
+	Logger *slog.Logger // discarded if nil
 }
 
 // ErrInvalid is wrapped by every error New returns.
@@ -251,9 +259,6 @@ func (w *worker) run(ctx context.Context) {
 		}
 		pending = append(pending, r)
 	}
-	// batch is how many free slots a pass waits for while attempts are
-	// open.
-	batch := (w.Concurrency + 1) / 2
 	for {
 		for drained := false; !drained; {
 			select {
@@ -272,7 +277,10 @@ func (w *worker) run(ctx context.Context) {
 		}
 		var until time.Time
 		now := w.opts.Clock.Now()
-		free := w.Concurrency - open
+		// batch is how many free slots a pass waits for while attempts
+		// are open.
+		limit := w.limit()
+		free, batch := limit-open, (limit+1)/2
 		if free >= batch || open == 0 || len(pending) > 0 && !now.Before(firstPending.Add(settleDelay)) {
 			until = w.pass(ctx, now, pending, &open, results, &wg)
 			pending = pending[:0]
@@ -312,7 +320,7 @@ func (w *worker) pass(ctx context.Context, now time.Time, ended []result, open *
 	if w.isPaused(ctx, now) {
 		return poll
 	}
-	n := w.Concurrency - *open
+	n := w.limit() - *open
 	if n <= 0 {
 		return poll // an attempt ending wakes the worker
 	}
@@ -340,6 +348,15 @@ func (w *worker) pass(ctx context.Context, now time.Time, ended []result, open *
 		return time.Time{}
 	}
 	return w.nextDue(ctx, now, poll)
+}
+
+// limit is how many attempts may be open now: the concurrency, or one
+// while the node is busy (Options.Busy).
+func (w *worker) limit() int {
+	if w.opts.Busy != nil && w.opts.Busy() {
+		return 1
+	}
+	return w.Concurrency
 }
 
 // settle records the ends of attempts in one write, or each on its own

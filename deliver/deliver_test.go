@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -148,7 +149,8 @@ type harness struct {
 	core     *fakeCore
 	loop     *Loop
 	outcomes chan string
-	store2   Store // what the loop uses, when a test wraps the store
+	store2   Store       // what the loop uses, when a test wraps the store
+	busy     atomic.Bool // Options.Busy
 }
 
 // start opens a store and a loop with one destination, "ledger", made by
@@ -173,6 +175,7 @@ func start(t *testing.T, d func(*Destination), wrap func(Store) Store) *harness 
 		Store: st, Clock: h.clock, Poll: time.Second,
 		Backoff:   func(retry int) time.Duration { return time.Duration(retry) * time.Second },
 		OnAttempt: func(_, outcome string) { h.outcomes <- outcome },
+		Busy:      h.busy.Load,
 	}, []Destination{dest})
 	require.NoError(t, err)
 	return h
@@ -354,6 +357,35 @@ func TestConcurrencyBoundsTheOpenAttempts(t *testing.T) {
 	h.core.mu.Lock()
 	defer h.core.mu.Unlock()
 	require.Equal(t, 2, h.core.maxOpen, "attempts open at once")
+}
+
+func TestABusyNodeKeepsOneAttemptOpen(t *testing.T) {
+	h := start(t, func(d *Destination) { d.Concurrency = 4 }, nil)
+	h.core.answers = make(chan dispatch.Result) // unbuffered: an answer goes to an attempt under way
+	for i := range 5 {
+		h.enqueue(fmt.Sprintf("evt_%d", i))
+	}
+	h.busy.Store(true)
+	h.run()
+	for range 2 {
+		h.core.next(t)
+		h.clock.waitArmed(t)
+		h.core.none(t)
+		h.core.answers <- delivered
+		require.Equal(t, OutcomeDelivered, h.outcome())
+	}
+	// No longer busy: the next pass takes up to the concurrency.
+	h.busy.Store(false)
+	h.core.next(t)
+	h.core.next(t)
+	h.core.next(t)
+	for range 3 {
+		h.core.answers <- delivered
+		require.Equal(t, OutcomeDelivered, h.outcome())
+	}
+	h.core.mu.Lock()
+	defer h.core.mu.Unlock()
+	require.Equal(t, 3, h.core.maxOpen, "attempts open at once")
 }
 
 // countingWrites counts the loop's writes: its Takes and its Settles, with

@@ -183,6 +183,9 @@ type Config struct {
 	// the store): a paused sync destination's events are answered 503
 	// without a forward, so that the gateway keeps them.
 	Paused func(destination string) bool
+	// Load, if set, counts the deliveries open (load.go), for the work
+	// that gives way to them.
+	Load *Load
 	// StoreRequests keeps each claimed request's body with its record
 	// (WEBHOOKD_STORE_REQUESTS), so that it can be redriven and shown in
 	// the console; without it a record keeps the request's headers and
@@ -311,6 +314,8 @@ func (h *handler) receive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.Size = int64(len(body))
+	h.Load.enter()
+	defer h.Load.leave()
 	in := providers.Delivery{Header: r.Header, Body: body, Path: servicePath}
 	if r.URL.RawQuery != "" {
 		// Parsed only when present: most providers send none, and the

@@ -19,6 +19,13 @@ type queueStore interface {
 	dedupe.Queue
 }
 
+// busyDeliveries is how many deliveries a node has open per CPU when a
+// queue destination's delivery gives way to acknowledgements
+// (docs/delivery.md, "Acknowledgements first"): a node answering
+// deliveries as fast as they come has a few open per CPU; eight per CPU
+// are deliveries waiting for the CPU.
+const busyDeliveries = 8
+
 // queueLoops runs the delivery loop (package deliver) of the queue
 // destinations in force, started afresh by every configuration put in
 // force (a reload): the old loop's attempts under way finish while the new
@@ -29,6 +36,7 @@ type queueLoops struct {
 	rt        *router
 	log       *slog.Logger
 	onAttempt func(destination, outcome string)
+	busy      func() bool // deliver.Options.Busy
 
 	mu     sync.Mutex
 	loop   *deliver.Loop
@@ -46,7 +54,7 @@ func (q *queueLoops) start(c *routing.Config) error {
 		dests = append(dests, deliver.Destination{Name: d.Name, Forwarder: currentForwarder{q.rt, d.Name},
 			MaxAge: d.MaxAge, Rate: d.Rate, Concurrency: d.Concurrency})
 	}
-	loop, err := deliver.New(deliver.Options{Store: q.store, Provider: c.ProviderOf, OnAttempt: q.onAttempt, Logger: q.log}, dests)
+	loop, err := deliver.New(deliver.Options{Store: q.store, Provider: c.ProviderOf, OnAttempt: q.onAttempt, Busy: q.busy, Logger: q.log}, dests)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -171,7 +172,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		return err
 	}
 	tally := &attemptCounts{}
-	loops := &queueLoops{store: qs, rt: rt, log: log, onAttempt: func(d, o string) { onAttempt(d, o); tally.observe(d, o) }}
+	load := receiver.NewLoad(busyDeliveries*runtime.GOMAXPROCS(0), nil)
+	loops := &queueLoops{store: qs, rt: rt, log: log, busy: load.Busy,
+		onAttempt: func(d, o string) { onAttempt(d, o); tally.observe(d, o) }}
 	if err := loops.start(rc); err != nil {
 		return err
 	}
@@ -221,6 +224,7 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 		OnDelivery:    onDelivery,
 		StoreRequests: cfg.StoreRequests,
 		Tracer:        tr.Tracer,
+		Load:          load,
 	})
 	if err != nil {
 		return err
