@@ -33,6 +33,9 @@ type compareOpts struct {
 	// drainTimeout bounds the wait, after the load, for a queue
 	// destination's events to reach the core.
 	drainTimeout time.Duration
+	// queueConcurrency is the queue design's destination concurrency
+	// (0: webhookd's default).
+	queueConcurrency int
 }
 
 // defaultDrainTimeout is compare's and crash's bound on a queue's drain.
@@ -192,7 +195,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 	if o.drainTimeout <= 0 {
 		o.drainTimeout = defaultDrainTimeout
 	}
-	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir}
+	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir, queueConcurrency: o.queueConcurrency}
 	profile := o.profileDir != "" && o.duration >= time.Second && variant != variantRedis
 	if profile {
 		if to.pprofAddr, err = freeAddr(); err != nil {

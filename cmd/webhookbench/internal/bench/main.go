@@ -95,6 +95,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, queue (LMDB, delivery: queue), redis")
 		fs.StringVar(&before, "before", "", "a second webhookd binary, run by the designs named lmdb-before, postgres-before, tiered-before: a change against its baseline in one run")
 		fs.DurationVar(&co.drainTimeout, "drain-timeout", defaultDrainTimeout, "for the queue design, how long to wait after the load for every event to reach the core (the run fails past it)")
+		fs.IntVar(&co.queueConcurrency, "queue-concurrency", 0, "the queue design's destination concurrency (0: webhookd's default)")
 		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of every design but redis (webhookd and the proxy), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")
@@ -144,8 +145,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 	case "compare":
 		co.u, co.d, co.c, co.dup, co.pgDSN, co.redis = u, d, c, dup, *pgDSN, *redisAddr
 		co.variants = strings.Split(variants, ",")
-		if co.rounds < 1 || (co.duration <= 0 && co.count < 0) || co.drainTimeout <= 0 {
-			fmt.Fprintln(stderr, "webhookbench compare: -rounds must be at least 1, -drain-timeout positive")
+		if co.rounds < 1 || (co.duration <= 0 && co.count < 0) || co.drainTimeout <= 0 || co.queueConcurrency < 0 {
+			fmt.Fprintln(stderr, "webhookbench compare: -rounds must be at least 1, -drain-timeout positive, -queue-concurrency not negative")
 			return 2
 		}
 		fmt.Fprintf(stdout, "U=%d unique events, D=%d deliveries each (%s), C=%d clients, %s per design and round, %d rounds\n\n",

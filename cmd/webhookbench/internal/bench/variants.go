@@ -64,6 +64,9 @@ type targetOpts struct {
 	dir string
 	// pprofAddr, when set, is given to webhookd as WEBHOOKD_PPROF_ADDR.
 	pprofAddr string
+	// queueConcurrency is the queue design's destination concurrency
+	// (0: webhookd's default).
+	queueConcurrency int
 }
 
 // startVariant starts one design in front of o.downstream. The returned
@@ -153,7 +156,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		}, nil
 	case variantQueue:
 		file := filepath.Join(o.dir, "queue.yaml")
-		if err := os.WriteFile(file, []byte(queueConfig(o.downstream, 0)), 0o600); err != nil {
+		if err := os.WriteFile(file, []byte(queueConfig(o.downstream, o.queueConcurrency)), 0o600); err != nil {
 			return nil, nil, err
 		}
 		p, err := e.startWebhookd(addr, filepath.Join(o.dir, "data"), o.downstream, logPath, append(extra, "WEBHOOKD_CONFIG="+file)...)
