@@ -117,9 +117,9 @@ func Parse(body []byte) (*Object, error) {
 }
 
 // frame frames the members of body, an object that is a nested value of a
-// parsed body, as the tokenizer would (FuzzFrame, TestFrameFixtures), but
-// without validating it again: a scan for the next quote, bracket or brace
-// costs a fraction of jsontext's checks of every byte. body is a Member's
+// parsed body, as a validating parse would (FuzzFrame, TestFrameFixtures),
+// but without validating it again: a scan for the next quote, bracket or
+// brace costs a fraction of the checks of every byte. body is a Member's
 // Value: no white space around it. Not an object is ErrNotObject.
 func frame(body []byte) (*Object, error) {
 	if len(body) == 0 || body[0] != '{' {
