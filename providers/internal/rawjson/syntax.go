@@ -1,6 +1,9 @@
 package rawjson
 
-import "encoding/binary"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // Parse reads a body once: a scanner that validates its syntax as
 // encoding/json does, frames the top-level members and collects the names
@@ -191,13 +194,23 @@ func scalar(body []byte, i int) int {
 }
 
 // skipWS returns the offset of the first byte at or after i that is not
-// JSON white space, or len(body). (A word at a time, as skipWhite does
-// with all bytes below '!', was no faster on indented bodies: the runs are
-// short, and exact white space costs four tests a word.)
+// JSON white space, or len(body). The indentation after a newline, most
+// of the white space of a body as providers send it, is skipped a word at
+// a time: the spaces that start a word are its low zero bytes once each
+// is XORed with a space.
 func skipWS(body []byte, i int) int {
-	for ; i < len(body); i++ {
+	for i < len(body) {
 		switch body[i] {
-		case ' ', '\t', '\n', '\r':
+		case ' ', '\t', '\r':
+			i++
+		case '\n':
+			i++
+			for i+8 <= len(body) {
+				n := bits.TrailingZeros64(binary.LittleEndian.Uint64(body[i:])^' '*ones) / 8
+				if i += n; n < 8 {
+					break
+				}
+			}
 		default:
 			return i
 		}

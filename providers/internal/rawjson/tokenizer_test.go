@@ -208,6 +208,9 @@ var syntaxCases = []string{
 	`{"a":` + strings.Repeat(`{"a":`, 9998) + `1` + strings.Repeat(`}`, 9998) + `}`,
 	`{"a":` + strings.Repeat(`{"a":`, 9999) + `1` + strings.Repeat(`}`, 9999) + `}`,
 	manyMembersInternal(40), manyMembersInternal(40) + `,"m0":1}`,
+	"{\n" + strings.Repeat(" ", 20) + "\"a\":\n\t 1\n   \r\n}", "{\n        \"a\":1\n        }", "{\n       \"a\":1\n       \x00}",
+	"{\n  \"a\":\n" + strings.Repeat(" ", 7) + "\x0b1}", "{\"a\":1}\n" + strings.Repeat(" ", 9), "{\"a\":1}\n" + strings.Repeat(" ", 9) + "x",
+	"{\n\n\n  \n\t\"a\":1}", "{\n" + strings.Repeat(" ", 8),
 }
 
 // manyMembersInternal is an object of n members, open when it ends with
