@@ -334,6 +334,8 @@ type dispatchLabels struct {
 	outcome  dispatch.Outcome
 }
 
+// delivered, deliveryDurationOf, dispatchDurationOf and dispatchAttemptsOf
+// return the child of their vector for the labels, from its seriesCache.
 func (m *Metrics) delivered(l deliveryLabels) prometheus.Counter {
 	c, ok := m.deliveryCache.lookup(l)
 	if !ok {
