@@ -80,6 +80,12 @@ type Metrics struct {
 	commitDuration   prometheus.Histogram
 	commitBatch      prometheus.Histogram
 	pruned           prometheus.Counter
+	// The children of the vectors every delivery counts in (see
+	// seriesCache).
+	deliveryCache         seriesCache[deliveryLabels, prometheus.Counter]
+	deliveryDurationCache seriesCache[string, prometheus.Observer]
+	dispatchDurationCache seriesCache[dispatchLabels, prometheus.Observer]
+	dispatchAttemptsCache seriesCache[string, prometheus.Counter]
 	// queues and attempts are set by WatchQueues and WatchAttempts, and
 	// follow reloads (SetDestinations).
 	queues   atomic.Pointer[queueCollector]
@@ -300,8 +306,8 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 	if _, ok := (*m.sources.Load())[src]; !ok || p == UnknownProvider {
 		src = UnknownProvider
 	}
-	m.deliveries.WithLabelValues(src, p, outcome.String()).Inc()
-	m.deliveryDuration.WithLabelValues(p).Observe(d.Duration.Seconds())
+	m.delivered(deliveryLabels{src, p, outcome}).Inc()
+	m.deliveryDurationOf(p).Observe(d.Duration.Seconds())
 	if slices.Contains(dependencies, d.Failed) {
 		m.dependencyFails.WithLabelValues(p, d.Failed).Inc()
 	}
@@ -311,9 +317,59 @@ func (m *Metrics) ObserveDelivery(d receiver.Delivery) {
 		m.refusals.WithLabelValues(p, d.Reason).Inc()
 	}
 	if d.Dispatch != nil {
-		m.dispatchDuration.WithLabelValues(p, d.Dispatch.Outcome.String()).Observe(d.Dispatch.Duration.Seconds())
-		m.dispatchAttempts.WithLabelValues(p).Add(float64(d.Dispatch.Attempts))
+		m.dispatchDurationOf(dispatchLabels{p, d.Dispatch.Outcome}).Observe(d.Dispatch.Duration.Seconds())
+		m.dispatchAttemptsOf(p).Add(float64(d.Dispatch.Attempts))
 	}
+}
+
+// deliveryLabels are the labels of webhookd_deliveries_total.
+type deliveryLabels struct {
+	source, provider string
+	outcome          receiver.Outcome
+}
+
+// dispatchLabels are the labels of the dispatch duration.
+type dispatchLabels struct {
+	provider string
+	outcome  dispatch.Outcome
+}
+
+// delivered, deliveryDurationOf, dispatchDurationOf and dispatchAttemptsOf
+// return the child of their vector for the labels, from its seriesCache.
+func (m *Metrics) delivered(l deliveryLabels) prometheus.Counter {
+	c, ok := m.deliveryCache.lookup(l)
+	if !ok {
+		c = m.deliveries.WithLabelValues(l.source, l.provider, l.outcome.String())
+		m.deliveryCache.store(l, c)
+	}
+	return c
+}
+
+func (m *Metrics) deliveryDurationOf(provider string) prometheus.Observer {
+	o, ok := m.deliveryDurationCache.lookup(provider)
+	if !ok {
+		o = m.deliveryDuration.WithLabelValues(provider)
+		m.deliveryDurationCache.store(provider, o)
+	}
+	return o
+}
+
+func (m *Metrics) dispatchDurationOf(l dispatchLabels) prometheus.Observer {
+	o, ok := m.dispatchDurationCache.lookup(l)
+	if !ok {
+		o = m.dispatchDuration.WithLabelValues(l.provider, l.outcome.String())
+		m.dispatchDurationCache.store(l, o)
+	}
+	return o
+}
+
+func (m *Metrics) dispatchAttemptsOf(provider string) prometheus.Counter {
+	c, ok := m.dispatchAttemptsCache.lookup(provider)
+	if !ok {
+		c = m.dispatchAttempts.WithLabelValues(provider)
+		m.dispatchAttemptsCache.store(provider, c)
+	}
+	return c
 }
 
 // ObserveRequestLogDrop counts n request log entries lost. It is

@@ -78,6 +78,19 @@ func (s *Store) putKV(txn *mdb.Txn, dbi mdb.DBI, k, v []byte) error {
 	return txn.Put(dbi, k, v, 0)
 }
 
+// appendCur puts k and v with cur: with MDB_APPEND, which neither searches
+// nor splits a page in the middle, when k sorts after every key of cur's
+// DBI, else as putKV would (MDB_APPEND refuses such a key, writing
+// nothing).
+func (s *Store) appendCur(cur *mdb.Cursor, k, v []byte) error {
+	s.changes++
+	err := cur.Put(k, v, mdb.Append)
+	if mdb.IsErrno(err, mdb.KeyExist) {
+		err = cur.Put(k, v, 0)
+	}
+	return err
+}
+
 func (s *Store) delKV(txn *mdb.Txn, dbi mdb.DBI, k []byte) error {
 	s.changes++
 	return txn.Del(dbi, k, nil)
