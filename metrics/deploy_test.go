@@ -39,6 +39,7 @@ func exposedNames(t *testing.T) []string {
 	require.NoError(t, m.WatchReady(func(context.Context) error { return nil }))
 	require.NoError(t, m.WatchMap(fixedMap{Used: 1, Size: 2, Max: 4}))
 	require.NoError(t, m.WatchQueues(fixedQueue{}, []metrics.Destination{{Name: "ledger", Queue: true, MaxAge: time.Hour}}))
+	require.NoError(t, m.WatchLoad(fakeLoad{}))
 	_, err = m.WatchAttempts([]string{"ledger"})
 	require.NoError(t, err)
 	families, err := reg.Gather()

@@ -405,6 +405,38 @@ func (m *Metrics) WatchStore(s StoreStats) error {
 	return nil
 }
 
+// Load is what WatchLoad reads of the receiver's open deliveries
+// (receiver.Load).
+type Load interface {
+	Open() int
+	Busy() bool
+}
+
+// WatchLoad registers webhookd_deliveries_open, the deliveries the node
+// has open (body read, not yet answered), and webhookd_node_busy, 1 while
+// their count keeps queue destinations to one attempt each
+// (docs/delivery.md, "Acknowledgements first"). Both are read at scrape
+// time. Call it once.
+func (m *Metrics) WatchLoad(l Load) error {
+	open := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "webhookd_deliveries_open",
+		Help: "Deliveries the node has open: body read, not yet answered."},
+		func() float64 { return float64(l.Open()) })
+	busy := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "webhookd_node_busy",
+		Help: "1 while the node's open deliveries keep each queue destination to one attempt (acknowledgements first)."},
+		func() float64 {
+			if l.Busy() {
+				return 1
+			}
+			return 0
+		})
+	for _, c := range []prometheus.Collector{open, busy} {
+		if err := m.reg.Register(c); err != nil {
+			return fmt.Errorf("metrics: %w", err)
+		}
+	}
+	return nil
+}
+
 // Handler serves the registry in the Prometheus text format (or whatever
 // the scraper negotiates).
 func (m *Metrics) Handler() http.Handler { return m.handler }

@@ -326,6 +326,35 @@ func TestStoreStatsErrorLeavesTheRestOfTheScrape(t *testing.T) {
 	require.Equal(t, 1.0, v)
 }
 
+type fakeLoad struct {
+	open int
+	busy bool
+}
+
+func (f fakeLoad) Open() int  { return f.open }
+func (f fakeLoad) Busy() bool { return f.busy }
+
+func TestWatchLoadReadsTheLoadAtScrape(t *testing.T) {
+	for _, l := range []fakeLoad{{open: 0, busy: false}, {open: 17, busy: true}} {
+		reg := prometheus.NewRegistry()
+		m, err := metrics.New(reg, metrics.Options{Providers: []string{"stripe"}})
+		require.NoError(t, err)
+		require.NoError(t, m.WatchLoad(l))
+		rec := httptest.NewRecorder()
+		m.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(rec.Body)
+		require.NoError(t, err)
+		open, ok := value(families, "webhookd_deliveries_open", nil)
+		require.True(t, ok)
+		require.Equal(t, float64(l.open), open)
+		busy, ok := value(families, "webhookd_node_busy", nil)
+		require.True(t, ok)
+		require.Equal(t, map[bool]float64{false: 0, true: 1}[l.busy], busy)
+		require.Error(t, m.WatchLoad(l), "registered twice")
+	}
+}
+
 func TestLabelsStayBounded(t *testing.T) {
 	reg := prometheus.NewRegistry()
 	m, err := metrics.New(reg, metrics.Options{Providers: []string{"stripe", "xendit"}})

@@ -173,6 +173,9 @@ func serve(ctx context.Context, cfg *config, log *slog.Logger, ready chan<- stri
 	}
 	tally := &attemptCounts{}
 	load := receiver.NewLoad(busyDeliveries*runtime.GOMAXPROCS(0), nil)
+	if err := met.WatchLoad(load); err != nil {
+		return err
+	}
 	loops := &queueLoops{store: qs, rt: rt, log: log, busy: load.Busy,
 		onAttempt: func(d, o string) { onAttempt(d, o); tally.observe(d, o) }}
 	if err := loops.start(rc); err != nil {
