@@ -374,8 +374,12 @@ func TestABusyNodeKeepsOneAttemptOpen(t *testing.T) {
 		h.core.answers <- delivered
 		require.Equal(t, OutcomeDelivered, h.outcome())
 	}
-	// No longer busy: the next pass takes up to the concurrency.
+	// No longer busy: the next pass takes up to the concurrency. The pass
+	// that settled evt_1 may have read the node busy still and started
+	// evt_2 alone; a worker waiting on its open attempt sees the change at
+	// its next look, which the wake brings on at once.
 	h.busy.Store(false)
+	h.loop.Wake("ledger")
 	h.core.next(t)
 	h.core.next(t)
 	h.core.next(t)
