@@ -26,12 +26,74 @@ import (
 // payloads never spell one name in two cases, so refusing those loses
 // nothing genuine.
 
-// name is a member name of an object that Parse has not closed yet.
+// checkNames reports whether any object in body, at any depth, has two
+// member names that are equal under foldKey. body must be valid JSON.
+//
+// It needs no allocation for bodies whose objects nest and hold few enough
+// members to fit the stack buffers below, whatever the names.
+func checkNames(body []byte) error {
+	var namesBuf [64]name
+	var openBuf [16]openObject
+	names := namesBuf[:0] // the names of the open objects
+	open := openBuf[:0]
+	for i := nextStructural(body, 0); i < len(body); i = nextStructural(body, i+1) {
+		switch body[i] {
+		case '{':
+			open = append(open, openObject{first: len(names), ascii: true})
+		case '}':
+			if len(open) == 0 {
+				return ErrNotObject // not valid JSON after all
+			}
+			obj := open[len(open)-1]
+			open = open[:len(open)-1]
+			if hasVariants(names[obj.first:], obj.ascii) {
+				return ErrDuplicate
+			}
+			names = names[:obj.first]
+		case '"':
+			start, end := i+1, stringEnd(body, i+1)
+			i = end
+			// In valid JSON a string followed by a colon is a member name.
+			if colon := nameColon(body, end+1); colon >= 0 && len(open) > 0 {
+				n := name{raw: body[start:end]}
+				var ascii bool
+				n.key, ascii = foldHash(n.raw)
+				open[len(open)-1].ascii = open[len(open)-1].ascii && ascii
+				names = append(names, n)
+				i = colon // the value starts after it: often at once
+			}
+		}
+	}
+	return nil
+}
+
+// name is a member name of an object that checkNames has not closed yet.
 type name struct {
 	raw []byte // the raw (still escaped) text between the quotes
 	// key is foldHash of raw: equal for two plain ASCII names that are
 	// equal under foldKey.
 	key uint64
+}
+
+// openObject is an object that checkNames has not closed yet.
+type openObject struct {
+	first int  // where its names start in checkNames's list
+	ascii bool // all its names so far are plain ASCII (foldHash's ok)
+}
+
+// nameColon returns the offset of the colon when the first byte at or
+// after i that is not white space is one, else -1.
+func nameColon(body []byte, i int) int {
+	for ; i < len(body); i++ {
+		switch body[i] {
+		case ' ', '\t', '\n', '\r':
+		case ':':
+			return i
+		default:
+			return -1
+		}
+	}
+	return -1
 }
 
 // hasVariants reports whether two of the names of one object are equal

@@ -26,11 +26,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"iter"
 	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Errors returned by Parse.
@@ -107,19 +110,95 @@ type entry struct {
 	decoded int
 }
 
+// decoderOptions configure the tokenizer as lenient as encoding/json in
+// what it accepts, and no more: invalid UTF-8 and lone surrogate escapes
+// in strings are read as U+FFFD (encoding/json accepts them, and names.go
+// compares names that way), and duplicate names are left to checkNames,
+// which refuses every exact duplicate and more. Everything else (syntax,
+// the 10000 nesting limit, trailing data) is as strict as encoding/json.
+var decoderOptions = []jsontext.Options{
+	jsontext.AllowInvalidUTF8(true),
+	jsontext.AllowDuplicateNames(true),
+}
+
+// tokenizer is a reusable jsontext.Decoder reading straight from a body:
+// given a *bytes.Buffer, jsontext parses the buffer's bytes in place, so
+// every value it returns is a slice of the body and nothing is copied.
+type tokenizer struct {
+	dec jsontext.Decoder
+	src bytes.Buffer
+}
+
+// tokenizers pools decoders, whose state (a stack of nesting levels) is
+// worth keeping across the many parses of a busy receiver.
+var tokenizers = sync.Pool{New: func() any { return new(tokenizer) }}
+
 // Parse reads body as exactly one JSON object (white space around it is
-// allowed) and returns its top-level members, which refer to body. Nested
-// values are validated, and their member names checked, but not split
-// further; use Object.Object to read a nested object. It reads body once
-// (see syntax.go).
+// allowed) and returns its top-level members, which refer to body. Nested values are validated,
+// and their member names checked, but not split further; use Object.Object
+// to read a nested object.
 func Parse(body []byte) (*Object, error) {
-	return parse(body)
+	o, err := tokenize(body)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkNames(body); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// tokenize frames body's members with a pooled tokenizer, which validates
+// body.
+func tokenize(body []byte) (*Object, error) {
+	t := tokenizers.Get().(*tokenizer)
+	o, err := t.object(body)
+	// Drop the body before pooling: a pooled decoder must not pin it.
+	t.src = bytes.Buffer{}
+	t.dec.Reset(&t.src, decoderOptions...)
+	tokenizers.Put(t)
+	return o, err
+}
+
+// object tokenizes body in one pass: the opening brace, each member's name
+// and value as raw slices of body, the closing brace, then end of input.
+func (t *tokenizer) object(body []byte) (*Object, error) {
+	t.src = *bytes.NewBuffer(body)
+	t.dec.Reset(&t.src, decoderOptions...)
+	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, ErrNotObject
+	}
+	open := int(t.dec.InputOffset())
+	var buf [32]entry // most objects fit: one allocation for the members
+	members := buf[:0]
+	for t.dec.PeekKind() == '"' {
+		name, err := t.dec.ReadValue()
+		if err != nil {
+			return nil, ErrNotObject
+		}
+		nameEnd := int(t.dec.InputOffset()) - 1
+		e := entry{nameStart: nameEnd - (len(name) - 2), nameEnd: nameEnd}
+		value, err := t.dec.ReadValue()
+		if err != nil {
+			return nil, ErrNotObject
+		}
+		e.end = int(t.dec.InputOffset())
+		e.start = e.end - len(value)
+		members = append(members, e)
+	}
+	if tok, err := t.dec.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, ErrNotObject
+	}
+	if _, err := t.dec.ReadToken(); err != io.EOF {
+		return nil, ErrNotObject
+	}
+	return newObject(body, open, members), nil
 }
 
 // frame frames the members of body, an object that is a nested value of a
-// parsed body, as a validating parse would (FuzzFrame, TestFrameFixtures),
-// but without validating it again: a scan for the next quote, bracket or
-// brace costs a fraction of the checks of every byte. body is a Member's
+// parsed body, as the tokenizer would (FuzzFrame, TestFrameFixtures), but
+// without validating it again: a scan for the next quote, bracket or brace
+// costs a fraction of jsontext's checks of every byte. body is a Member's
 // Value: no white space around it. Not an object is ErrNotObject.
 func frame(body []byte) (*Object, error) {
 	if len(body) == 0 || body[0] != '{' {

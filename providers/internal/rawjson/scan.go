@@ -37,9 +37,8 @@ func firstMarked(m uint64) int { return bits.TrailingZeros64(m) / 8 }
 // 'y' or DEL, which valid JSON holds only in strings, and which the
 // callers, scanning between strings, pass over.
 func nextStructural(body []byte, i int) int {
-	// In compact JSON the next structural byte often comes at once (a
-	// value after its colon, a brace after a comma): one byte is cheaper
-	// to look at than a word.
+	// In compact JSON a string value comes right after its colon, where
+	// checkNames starts: one byte is cheaper to look at than a word.
 	if i < len(body) {
 		switch body[i] {
 		case '"', '{', '}', '[', ']':
