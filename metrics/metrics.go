@@ -337,39 +337,27 @@ type dispatchLabels struct {
 // delivered, deliveryDurationOf, dispatchDurationOf and dispatchAttemptsOf
 // return the child of their vector for the labels, from its seriesCache.
 func (m *Metrics) delivered(l deliveryLabels) prometheus.Counter {
-	c, ok := m.deliveryCache.lookup(l)
-	if !ok {
-		c = m.deliveries.WithLabelValues(l.source, l.provider, l.outcome.String())
-		m.deliveryCache.store(l, c)
-	}
-	return c
+	return m.deliveryCache.get(l, func() prometheus.Counter {
+		return m.deliveries.WithLabelValues(l.source, l.provider, l.outcome.String())
+	})
 }
 
 func (m *Metrics) deliveryDurationOf(provider string) prometheus.Observer {
-	o, ok := m.deliveryDurationCache.lookup(provider)
-	if !ok {
-		o = m.deliveryDuration.WithLabelValues(provider)
-		m.deliveryDurationCache.store(provider, o)
-	}
-	return o
+	return m.deliveryDurationCache.get(provider, func() prometheus.Observer {
+		return m.deliveryDuration.WithLabelValues(provider)
+	})
 }
 
 func (m *Metrics) dispatchDurationOf(l dispatchLabels) prometheus.Observer {
-	o, ok := m.dispatchDurationCache.lookup(l)
-	if !ok {
-		o = m.dispatchDuration.WithLabelValues(l.provider, l.outcome.String())
-		m.dispatchDurationCache.store(l, o)
-	}
-	return o
+	return m.dispatchDurationCache.get(l, func() prometheus.Observer {
+		return m.dispatchDuration.WithLabelValues(l.provider, l.outcome.String())
+	})
 }
 
 func (m *Metrics) dispatchAttemptsOf(provider string) prometheus.Counter {
-	c, ok := m.dispatchAttemptsCache.lookup(provider)
-	if !ok {
-		c = m.dispatchAttempts.WithLabelValues(provider)
-		m.dispatchAttemptsCache.store(provider, c)
-	}
-	return c
+	return m.dispatchAttemptsCache.get(provider, func() prometheus.Counter {
+		return m.dispatchAttempts.WithLabelValues(provider)
+	})
 }
 
 // ObserveRequestLogDrop counts n request log entries lost. It is

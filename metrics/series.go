@@ -28,6 +28,17 @@ func (s *seriesCache[K, C]) lookup(k K) (C, bool) {
 	return zero, false
 }
 
+// get returns the child of k, looking it up with child and caching it the
+// first time.
+func (s *seriesCache[K, C]) get(k K, child func() C) C {
+	c, ok := s.lookup(k)
+	if !ok {
+		c = child()
+		s.store(k, c)
+	}
+	return c
+}
+
 // store caches c as the child of k.
 func (s *seriesCache[K, C]) store(k K, c C) {
 	s.mu.Lock()
