@@ -616,3 +616,30 @@ func TestBeforeVariants(t *testing.T) {
 	require.ErrorIs(t, err, errSkipped)
 	require.ErrorContains(t, err, "needs -before")
 }
+
+// TestPlanBuildsOffTheClock: a count-bounded load is built and signed
+// whole before its clients start, a duration run one block ahead, so that
+// no timed client waits for the feeder.
+func TestPlanBuildsOffTheClock(t *testing.T) {
+	ctx := context.Background()
+	pl := planLoad(ctx, loadSpec{run: "plan", u: 10, d: 2, count: 45})
+	require.Len(t, pl.blocks, 3, "every block of a count run is built before run")
+	var ids []string
+	for evs := range pl.blocks {
+		for _, e := range evs {
+			ids = append(ids, e.id)
+			require.NotEmpty(t, e.sig)
+		}
+	}
+	require.Len(t, ids, 30)
+	require.Equal(t, eventID("plan", 2, 9), ids[29])
+
+	pl = planLoad(ctx, loadSpec{run: "plan", u: 10, d: 2, duration: time.Hour})
+	first := <-pl.blocks
+	require.Equal(t, eventID("plan", 0, 0), first[0].id)
+	next := <-pl.blocks // built in the background while the first was sent
+	require.Equal(t, eventID("plan", 1, 0), next[0].id)
+	close(pl.quit)
+	for range pl.blocks { // the builder stops and closes
+	}
+}

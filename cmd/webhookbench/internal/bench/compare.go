@@ -223,6 +223,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		}
 		st.reset()
 	}
+	load := planLoad(ctx, loadSpec{url: url, client: client, run: newRunID(), u: o.u, d: o.d, dup: o.dup, c: o.c, duration: o.duration, count: o.count})
 	var profiled chan error
 	if profile {
 		profiled = make(chan error, 1)
@@ -230,7 +231,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		go func() { profiled <- fetchProfile(ctx, to.pprofAddr, o.duration, out) }()
 	}
 	before := takeCPU(ctx, p.cpu)
-	res := runLoad(ctx, loadSpec{url: url, client: client, run: newRunID(), u: o.u, d: o.d, dup: o.dup, c: o.c, duration: o.duration, count: o.count})
+	res := load.run(ctx)
 	use, cpuErr := cpuBetween(before, takeCPU(ctx, p.cpu))
 	forwards := countForwards(st.snapshot())
 	toCore, drain := use, drainResult{}

@@ -114,14 +114,75 @@ func (r *loadResult) quantile(q float64) time.Duration {
 // runLoad sends spec's deliveries from spec.c clients and waits for every
 // answer.
 func runLoad(ctx context.Context, spec loadSpec) *loadResult {
+	return planLoad(ctx, spec).run(ctx)
+}
+
+// loadPlan is a load whose events are built and signed ahead of its
+// clients: a run's figures are the target's and its clients', not the
+// feeder's. Building and signing a 2 KB event costs about 8 µs, so a
+// 20,000-event burst built on the clock would open with some 150 ms in
+// which no delivery goes, and a duration run's clients would wait for
+// each new block while the feeder signs it.
+type loadPlan struct {
+	spec   loadSpec
+	blocks chan []*event // each in the order it is sent (schedule)
+	quit   chan struct{} // closed by run: the builder stops
+}
+
+// planLoad builds spec's load: for a count-bounded run every block before
+// it returns, for a duration run the first, and the next ones in the
+// background, each built while the one before it is being sent.
+func planLoad(ctx context.Context, spec loadSpec) *loadPlan {
 	if spec.count == 0 {
 		spec.count = spec.u * spec.d
 	}
-	res := &loadResult{statuses: make(map[int]int)}
 	sign := newSigner()
+	block := func(b int) []*event {
+		evs := make([]*event, spec.u)
+		now := time.Now()
+		for i := range evs {
+			evs[i] = newEvent(eventID(spec.run, b, i), b*spec.u+i, now, sign)
+		}
+		return evs
+	}
+	pl := &loadPlan{spec: spec, quit: make(chan struct{})}
+	if spec.duration <= 0 {
+		n := (spec.count + spec.u*spec.d - 1) / (spec.u * spec.d)
+		pl.blocks = make(chan []*event, n)
+		for b := range n {
+			pl.blocks <- block(b)
+		}
+		close(pl.blocks)
+		return pl
+	}
+	// One block waits, built, while the one before it is sent.
+	pl.blocks = make(chan []*event, 1)
+	pl.blocks <- block(0)
+	go func() {
+		defer close(pl.blocks)
+		for b := 1; ; b++ {
+			evs := block(b)
+			select {
+			case pl.blocks <- evs:
+			case <-pl.quit:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return pl
+}
+
+// run sends the plan's deliveries from spec.c clients and waits for every
+// answer; the clock starts here.
+func (pl *loadPlan) run(ctx context.Context) *loadResult {
+	spec := pl.spec
+	defer close(pl.quit)
+	res := &loadResult{statuses: make(map[int]int)}
 	queue := make(chan *event, 4*spec.c)
 
-	// The feeder builds and signs each block before handing it out.
+	// The feeder hands out each block's deliveries as the clients take them.
 	go func() {
 		defer close(queue)
 		var deadline <-chan time.Time
@@ -131,12 +192,7 @@ func runLoad(ctx context.Context, spec loadSpec) *loadResult {
 			deadline = t.C
 		}
 		sent := 0
-		for b := 0; spec.duration > 0 || sent < spec.count; b++ {
-			evs := make([]*event, spec.u)
-			now := time.Now()
-			for i := range evs {
-				evs[i] = newEvent(eventID(spec.run, b, i), b*spec.u+i, now, sign)
-			}
+		for evs := range pl.blocks {
 			res.events = append(res.events, evs...)
 			for _, e := range schedule(evs, spec.d, spec.dup) {
 				if spec.duration <= 0 && sent == spec.count {
