@@ -81,11 +81,11 @@ func testEnv(t *testing.T) *env {
 func TestCompareLMDBAndProxy(t *testing.T) {
 	e := testEnv(t)
 	var log strings.Builder
-	profiles := t.TempDir()
+	profiles, traces := t.TempDir(), t.TempDir()
 	sums, err := e.compare(context.Background(), compareOpts{
-		u: 200, d: 2, c: 16, dup: "mix", duration: 1500 * time.Millisecond,
+		u: 200, d: 2, c: 16, dup: "mix", duration: traceSeconds * time.Second,
 		rounds: 1, warmup: 50, variants: []string{variantLMDB, variantProxy},
-		profileDir: profiles,
+		profileDir: profiles, traceDir: traces,
 	}, &log)
 	require.NoError(t, err, log.String())
 	require.Len(t, sums, 2)
@@ -152,6 +152,23 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	met, err := os.ReadFile(filepath.Join(profiles, "lmdb-1.metrics"))
 	require.NoError(t, err)
 	require.Contains(t, string(met), "webhookd_store_commit_duration_seconds_bucket")
+
+	// Execution traces of both, which sched reads: webhookd's handlers
+	// wait on its writer, the proxy has none.
+	for _, name := range []string{"lmdb-1.trace", "proxy-1.trace"} {
+		f, err := os.Open(filepath.Join(traces, name))
+		require.NoError(t, err)
+		rep, err := readSched(f, defaultWriter)
+		f.Close()
+		require.NoError(t, err, name)
+		require.Positive(t, rep.handlers[schedRunning], name)
+		if name == "lmdb-1.trace" {
+			require.Positive(t, rep.handlers["waiting: the store (a claim or an enqueue)"], "%v", rep.handlers)
+			require.Positive(t, rep.writer[schedSyscall], "the writer commits in cgo: %v", rep.writer)
+		} else {
+			require.Empty(t, rep.writer)
+		}
+	}
 }
 
 // A burst to a queue destination beside the sync default: the run waits

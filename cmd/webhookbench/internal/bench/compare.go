@@ -30,6 +30,10 @@ type compareOpts struct {
 	// profileDir, when set, receives a CPU profile of webhookd
 	// (<design>-<round>.pprof) taken over each timed run.
 	profileDir string
+	// traceDir, when set, receives an execution trace of webhookd and the
+	// proxy (<design>-<round>.trace) of the timed run's first
+	// traceSeconds, which "webhookbench sched" reads.
+	traceDir string
 	// drainTimeout bounds the wait, after the load, for a queue
 	// destination's events to reach the core.
 	drainTimeout time.Duration
@@ -197,7 +201,8 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 	}
 	to := targetOpts{downstream: st.URL, pgDSN: o.pgDSN, redisAddr: o.redis, dir: dir, queueConcurrency: o.queueConcurrency}
 	profile := o.profileDir != "" && o.duration >= time.Second && variant != variantRedis
-	if profile {
+	traced := o.traceDir != "" && o.duration >= traceSeconds*time.Second && variant != variantRedis
+	if profile || traced {
 		if to.pprofAddr, err = freeAddr(); err != nil {
 			return runStats{}, err
 		}
@@ -230,6 +235,13 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		out := filepath.Join(o.profileDir, filepath.Base(dir)+".pprof")
 		go func() { profiled <- fetchProfile(ctx, to.pprofAddr, o.duration, out) }()
 	}
+	var tracedOut chan error
+	if traced {
+		tracedOut = make(chan error, 1)
+		out := filepath.Join(o.traceDir, filepath.Base(dir)+".trace")
+		url := fmt.Sprintf("http://%s/debug/pprof/trace?seconds=%d", to.pprofAddr, traceSeconds)
+		go func() { tracedOut <- fetchTo(ctx, url, out) }()
+	}
 	before := takeCPU(ctx, p.cpu)
 	res := load.run(ctx)
 	use, cpuErr := cpuBetween(before, takeCPU(ctx, p.cpu))
@@ -244,6 +256,11 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		}
 	}
 	seen := st.snapshot()
+	if tracedOut != nil {
+		if err := <-tracedOut; err != nil {
+			return runStats{}, fmt.Errorf("execution trace: %w", err)
+		}
+	}
 	if profiled != nil {
 		if err := <-profiled; err != nil {
 			return runStats{}, fmt.Errorf("CPU profile: %w", err)

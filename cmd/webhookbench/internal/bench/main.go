@@ -32,6 +32,8 @@ Usage:
                                        reverse proxy, Redis SET NX; alternating rounds
   webhookbench crash [flags]           kill -9 webhookd under load, restart, check nothing is lost
   webhookbench faults [flags]          a failing downstream: check no early 2xx, each event taken once
+  webhookbench sched [flags] TRACE...  where the HTTP handlers' and the store writer's time went,
+                                       from execution traces (compare -trace)
   webhookbench proxy [flags]           (helper) the bare httputil.ReverseProxy
   webhookbench redis-receiver [flags]  (helper) the Redis SET NX receiver
 
@@ -51,6 +53,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		return runProxy(ctx, args, stderr)
 	case "redis-receiver":
 		return runRedisReceiver(ctx, args, stderr)
+	case "sched":
+		return runSched(args, stdout, stderr)
 	case "compare", "crash", "faults":
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
@@ -96,6 +100,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.StringVar(&before, "before", "", "a second webhookd binary, run by the designs named lmdb-before, postgres-before, tiered-before: a change against its baseline in one run")
 		fs.DurationVar(&co.drainTimeout, "drain-timeout", defaultDrainTimeout, "for the queue design, how long to wait after the load for every event to reach the core (the run fails past it)")
 		fs.IntVar(&co.queueConcurrency, "queue-concurrency", 0, "the queue design's destination concurrency (0: webhookd's default)")
+		fs.StringVar(&co.traceDir, "trace", "", fmt.Sprintf("directory for execution traces of every design but redis, one per round over the timed load's first %d s (needs -duration of %d s or more), which \"webhookbench sched\" reads", traceSeconds, traceSeconds))
 		fs.StringVar(&co.profileDir, "cpuprofile", "", "directory for CPU profiles of every design but redis (webhookd and the proxy), one per round over the timed load, through WEBHOOKD_PPROF_ADDR (needs -duration of 1s or more), and its /metrics after each")
 	case "crash":
 		fs.IntVar(&cr.kills, "kills", 10, "SIGKILLs under load")

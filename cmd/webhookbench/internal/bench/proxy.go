@@ -23,7 +23,7 @@ func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8090", "listen address")
 	upstream := fs.String("upstream", "", "URL every request is proxied to (its path replaces the request's)")
-	pprofAddr := fs.String("pprof", "", "serve Go's CPU profile on this address (compare -cpuprofile), as webhookd's WEBHOOKD_PPROF_ADDR does")
+	pprofAddr := fs.String("pprof", "", "serve Go's CPU profile and execution trace on this address (compare -cpuprofile, -trace), as webhookd's WEBHOOKD_PPROF_ADDR does")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -48,6 +48,7 @@ func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 		// The same profile as webhookd's, so that the two break down alike.
 		mux := http.NewServeMux()
 		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 		ln, err := net.Listen("tcp", *pprofAddr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
