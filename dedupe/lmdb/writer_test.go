@@ -340,3 +340,69 @@ func TestPruneOfACallerGoneReadsNothing(t *testing.T) {
 	unblock()
 	require.NoError(t, s.Ping(ctx))
 }
+
+// TestGatherWaitsForTheLastBatchsCallers: after a commit of last ops the
+// writer takes ops as they come until it has as many, or until
+// gatherWait has passed; after a commit of one it does not wait at all.
+func TestGatherWaitsForTheLastBatchsCallers(t *testing.T) {
+	newWriter := func() *Store {
+		return &Store{opts: Options{MaxBatch: 8}, ops: make(chan *op), later: make(chan *op, 4), quit: make(chan struct{})}
+	}
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	first := []*op{{key: "first"}}
+
+	t.Run("after one op it does not wait", func(t *testing.T) {
+		s := newWriter()
+		require.Len(t, s.gather(first, 1, timer), 1)
+	})
+	t.Run("it stops once it has as many as the last batch", func(t *testing.T) {
+		s := newWriter()
+		go func() {
+			for i := range 5 { // two more than it takes: the rest waits for the next batch
+				s.ops <- &op{key: fmt.Sprint(i)}
+			}
+		}()
+		got := s.gather(first, 3, timer)
+		require.Len(t, got, 3)
+		require.Equal(t, "0", got[1].key)
+		for range 3 {
+			<-s.ops
+		}
+	})
+	t.Run("a write nobody waits for rides ahead of the op it came before", func(t *testing.T) {
+		s := newWriter()
+		s.later <- &op{key: "copy"}
+		go func() { s.ops <- &op{key: "next"} }()
+		got := s.gather(first, 3, timer)
+		require.Equal(t, []string{"first", "copy", "next"}, []string{got[0].key, got[1].key, got[2].key})
+	})
+	t.Run("nobody comes: it gives up after gatherWait", func(t *testing.T) {
+		s := newWriter()
+		start := time.Now()
+		require.Len(t, s.gather(first, 4, timer), 1)
+		require.GreaterOrEqual(t, time.Since(start), gatherWait)
+		select {
+		case <-timer.C:
+			t.Fatal("the timer was left running")
+		default:
+		}
+	})
+	t.Run("closing stops it at once", func(t *testing.T) {
+		s := newWriter()
+		close(s.quit)
+		require.Len(t, s.gather(first, 4, timer), 1)
+	})
+	t.Run("it never takes more than MaxBatch", func(t *testing.T) {
+		s := newWriter()
+		go func() {
+			for range 20 {
+				s.ops <- &op{}
+			}
+		}()
+		require.Len(t, s.gather(first, 100, timer), 8)
+		for range 13 {
+			<-s.ops
+		}
+	})
+}
