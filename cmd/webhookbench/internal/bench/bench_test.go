@@ -135,6 +135,12 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	require.Regexp(t, `\| bare httputil.ReverseProxy \| \d+ \| 1\.00 \|( [\d.]+ \|){4} [1-9]\d* \| 1\.00 \| [1-9]\d* \| 1\.00 \|`, tbl)
 	require.Contains(t, tbl, "| design | design's processes | of which its server (Redis, Postgres backends) | load client + stub | whole machine | everything else |")
 	require.Regexp(t, `\| bare httputil.ReverseProxy \| \d\.\d\d \| — \| \d\.\d\d \| \d\.\d\d \| -?\d\.\d\d \|`, tbl)
+	// The profiles broken down by row, both designs, every row's share of
+	// a total.
+	require.Contains(t, tbl, "| where | webhookd, LMDB store (default) | bare httputil.ReverseProxy |")
+	require.Regexp(t, `\| store writer: LMDB commit and its ops \(cgo, pwrite, fdatasync\) \| [1-9]\d* \(\d+ %\) \| — \|`, tbl)
+	require.Regexp(t, `\| net/http server \(read request, write reply\) \| \d+ \(\d+ %\) \| \d+ \(\d+ %\) \|`, tbl)
+	require.Regexp(t, `\| \*\*total, µs per delivery\*\* \| \*\*[1-9]\d*\*\* \| \*\*[1-9]\d*\*\* \|`, tbl)
 
 	files, err := os.ReadDir(profiles)
 	require.NoError(t, err)

@@ -64,6 +64,8 @@ type runStats struct {
 	drain     time.Duration
 	toCore    cpuUse
 	delivered int
+	// cpuRows is the run's CPU profile by row (cpurows.go), when profiled.
+	cpuRows map[string]time.Duration
 }
 
 // cpuPerEventAtCore is the design's CPU time per request that reached the
@@ -261,8 +263,12 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 			return runStats{}, fmt.Errorf("execution trace: %w", err)
 		}
 	}
+	var rows map[string]time.Duration
 	if profiled != nil {
 		if err := <-profiled; err != nil {
+			return runStats{}, fmt.Errorf("CPU profile: %w", err)
+		}
+		if rows, err = cpuBreakdown(filepath.Join(o.profileDir, filepath.Base(dir)+".pprof")); err != nil {
 			return runStats{}, fmt.Errorf("CPU profile: %w", err)
 		}
 		// The store's commit latency and batch sizes, which a CPU profile
@@ -282,6 +288,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		deliveries: res.deliveries, forwards: forwards,
 		cpu: use, cpuErr: cpuErr,
 		drain: drain.took, toCore: toCore, delivered: countForwards(seen),
+		cpuRows: rows,
 	}, nil
 }
 
@@ -441,5 +448,6 @@ func table(sums []*variantSummary) string {
 			s.median(serverCores), store, s.median(selfCores), s.median(machineCores),
 			s.median(func(r runStats) float64 { return machineCores(r) - serverCores(r) - selfCores(r) }))
 	}
+	b.WriteString(breakdownTable(sums))
 	return b.String()
 }
