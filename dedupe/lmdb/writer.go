@@ -32,8 +32,9 @@ package lmdb
 // syncing. That is what turns N fsyncs into one. One refinement keeps
 // batches from splitting into two cohorts that take turns (those answered
 // by the last commit, and those that queued during it): after a commit of
-// more than one op, the writer takes ops as they arrive until the batch
-// holds as many as the one just committed, or for gatherWait at most.
+// gatherMin ops or more, while more are queued, the writer takes ops as
+// they arrive until the batch holds as many as the one just committed, or
+// for gatherWait at most.
 //
 // A commit that fails (disk full, I/O error) aborts the whole transaction:
 // every op in the batch is answered ErrUnavailable and none of them took
@@ -295,8 +296,12 @@ func (s *Store) takeLater(batch []*op) []*op {
 }
 
 // gatherWait bounds how long the writer waits, after the first op of a
-// batch, for the callers that the last commit answered.
-const gatherWait = 200 * time.Microsecond
+// batch, for the callers that the last commit answered; gatherMin is the
+// smallest last commit it waits after.
+const (
+	gatherWait = 200 * time.Microsecond
+	gatherMin  = 8
+)
 
 // gather lets callers answered by the last commit (of last ops) queue
 // their next op before the writer commits the next batch, so that under
@@ -306,8 +311,16 @@ const gatherWait = 200 * time.Microsecond
 // the back of the run queue, behind every runnable one (a yield cost the
 // writer 0.8 ms at 64 clients), while a blocked one is woken by the op's
 // sender at once.
+//
+// It waits only under load: after a commit of gatherMin ops or more, and
+// while more ops are queued than the batch holds. Under a lighter load the
+// callers just answered are away for milliseconds (forwarding), merging a
+// few of them saves little, and an idle process's timers fire late (Go's
+// poller sleeps whole milliseconds: a 200 µs wait could be one of 1 ms for
+// the ops already taken). Waiting after every commit of two or more cost
+// 5 % of the deliveries at 16 clients (BENCHMARKS.md, the LMDB writer).
 func (s *Store) gather(batch []*op, last int, t *time.Timer) []*op {
-	if last < 2 || len(batch) >= last {
+	if last < gatherMin || len(batch) >= last || s.queued.Load() <= int64(len(batch)) {
 		return batch
 	}
 	t.Reset(gatherWait)

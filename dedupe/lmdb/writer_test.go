@@ -341,46 +341,68 @@ func TestPruneOfACallerGoneReadsNothing(t *testing.T) {
 	require.NoError(t, s.Ping(ctx))
 }
 
-// TestGatherWaitsForTheLastBatchsCallers: after a commit of last ops the
-// writer takes ops as they come until it has as many, or until
-// gatherWait has passed; after a commit of one it does not wait at all.
+// TestGatherWaitsForTheLastBatchsCallers: under load (a last commit of
+// gatherMin ops or more, more ops queued than the batch holds) the writer
+// takes ops as they come until it has as many as the last commit, or
+// until gatherWait has passed; otherwise it does not wait.
 func TestGatherWaitsForTheLastBatchsCallers(t *testing.T) {
+	const maxBatch = 2 * gatherMin
 	newWriter := func() *Store {
-		return &Store{opts: Options{MaxBatch: 8}, ops: make(chan *op), later: make(chan *op, 4), quit: make(chan struct{})}
+		// Buffered, so that the ops a case sends are waiting before gather
+		// runs: no case depends on how fast a sender is scheduled.
+		s := &Store{opts: Options{MaxBatch: maxBatch}, ops: make(chan *op, 4*maxBatch), later: make(chan *op, 4), quit: make(chan struct{})}
+		s.queued.Store(2) // the batch's first op, and one more on its way
+		return s
 	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	first := []*op{{key: "first"}}
-
-	t.Run("after one op it does not wait", func(t *testing.T) {
-		s := newWriter()
-		require.Len(t, s.gather(first, 1, timer), 1)
-	})
-	t.Run("it stops once it has as many as the last batch", func(t *testing.T) {
-		s := newWriter()
-		go func() {
-			for i := range 5 { // two more than it takes: the rest waits for the next batch
-				s.ops <- &op{key: fmt.Sprint(i)}
-			}
-		}()
-		got := s.gather(first, 3, timer)
-		require.Len(t, got, 3)
-		require.Equal(t, "0", got[1].key)
-		for range 3 {
+	// send queues n ops for the writer, named by their order.
+	send := func(s *Store, n int) {
+		for i := range n {
+			s.ops <- &op{key: fmt.Sprint(i)}
+		}
+	}
+	// left takes the n ops that gather left for the next batch.
+	left := func(s *Store, n int) {
+		for range n {
 			<-s.ops
 		}
+	}
+
+	t.Run("after a small commit it does not wait", func(t *testing.T) {
+		s := newWriter()
+		send(s, 1)
+		require.Len(t, s.gather(first, gatherMin-1, timer), 1)
+		left(s, 1) // waiting, it would have taken it
+	})
+	t.Run("with nothing else queued it does not wait", func(t *testing.T) {
+		s := newWriter()
+		s.queued.Store(1) // the batch's first op only
+		send(s, 1)
+		require.Len(t, s.gather(first, gatherMin, timer), 1)
+		left(s, 1)
+	})
+	t.Run("it stops once it has as many as the last commit", func(t *testing.T) {
+		s := newWriter()
+		send(s, gatherMin+2)
+		got := s.gather(first, gatherMin, timer)
+		require.Len(t, got, gatherMin)
+		require.Equal(t, "0", got[1].key)
+		left(s, 3)
 	})
 	t.Run("a write nobody waits for rides ahead of the op it came before", func(t *testing.T) {
 		s := newWriter()
 		s.later <- &op{key: "copy"}
-		go func() { s.ops <- &op{key: "next"} }()
-		got := s.gather(first, 3, timer)
-		require.Equal(t, []string{"first", "copy", "next"}, []string{got[0].key, got[1].key, got[2].key})
+		send(s, 1)
+		got := s.gather(first, gatherMin, timer) // then waits gatherWait for more
+		require.Len(t, got, 3)
+		require.Equal(t, []string{"first", "copy", "0"}, []string{got[0].key, got[1].key, got[2].key})
 	})
 	t.Run("nobody comes: it gives up after gatherWait", func(t *testing.T) {
 		s := newWriter()
 		start := time.Now()
-		require.Len(t, s.gather(first, 4, timer), 1)
+		require.Len(t, s.gather(first, gatherMin, timer), 1)
 		require.GreaterOrEqual(t, time.Since(start), gatherWait)
 		select {
 		case <-timer.C:
@@ -391,18 +413,12 @@ func TestGatherWaitsForTheLastBatchsCallers(t *testing.T) {
 	t.Run("closing stops it at once", func(t *testing.T) {
 		s := newWriter()
 		close(s.quit)
-		require.Len(t, s.gather(first, 4, timer), 1)
+		require.Len(t, s.gather(first, gatherMin, timer), 1)
 	})
 	t.Run("it never takes more than MaxBatch", func(t *testing.T) {
 		s := newWriter()
-		go func() {
-			for range 20 {
-				s.ops <- &op{}
-			}
-		}()
-		require.Len(t, s.gather(first, 100, timer), 8)
-		for range 13 {
-			<-s.ops
-		}
+		send(s, 3*maxBatch)
+		require.Len(t, s.gather(first, 100, timer), maxBatch)
+		left(s, 3*maxBatch-(maxBatch-1))
 	})
 }
