@@ -103,13 +103,7 @@ func (r *loadResult) perSecond() float64 {
 }
 
 // quantile returns the q-quantile of the latencies (nearest rank).
-func (r *loadResult) quantile(q float64) time.Duration {
-	if len(r.latencies) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(r.latencies))+0.5) - 1
-	return r.latencies[min(max(i, 0), len(r.latencies)-1)]
-}
+func (r *loadResult) quantile(q float64) time.Duration { return quantileOf(r.latencies, q) }
 
 // runLoad sends spec's deliveries from spec.c clients and waits for every
 // answer.
