@@ -115,6 +115,13 @@ func (f *fakeCore) Forward(ctx context.Context, req dispatch.Request) dispatch.R
 	}
 }
 
+// mostOpen is the most attempts that were under way at once.
+func (f *fakeCore) mostOpen() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.maxOpen
+}
+
 func (f *fakeCore) next(t *testing.T) dispatch.Request {
 	t.Helper()
 	select {
@@ -197,6 +204,16 @@ func (h *harness) run() {
 // ledger is the store key of stripe's event for the destination ledger.
 func ledger(event string) dedupe.Key {
 	return dedupe.Key{Source: "stripe", Event: event, Destination: "ledger"}
+}
+
+// holdAnswers makes the core answer only when the test sends an answer,
+// to an attempt under way (the answers channel unbuffered), and queues n
+// events evt_0 ... for the loop, not yet run.
+func (h *harness) holdAnswers(n int) {
+	h.core.answers = make(chan dispatch.Result)
+	for i := range n {
+		h.enqueue(fmt.Sprintf("evt_%d", i))
+	}
 }
 
 func (h *harness) enqueue(event string) {
@@ -326,10 +343,7 @@ func TestADamagedRequestIsFailedNeverSent(t *testing.T) {
 
 func TestConcurrencyBoundsTheOpenAttempts(t *testing.T) {
 	h := start(t, func(d *Destination) { d.Concurrency = 2 }, nil)
-	h.core.answers = make(chan dispatch.Result) // unbuffered: an answer goes to an attempt under way
-	for i := range 5 {
-		h.enqueue(fmt.Sprintf("evt_%d", i))
-	}
+	h.holdAnswers(5)
 	h.run()
 	h.core.next(t)
 	h.core.next(t)
@@ -354,17 +368,12 @@ func TestConcurrencyBoundsTheOpenAttempts(t *testing.T) {
 		h.core.answers <- delivered
 		require.Equal(t, OutcomeDelivered, h.outcome())
 	}
-	h.core.mu.Lock()
-	defer h.core.mu.Unlock()
-	require.Equal(t, 2, h.core.maxOpen, "attempts open at once")
+	require.Equal(t, 2, h.core.mostOpen(), "attempts open at once")
 }
 
 func TestABusyNodeKeepsOneAttemptOpen(t *testing.T) {
 	h := start(t, func(d *Destination) { d.Concurrency = 4 }, nil)
-	h.core.answers = make(chan dispatch.Result) // unbuffered: an answer goes to an attempt under way
-	for i := range 5 {
-		h.enqueue(fmt.Sprintf("evt_%d", i))
-	}
+	h.holdAnswers(5)
 	h.busy.Store(true)
 	h.run()
 	for range 2 {
@@ -387,9 +396,7 @@ func TestABusyNodeKeepsOneAttemptOpen(t *testing.T) {
 		h.core.answers <- delivered
 		require.Equal(t, OutcomeDelivered, h.outcome())
 	}
-	h.core.mu.Lock()
-	defer h.core.mu.Unlock()
-	require.Equal(t, 3, h.core.maxOpen, "attempts open at once")
+	require.Equal(t, 3, h.core.mostOpen(), "attempts open at once")
 }
 
 // countingWrites counts the loop's writes: its Takes and its Settles, with
@@ -422,10 +429,7 @@ func (c *countingWrites) Settle(ctx context.Context, sts []dedupe.Settlement) ([
 func TestABusyQueueIsTakenAndSettledInBatches(t *testing.T) {
 	w := &countingWrites{}
 	h := start(t, func(d *Destination) { d.Concurrency = 4 }, func(s Store) Store { w.Store = s; return w })
-	h.core.answers = make(chan dispatch.Result) // unbuffered: an answer goes to an attempt under way
-	for i := range 8 {
-		h.enqueue(fmt.Sprintf("evt_%d", i))
-	}
+	h.holdAnswers(8)
 	h.run()
 	for range 4 {
 		h.core.next(t)
