@@ -5,7 +5,7 @@ package lmdb
 // Every write (claim, complete, fail, release, delete, prune) is an op sent
 // to one writer goroutine, which owns the only LMDB write transaction of
 // this process and holds its OS thread locked for each transaction, as
-// LMDB requires (between transactions it is not locked: see gather). The writer
+// LMDB requires (between transactions it is not locked: see writeLoop). The writer
 // blocks until an op arrives, then takes every op already waiting (up to
 // Options.MaxBatch) and runs them all in one write transaction. Only after
 // the commit has been synced to disk does any caller hear back, so an
@@ -308,9 +308,9 @@ const (
 // load one commit serves them all: it takes ops as they arrive until the
 // batch holds last of them or gatherWait has passed. The writer blocks on
 // its queue meanwhile rather than yielding: a yielding goroutine goes to
-// the back of the run queue, behind every runnable one (a yield cost the
-// writer 0.8 ms at 64 clients), while a blocked one is woken by the op's
-// sender at once.
+// the back of the run queue, behind every runnable one (at 64 clients a
+// writer that yielded waited for a processor 0.70 s of every 2 s,
+// BENCHMARKS.md), while a blocked one is woken by the op's sender at once.
 //
 // It waits only under load: after a commit of gatherMin ops or more, and
 // while more ops are queued than the batch holds. Under a lighter load the

@@ -666,3 +666,14 @@ func TestPlanBuildsOffTheClock(t *testing.T) {
 	for range pl.blocks { // the builder stops and closes
 	}
 }
+
+// BenchmarkNewEvent is what the feeder spends on one event, built and
+// signed: what planLoad keeps off the clock.
+//
+//	go test -run '^$' -bench NewEvent ./internal/bench
+func BenchmarkNewEvent(b *testing.B) {
+	sign, now := newSigner(), time.Now()
+	for i := range b.N {
+		newEvent(eventID("bench", 0, i), i, now, sign)
+	}
+}

@@ -113,10 +113,10 @@ func runLoad(ctx context.Context, spec loadSpec) *loadResult {
 
 // loadPlan is a load whose events are built and signed ahead of its
 // clients: a run's figures are the target's and its clients', not the
-// feeder's. Building and signing a 2 KB event costs about 8 µs, so a
-// 20,000-event burst built on the clock would open with some 150 ms in
-// which no delivery goes, and a duration run's clients would wait for
-// each new block while the feeder signs it.
+// feeder's. Building and signing an event takes microseconds
+// (BenchmarkNewEvent), so a burst built on the clock would open with a
+// pause in which no delivery goes, and a duration run's clients would wait
+// for each new block while the feeder signs it.
 type loadPlan struct {
 	spec   loadSpec
 	blocks chan []*event // each in the order it is sent (schedule)
