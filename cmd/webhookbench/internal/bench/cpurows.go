@@ -121,6 +121,9 @@ func breakdownTable(sums []*variantSummary) string {
 	for i, s := range cols {
 		cs[i].rows = make(map[string]time.Duration)
 		for _, r := range s.runs {
+			if r.cpuRows == nil {
+				continue // not profiled: its deliveries have no samples
+			}
 			for k, d := range r.cpuRows {
 				cs[i].rows[k] += d
 				cs[i].total += d
