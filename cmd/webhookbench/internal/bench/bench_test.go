@@ -177,6 +177,41 @@ func TestCompareLMDBAndProxy(t *testing.T) {
 	}
 }
 
+// The floor design: webhookd's LMDB store and forwarder and nothing else.
+// It forwards every event exactly once, with the Idempotency-Key webhookd
+// sets, and is profiled as the proxy is, without /metrics.
+func TestCompareFloor(t *testing.T) {
+	e := testEnv(t)
+	var log strings.Builder
+	profiles := t.TempDir()
+	sums, err := e.compare(context.Background(), compareOpts{
+		u: 200, d: 2, c: 16, dup: "mix", duration: time.Second,
+		rounds: 1, warmup: 50, variants: []string{variantFloor, variantProxy},
+		profileDir: profiles,
+	}, &log)
+	require.NoError(t, err, log.String())
+	require.Len(t, sums, 2)
+	floor := sums[0].runs[0]
+	o := floor.once
+	require.Positive(t, o.events)
+	require.Equal(t, o.events, o.once, "the floor forwarded some event other than exactly once: %+v", o)
+	require.Zero(t, o.lost)
+	require.Zero(t, o.wrongKeys)
+	require.Equal(t, o.once, floor.forwards)
+	require.Less(t, floor.forwards, floor.deliveries, "duplicates are answered from the store")
+
+	tbl := table(sums)
+	require.Regexp(t, `\| floor: LMDB claim, forward, answer, nothing else \| \d+ \| \d+\.\d\d \|`, tbl)
+	require.Regexp(t, `\| store writer: LMDB commit and its ops \(cgo, pwrite, fdatasync\) \| [1-9]\d* \(\d+ %\) \| — \|`, tbl)
+	files, err := os.ReadDir(profiles)
+	require.NoError(t, err)
+	var names []string
+	for _, f := range files {
+		names = append(names, f.Name())
+	}
+	require.Equal(t, []string{"floor-1.pprof", "proxy-1.pprof"}, names)
+}
+
 // A burst to a queue destination beside the sync default: the run waits
 // for the queue to drain, every event reaches the core exactly once, and
 // the table gives the drain and the CPU per event at the core of both.

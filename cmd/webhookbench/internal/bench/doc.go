@@ -7,13 +7,14 @@
 // clients, and counts in its own in-process downstream stub how often each
 // event was forwarded and with which Idempotency-Key. Every system under
 // test runs as a subprocess: webhookd from a binary it builds or is given,
-// and the bare reverse proxy and the Redis-dedupe receiver as subcommands of
-// this same program, so that each pays for its own process.
+// and the bare reverse proxy, the Redis-dedupe receiver and the floor (the
+// least a receiver with webhookd's guarantee does) as subcommands of this
+// same program, so that each pays for its own process.
 //
 // Subcommands (see Main): compare (the side-by-side run), crash (kill -9
 // under load, then check nothing was lost), faults (a failing downstream,
 // then check nothing was acknowledged early or accepted twice), and the
-// helper servers proxy and redis-receiver.
+// helper servers proxy, redis-receiver and floor-receiver.
 //
 // It must only ever send to loopback addresses: every server it talks to
 // is one it started.

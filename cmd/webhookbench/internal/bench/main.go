@@ -36,6 +36,7 @@ Usage:
                                        from execution traces (compare -trace)
   webhookbench proxy [flags]           (helper) the bare httputil.ReverseProxy
   webhookbench redis-receiver [flags]  (helper) the Redis SET NX receiver
+  webhookbench floor-receiver [flags]  (helper) the floor: LMDB claim, forward, answer
 
 Run "webhookbench COMMAND -h" for a command's flags.
 `
@@ -53,6 +54,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		return runProxy(ctx, args, stderr)
 	case "redis-receiver":
 		return runRedisReceiver(ctx, args, stderr)
+	case "floor-receiver":
+		return runFloorReceiver(ctx, args, stderr)
 	case "sched":
 		return runSched(args, stdout, stderr)
 	case "compare", "crash", "faults":
@@ -96,7 +99,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, self func
 		fs.IntVar(&co.count, "count", 0, "deliveries per design and round when -duration is 0 (default u*d)")
 		fs.IntVar(&co.rounds, "rounds", 3, "rounds; designs alternate within each")
 		fs.IntVar(&co.warmup, "warmup", 500, "untimed deliveries of other events before each run")
-		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, queue (LMDB, delivery: queue), redis")
+		fs.StringVar(&variants, "variants", "lmdb,proxy,postgres,redis", "designs to compare, in order: lmdb, proxy, postgres, postgres2 (two nodes on one Postgres, the load alternating), tiered, queue (LMDB, delivery: queue), floor (LMDB claim, forward and answer, nothing else), redis")
 		fs.StringVar(&before, "before", "", "a second webhookd binary, run by the designs named lmdb-before, postgres-before, tiered-before: a change against its baseline in one run")
 		fs.DurationVar(&co.drainTimeout, "drain-timeout", defaultDrainTimeout, "for the queue design, how long to wait after the load for every event to reach the core (the run fails past it)")
 		fs.IntVar(&co.queueConcurrency, "queue-concurrency", 0, "the queue design's destination concurrency (0: webhookd's default)")

@@ -45,20 +45,30 @@ func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 		},
 	}
 	if *pprofAddr != "" {
-		// The same profile as webhookd's, so that the two break down alike.
-		mux := http.NewServeMux()
-		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
-		mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
-		ln, err := net.Listen("tcp", *pprofAddr)
+		stop, err := servePprof(*pprofAddr)
 		if err != nil {
 			fmt.Fprintln(stderr, err)
 			return 1
 		}
-		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-		go func() { _ = srv.Serve(ln) }()
-		defer srv.Close()
+		defer stop()
 	}
 	return serveUntilDone(ctx, *listen, rp, stderr)
+}
+
+// servePprof serves Go's CPU profile and execution trace on addr, the
+// same as webhookd's WEBHOOKD_PPROF_ADDR, so that a helper's profile
+// breaks down as webhookd's does. stop ends it.
+func servePprof(addr string) (stop func(), err error) {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return func() { srv.Close() }, nil
 }
 
 // serveUntilDone serves h on addr until ctx ends.

@@ -25,6 +25,9 @@ const (
 	// delivery: queue (store and forward, docs/delivery.md): the gateway
 	// is answered once the event is stored, before the core has it.
 	variantQueue = "queue"
+	// variantFloor is the least a receiver with webhookd's guarantee
+	// does (floorReceiver): no signature, parse, log or metrics.
+	variantFloor = "floor"
 )
 
 // variantLabels name the designs in reports.
@@ -36,6 +39,7 @@ var variantLabels = map[string]string{
 	variantTiered:    "webhookd, tiered store (LMDB + Postgres)",
 	variantPostgres2: "webhookd, Postgres store, two nodes",
 	variantQueue:     "webhookd, LMDB store, delivery: queue",
+	variantFloor:     "floor: LMDB claim, forward, answer, nothing else",
 }
 
 // beforeSuffix names a webhookd design run with the -before binary:
@@ -72,7 +76,7 @@ type targetOpts struct {
 // startVariant starts one design in front of o.downstream. The returned
 // cleanup stops it and removes what it left in Postgres or Redis.
 func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*proc, func(), error) {
-	if base, ok := strings.CutSuffix(variant, beforeSuffix); ok && base != variantProxy && base != variantRedis {
+	if base, ok := strings.CutSuffix(variant, beforeSuffix); ok && base != variantProxy && base != variantRedis && base != variantFloor {
 		if e.before == "" {
 			return nil, nil, fmt.Errorf("%w: %s needs -before", errSkipped, variant)
 		}
@@ -174,6 +178,22 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			return nil, nil, err
 		}
 		return p, p.stop, nil
+	case variantFloor:
+		args := []string{"floor-receiver", "-listen", addr, "-downstream", o.downstream, "-data", filepath.Join(o.dir, "data")}
+		if o.lease > 0 {
+			args = append(args, "-lease", o.lease.String())
+		}
+		if o.dispatchTimeout > 0 {
+			args = append(args, "-dispatch-timeout", o.dispatchTimeout.String())
+		}
+		if o.pprofAddr != "" {
+			args = append(args, "-pprof", o.pprofAddr)
+		}
+		p, err := startProc(e.self(args...), addr, logPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		return p, p.stop, nil
 	case variantRedis:
 		if o.redisAddr == "" {
 			return nil, nil, fmt.Errorf("%w: no Redis address (-redis)", errSkipped)
@@ -206,7 +226,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 			rdb.Close()
 		}, nil
 	}
-	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered, queue or redis)", variant)
+	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered, queue, floor or redis)", variant)
 }
 
 // queueConfig is the WEBHOOKD_CONFIG of variantQueue and of crash mode's
