@@ -65,14 +65,12 @@ func runFloorReceiver(ctx context.Context, args []string, stderr io.Writer) int 
 		return 2
 	}
 	defer fwd.CloseIdleConnections()
-	if *pprofAddr != "" {
-		stop, err := servePprof(*pprofAddr)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		defer stop()
+	stop, err := servePprof(*pprofAddr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
+	defer stop()
 	return serveUntilDone(ctx, *listen, &floorReceiver{store: store, fwd: fwd}, stderr)
 }
 

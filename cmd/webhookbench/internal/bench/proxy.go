@@ -44,21 +44,23 @@ func runProxy(ctx context.Context, args []string, stderr io.Writer) int {
 			IdleConnTimeout:     90 * time.Second,
 		},
 	}
-	if *pprofAddr != "" {
-		stop, err := servePprof(*pprofAddr)
-		if err != nil {
-			fmt.Fprintln(stderr, err)
-			return 1
-		}
-		defer stop()
+	stop, err := servePprof(*pprofAddr)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return 1
 	}
+	defer stop()
 	return serveUntilDone(ctx, *listen, rp, stderr)
 }
 
 // servePprof serves Go's CPU profile and execution trace on addr, the
 // same as webhookd's WEBHOOKD_PPROF_ADDR, so that a helper's profile
-// breaks down as webhookd's does. stop ends it.
+// breaks down as webhookd's does; an empty addr serves nothing. stop ends
+// it.
 func servePprof(addr string) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)

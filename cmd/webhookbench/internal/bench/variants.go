@@ -169,15 +169,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		}
 		return p, p.stop, nil
 	case variantProxy:
-		args := []string{"proxy", "-listen", addr, "-upstream", o.downstream}
-		if o.pprofAddr != "" {
-			args = append(args, "-pprof", o.pprofAddr)
-		}
-		p, err := startProc(e.self(args...), addr, logPath)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, p.stop, nil
+		return e.startHelper([]string{"proxy", "-listen", addr, "-upstream", o.downstream}, o, addr, logPath)
 	case variantFloor:
 		args := []string{"floor-receiver", "-listen", addr, "-downstream", o.downstream, "-data", filepath.Join(o.dir, "data")}
 		if o.lease > 0 {
@@ -186,14 +178,7 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		if o.dispatchTimeout > 0 {
 			args = append(args, "-dispatch-timeout", o.dispatchTimeout.String())
 		}
-		if o.pprofAddr != "" {
-			args = append(args, "-pprof", o.pprofAddr)
-		}
-		p, err := startProc(e.self(args...), addr, logPath)
-		if err != nil {
-			return nil, nil, err
-		}
-		return p, p.stop, nil
+		return e.startHelper(args, o, addr, logPath)
 	case variantRedis:
 		if o.redisAddr == "" {
 			return nil, nil, fmt.Errorf("%w: no Redis address (-redis)", errSkipped)
@@ -227,6 +212,19 @@ func (e *env) startVariant(ctx context.Context, variant string, o targetOpts) (*
 		}, nil
 	}
 	return nil, nil, fmt.Errorf("unknown variant %q (want lmdb, proxy, postgres, postgres2, tiered, queue, floor or redis)", variant)
+}
+
+// startHelper starts one of this program's helper servers (args: its
+// subcommand and flags) on addr, profiled on o.pprofAddr when set.
+func (e *env) startHelper(args []string, o targetOpts, addr, logPath string) (*proc, func(), error) {
+	if o.pprofAddr != "" {
+		args = append(args, "-pprof", o.pprofAddr)
+	}
+	p, err := startProc(e.self(args...), addr, logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	return p, p.stop, nil
 }
 
 // queueConfig is the WEBHOOKD_CONFIG of variantQueue and of crash mode's
