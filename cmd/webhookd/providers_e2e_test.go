@@ -117,18 +117,15 @@ func (n e2eNode) post(t *testing.T, provider string, d providers.Delivery) (int,
 }
 
 // fixtureRetention is the retention the suites that deliver the shipped
-// fixtures run with: the longest duration webhookd takes
-// (providers.MaxDuration). A fixture that webhookd cannot sign again
-// (snap, winpay: the sender's private key is not in the repository)
-// carries the timestamp it was signed with, which the default retention of
-// a week would refuse a week later.
-const fixtureRetention = "876000h"
+// fixtures run with: the longest duration webhookd takes. A fixture that
+// webhookd cannot sign again (snap, winpay: the sender's private key is not
+// in the repository) carries the timestamp it was signed with, which the
+// default retention of a week would refuse a week later.
+var fixtureRetention = providers.MaxDuration.String()
 
 func providerEndToEnd(t *testing.T, e providers.Entry) {
 	clearEnv(t)
 	core := newCore(t)
-	// The fixtures of a public-key scheme carry the time they were signed
-	// (fixtureRetention).
 	base := []string{"WEBHOOKD_DOWNSTREAM_URL=" + core.URL, "WEBHOOKD_RETENTION=" + fixtureRetention}
 	var (
 		secret    string

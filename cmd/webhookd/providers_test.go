@@ -79,10 +79,6 @@ func TestEveryProviderServesAndReplays(t *testing.T) {
 				// against a stand-in): opted out, as an operator can.
 				t.Setenv("WEBHOOKD_"+strings.ToUpper(e.Name)+"_VERIFY_STATUS", "false")
 			}
-			// The fixtures of a public-key scheme are signed once, by a key
-			// not in the repository, with the time they were made: they
-			// must stay within the retention for as long as the repository
-			// lives, not for a week from the day they were made.
 			t.Setenv("WEBHOOKD_RETENTION", fixtureRetention)
 
 			cfg, err := loadConfig()

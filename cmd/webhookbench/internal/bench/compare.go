@@ -273,8 +273,7 @@ func (e *env) measure(ctx context.Context, variant string, o compareOpts, dir st
 		}
 		// The store's commit latency and batch sizes, which a CPU profile
 		// does not show: a synced commit waits on the disk, not the CPU.
-		// (The proxy and the floor have no /metrics.)
-		if dedupes(variant) && variant != variantFloor {
+		if servesMetrics(variant) {
 			if err := fetchTo(ctx, "http://"+p.addr+"/metrics", filepath.Join(o.profileDir, filepath.Base(dir)+".metrics")); err != nil {
 				return runStats{}, fmt.Errorf("metrics: %w", err)
 			}

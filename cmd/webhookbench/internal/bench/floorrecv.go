@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"runtime/debug"
 	"time"
 
@@ -35,11 +34,9 @@ func runFloorReceiver(ctx context.Context, args []string, stderr io.Writer) int 
 	fs := flag.NewFlagSet("floor-receiver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8092", "listen address")
-	downstream := fs.String("downstream", "", "core service URL")
+	fwdFlags := addForwarderFlags(fs)
 	dir := fs.String("data", "", "the LMDB store's directory")
 	lease := fs.Duration("lease", 60*time.Second, "how long a claim holds")
-	timeout := fs.Duration("dispatch-timeout", 10*time.Second, "forward budget, retries included")
-	retries := fs.Int("dispatch-retries", 2, "retries after the first attempt")
 	pprofAddr := fs.String("pprof", "", "serve Go's CPU profile and execution trace on this address, as webhookd's WEBHOOKD_PPROF_ADDR does")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -53,13 +50,13 @@ func runFloorReceiver(ctx context.Context, args []string, stderr io.Writer) int 
 		// pays for its garbage what webhookd does.
 		debug.SetGCPercent(400)
 	}
-	store, err := lmdb.Open(filepath.Clean(*dir), lmdb.Options{Options: dedupe.Options{Lease: *lease, PruneInterval: -1}})
+	store, err := lmdb.Open(*dir, lmdb.Options{Options: dedupe.Options{Lease: *lease, PruneInterval: -1}})
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 1
 	}
 	defer store.Close()
-	fwd, err := dispatch.New(dispatch.Options{URL: *downstream, Timeout: *timeout, Retries: *retries})
+	fwd, err := fwdFlags.forwarder()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2

@@ -42,12 +42,10 @@ func runRedisReceiver(ctx context.Context, args []string, stderr io.Writer) int 
 	fs := flag.NewFlagSet("redis-receiver", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	listen := fs.String("listen", "127.0.0.1:8091", "listen address")
-	downstream := fs.String("downstream", "", "core service URL")
+	fwdFlags := addForwarderFlags(fs)
 	addr := fs.String("redis", "127.0.0.1:6379", "Redis address")
 	prefix := fs.String("prefix", "webhookbench:", "prefix of every Redis key")
 	lease := fs.Duration("lease", 60*time.Second, "how long a claim holds (PX)")
-	timeout := fs.Duration("dispatch-timeout", 10*time.Second, "forward budget, retries included")
-	retries := fs.Int("dispatch-retries", 2, "retries after the first attempt")
 	retention := fs.Duration("retention", time.Hour, "how long an answer is kept for replay")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -57,7 +55,7 @@ func runRedisReceiver(ctx context.Context, args []string, stderr io.Writer) int 
 		fmt.Fprintln(stderr, err)
 		return 2
 	}
-	fwd, err := dispatch.New(dispatch.Options{URL: *downstream, Timeout: *timeout, Retries: *retries})
+	fwd, err := fwdFlags.forwarder()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return 2
@@ -161,4 +159,26 @@ func writeAnswer(w http.ResponseWriter, status int, ct string, body []byte, repl
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write(body)
+}
+
+// forwarderFlags are the helper receivers' flags for their forward to the
+// core service, as webhookd's WEBHOOKD_DOWNSTREAM_URL and
+// WEBHOOKD_DISPATCH_* set it.
+type forwarderFlags struct {
+	downstream *string
+	timeout    *time.Duration
+	retries    *int
+}
+
+func addForwarderFlags(fs *flag.FlagSet) forwarderFlags {
+	return forwarderFlags{
+		downstream: fs.String("downstream", "", "core service URL"),
+		timeout:    fs.Duration("dispatch-timeout", 10*time.Second, "forward budget, retries included"),
+		retries:    fs.Int("dispatch-retries", 2, "retries after the first attempt"),
+	}
+}
+
+// forwarder is the dispatch.Forwarder the flags describe.
+func (f forwarderFlags) forwarder() (*dispatch.Forwarder, error) {
+	return dispatch.New(dispatch.Options{URL: *f.downstream, Timeout: *f.timeout, Retries: *f.retries})
 }

@@ -57,6 +57,11 @@ func label(variant string) string {
 // dedupes reports whether a design dedupes and sets Idempotency-Key.
 func dedupes(variant string) bool { return variant != variantProxy }
 
+// servesMetrics reports whether a design is webhookd, with its /metrics.
+func servesMetrics(variant string) bool {
+	return dedupes(variant) && variant != variantFloor && variant != variantRedis
+}
+
 // targetOpts configure one start of a design.
 type targetOpts struct {
 	downstream string
